@@ -1,0 +1,16 @@
+export {
+  createTestDatabase,
+  createTestRedis,
+  postgresBaseUrl,
+  redisBaseUrl,
+  uniqueSuffix,
+  type TestDatabase,
+  type TestRedis,
+} from './services.js';
+export {
+  freePort,
+  launchProcess,
+  repoRoot,
+  type LaunchOptions,
+  type LaunchedProcess,
+} from './processes.js';

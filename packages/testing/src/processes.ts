@@ -1,0 +1,97 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+
+/** The repository root, from this file's place in packages/testing/src. */
+export const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address();
+  server.close();
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}
+
+export interface LaunchedProcess {
+  child: ChildProcess;
+  /** Everything the process wrote, stdout and stderr interleaved. */
+  output(): string;
+  /** SIGTERM and wait for exit (SIGKILL after graceMs). Resolves with the exit code or signal. */
+  stop(graceMs?: number): Promise<number | NodeJS.Signals | null>;
+  kill(signal: NodeJS.Signals): void;
+  exited: Promise<number | NodeJS.Signals | null>;
+}
+
+export interface LaunchOptions {
+  /** TypeScript entry point, relative to the repository root (run through tsx from source). */
+  entry: string;
+  env: Record<string, string>;
+  /** Polled until it answers 200, if given. */
+  readyUrl?: string;
+  readyTimeoutMs?: number;
+}
+
+/**
+ * Starts a real Node process from source (tsx with the workspace's source condition), so
+ * multi-process tests need no build step. Rejects with the process output if it dies or never
+ * becomes ready.
+ */
+export async function launchProcess(options: LaunchOptions): Promise<LaunchedProcess> {
+  const child = spawn(
+    process.execPath,
+    ['--conditions=@mcp-tasks/source', '--import', 'tsx', options.entry],
+    {
+      cwd: repoRoot,
+      env: { ...process.env, LOG_LEVEL: 'warn', ...options.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | NodeJS.Signals | null>((resolve) => {
+    child.once('exit', (code, signal) => resolve(signal ?? code));
+  });
+  const launched: LaunchedProcess = {
+    child,
+    output: () => output,
+    exited,
+    kill: (signal) => {
+      child.kill(signal);
+    },
+    async stop(graceMs = 10_000) {
+      if (child.exitCode !== null || child.signalCode !== null) return exited;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      try {
+        return await exited;
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  };
+  if (options.readyUrl) {
+    const deadline = Date.now() + (options.readyTimeoutMs ?? 20_000);
+    let dead = false;
+    void exited.then(() => (dead = true));
+    for (;;) {
+      if (dead) throw new Error(`${options.entry} exited before it was ready:\n${output}`);
+      if (Date.now() > deadline) {
+        child.kill('SIGKILL');
+        throw new Error(`${options.entry} was not ready at ${options.readyUrl}:\n${output}`);
+      }
+      try {
+        const response = await fetch(options.readyUrl);
+        if (response.ok) break;
+      } catch {
+        // not listening yet
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+  return launched;
+}

@@ -1,0 +1,96 @@
+import type { InputRequests, InputResponses, JsonObject, JsonValue } from '@mcp-tasks/tasks';
+import type { z } from 'zod';
+
+/**
+ * The tool catalogue contract, shared by the gateway (which lists tools, validates arguments,
+ * answers sync tools and MRTR rounds, and decides task vs. sync) and the worker (which runs task
+ * tools step by step). Tools never see JSON-RPC envelopes, HTTP, SQL or BullMQ.
+ */
+
+/** A content block of a CallToolResult; text is what our tools produce. */
+export type ContentBlock = { type: 'text'; text: string } | JsonObject;
+
+/** The body of a CallToolResult. The gateway adds `resultType` and `_meta` on the wire. */
+export interface ToolResult {
+  content: ContentBlock[];
+  structuredContent?: JsonObject;
+  isError?: boolean;
+}
+
+/** What the calling client declared on this request (capabilities are per request, R4). */
+export interface CallContext {
+  /** The client declared `extensions["io.modelcontextprotocol/tasks"]`. */
+  tasksDeclared: boolean;
+  /** The client's declared capabilities object, as sent. */
+  clientCapabilities: JsonObject;
+}
+
+/**
+ * How a `tools/call` is served:
+ * - `sync`: answered in the request; never a task.
+ * - `task`: only as a task; a client that did not declare the extension gets -32021.
+ * - `task-optional`: a task when the client declared the extension and `prefersTask` says so
+ *   (e.g. slow_compute with seconds >= 1), else answered synchronously.
+ */
+export type ExecutionMode = 'sync' | 'task' | 'task-optional';
+
+/** One MRTR round before a task exists (R13). */
+export type GatherOutcome<Args> =
+  | { kind: 'need_input'; inputRequests: InputRequests }
+  | { kind: 'ready'; arguments: Args };
+
+/** What one step of a task tool produced. The worker persists it before the next step. */
+export type StepOutcome =
+  /** Save `state` as the checkpoint and run the next step. */
+  | { kind: 'continue'; state: JsonValue; statusMessage?: string }
+  /** Save `state`, park the task as input_required with these fresh keys, release the lease. */
+  | { kind: 'input'; state: JsonValue; inputRequests: InputRequests; statusMessage?: string }
+  /** Finish as completed with this result (a tool error is `isError: true` here, R19). */
+  | { kind: 'complete'; result: ToolResult }
+  /** Finish as cancelled on the tool's own decision (e.g. the user declined). */
+  | { kind: 'cancel'; statusMessage: string };
+
+export interface StepContext {
+  /** Aborted when the task is cancelled or the worker loses its lease: stop promptly. */
+  signal: AbortSignal;
+  /** Every answer received so far, keyed by input key. */
+  inputResponses: InputResponses;
+  /** Deployment knobs a tool may read (e.g. REPORT_STEP_MS). */
+  settings: ToolSettings;
+}
+
+export interface ToolSettings {
+  /** Duration of one generate_report section, to model real work. */
+  reportStepMs: number;
+}
+
+export interface ToolDefinition<Args extends JsonObject = JsonObject> {
+  name: string;
+  title?: string;
+  description: string;
+  /** The JSON Schema advertised in tools/list (an object schema, R8). */
+  inputSchema: JsonObject;
+  /** Validates `arguments`; a failure is -32602 with the zod issues. */
+  arguments: z.ZodType<Args>;
+  mode: ExecutionMode;
+  /** For `task-optional`: whether these arguments warrant a task. */
+  prefersTask?: (args: Args) => boolean;
+  /** Optional MRTR rounds before a task is created or a sync result is produced. */
+  gatherInput?: (args: Args, inputResponses: InputResponses, call: CallContext) => GatherOutcome<Args>;
+  /** Sync execution (mode `sync`, or `task-optional` when not a task). Throw ProtocolError to fail. */
+  runSync?: (args: Args, call: CallContext) => Promise<ToolResult>;
+  /** Task execution as steps. Required for `task` and `task-optional`. */
+  task?: TaskProgram<Args>;
+}
+
+/**
+ * A task tool as a resumable step machine: `start` gives the first checkpoint, `step` advances it.
+ * A step may be retried after a crash (at-least-once), so a step with an outside effect must make
+ * that effect idempotent or record it in the state it returns.
+ * Throwing a ProtocolError fails the task with that error; any other throw is retried.
+ */
+export interface TaskProgram<Args extends JsonObject = JsonObject> {
+  initialStatusMessage: string;
+  start: (args: Args) => JsonValue;
+  step: (state: JsonValue, args: Args, ctx: StepContext) => Promise<StepOutcome>;
+}
