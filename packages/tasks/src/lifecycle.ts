@@ -6,7 +6,13 @@ import type { InputRequests, InputResponses, Task, TaskError } from './task.js';
 /** The part of a task that the lifecycle rules govern. */
 export type LifecycleState = Pick<
   Task,
-  'status' | 'statusMessage' | 'inputRequests' | 'issuedInputKeys' | 'inputResponses' | 'result' | 'error'
+  | 'status'
+  | 'statusMessage'
+  | 'inputRequests'
+  | 'issuedInputKeys'
+  | 'inputResponses'
+  | 'result'
+  | 'error'
 >;
 
 export type TaskEvent =
@@ -74,6 +80,11 @@ export function applyTaskEvent(state: LifecycleState, event: TaskEvent): Lifecyc
       };
     case 'cancel':
       move('cancelled');
-      return { ...state, status: 'cancelled', statusMessage: event.statusMessage, inputRequests: {} };
+      return {
+        ...state,
+        status: 'cancelled',
+        statusMessage: event.statusMessage,
+        inputRequests: {},
+      };
   }
 }

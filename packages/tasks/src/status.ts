@@ -1,4 +1,10 @@
-export const TASK_STATUSES = ['working', 'input_required', 'completed', 'failed', 'cancelled'] as const;
+export const TASK_STATUSES = [
+  'working',
+  'input_required',
+  'completed',
+  'failed',
+  'cancelled',
+] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
 
 export const TERMINAL_STATUSES = ['completed', 'failed', 'cancelled'] as const;
