@@ -1,0 +1,13 @@
+import type { ProtocolError } from './errors.js';
+
+/**
+ * The outcome of a validation rule that can fail with exactly one wire error. Rules return it
+ * instead of throwing so the caller decides the order in which rules run (it matters: R3 vs R23).
+ */
+export type Check = { ok: true } | { ok: false; error: ProtocolError };
+
+export const passed: Check = { ok: true };
+
+export function failed(error: ProtocolError): { ok: false; error: ProtocolError } {
+  return { ok: false, error };
+}

@@ -1,0 +1,97 @@
+import { z } from 'zod';
+import {
+  META_CLIENT_CAPABILITIES,
+  META_CLIENT_INFO,
+  META_PROTOCOL_VERSION,
+  SUPPORTED_PROTOCOL_VERSIONS,
+} from './constants.js';
+import { ErrorCode, ProtocolError } from './errors.js';
+import { describeType, isPlainObject } from './json.js';
+import type { ClientCapabilities } from './capabilities.js';
+
+/** `{name, version}` identifying a client or server; never identity for authorization. */
+export const ImplementationSchema = z.looseObject({
+  name: z.string(),
+  version: z.string(),
+  title: z.string().optional(),
+});
+export type Implementation = z.infer<typeof ImplementationSchema>;
+
+/** The raw `params._meta` of a request, as a schema (for documentation and client-side use). */
+export const RequestMetaSchema = z.looseObject({
+  [META_PROTOCOL_VERSION]: z.string(),
+  [META_CLIENT_CAPABILITIES]: z.record(z.string(), z.unknown()),
+  [META_CLIENT_INFO]: ImplementationSchema.optional(),
+});
+
+/** What the server learns from one request's `_meta`; valid for that request only (R4). */
+export interface RequestMeta {
+  protocolVersion: string;
+  clientCapabilities: ClientCapabilities;
+  /** Absent when not sent or malformed: it is informational and never required (R2). */
+  clientInfo?: Implementation;
+  /** The `_meta` object as sent, for keys such as `progressToken` or `traceparent`. */
+  raw: Record<string, unknown>;
+}
+
+export type MetaValidation = { ok: true; meta: RequestMeta } | { ok: false; error: ProtocolError };
+
+function invalidParams(message: string): { ok: false; error: ProtocolError } {
+  return { ok: false, error: new ProtocolError(ErrorCode.InvalidParams, message) };
+}
+
+/**
+ * Rules R2–R3 for one request's params, in the order the spec fixes: `_meta` present, version a
+ * string (-32602), version supported (-32022), then capabilities an object (-32602).
+ */
+export function validateRequestMeta(
+  params: unknown,
+  supportedVersions: readonly string[] = SUPPORTED_PROTOCOL_VERSIONS,
+): MetaValidation {
+  if (!isPlainObject(params)) {
+    return invalidParams(
+      `Missing params: every MCP ${supportedVersions[0] ?? ''} request must carry params._meta with "${META_PROTOCOL_VERSION}" and "${META_CLIENT_CAPABILITIES}"`,
+    );
+  }
+  const raw = params._meta;
+  if (!isPlainObject(raw)) {
+    return invalidParams(
+      raw === undefined
+        ? `Missing params._meta: every request must carry "${META_PROTOCOL_VERSION}" and "${META_CLIENT_CAPABILITIES}" there (there is no initialize handshake)`
+        : `params._meta must be an object, received ${describeType(raw)}`,
+    );
+  }
+  const version = raw[META_PROTOCOL_VERSION];
+  if (version === undefined) {
+    return invalidParams(
+      `Missing params._meta["${META_PROTOCOL_VERSION}"]: expected a protocol version string such as "${supportedVersions[0] ?? ''}"`,
+    );
+  }
+  if (typeof version !== 'string') {
+    return invalidParams(
+      `params._meta["${META_PROTOCOL_VERSION}"] must be a string such as "${supportedVersions[0] ?? ''}", received ${describeType(version)}`,
+    );
+  }
+  if (!supportedVersions.includes(version)) {
+    return {
+      ok: false,
+      error: new ProtocolError(
+        ErrorCode.UnsupportedProtocolVersion,
+        `Unsupported protocol version "${version}": this server supports ${supportedVersions.map((v) => `"${v}"`).join(', ')}`,
+        { supported: [...supportedVersions], requested: version },
+      ),
+    };
+  }
+  const capabilities = raw[META_CLIENT_CAPABILITIES];
+  if (!isPlainObject(capabilities)) {
+    return invalidParams(
+      capabilities === undefined
+        ? `Missing params._meta["${META_CLIENT_CAPABILITIES}"]: expected an object of the capabilities this request may use ({} declares none)`
+        : `params._meta["${META_CLIENT_CAPABILITIES}"] must be an object ({} declares none), received ${describeType(capabilities)}`,
+    );
+  }
+  const meta: RequestMeta = { protocolVersion: version, clientCapabilities: capabilities, raw };
+  const clientInfo = ImplementationSchema.safeParse(raw[META_CLIENT_INFO]);
+  if (clientInfo.success) meta.clientInfo = clientInfo.data;
+  return { ok: true, meta };
+}
