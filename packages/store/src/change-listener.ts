@@ -1,0 +1,124 @@
+import pg from 'pg';
+
+/** The channel every committed client-visible transition is announced on; the payload is the task id. */
+export const TASK_CHANGES_CHANNEL = 'mcp_task_changes';
+
+export interface TaskChangeListener {
+  /** Returns the unsubscribe function. */
+  subscribe(handler: (taskId: string) => void): () => void;
+  close(): Promise<void>;
+}
+
+export interface TaskChangeListenerOptions {
+  connectionString: string;
+  onError?: (e: unknown) => void;
+  /**
+   * Called after a dropped connection is back and listening. Notifications sent while it was down
+   * are lost (LISTEN replays nothing), so subscribers must refetch whatever they watch.
+   */
+  onReconnect?: () => void;
+  /** Backoff bounds for reconnecting; defaults 100 ms doubling to 5 s. */
+  reconnectDelayMs?: { initial: number; max: number };
+}
+
+/**
+ * A dedicated LISTEN connection (never pooled: a pooled connection would stop listening the moment
+ * it went back to the pool). The first connect must succeed (the promise rejects otherwise); after
+ * that, a drop is retried with backoff forever, until close().
+ */
+export async function createTaskChangeListener(
+  options: TaskChangeListenerOptions,
+): Promise<TaskChangeListener> {
+  const handlers = new Set<(taskId: string) => void>();
+  const { initial, max } = options.reconnectDelayMs ?? { initial: 100, max: 5_000 };
+  let closed = false;
+  let client: pg.Client | undefined;
+  let retryTimer: NodeJS.Timeout | undefined;
+  let delay = initial;
+
+  const report = (error: unknown): void => {
+    try {
+      options.onError?.(error);
+    } catch {
+      // An error reporter that throws must not take the listener down.
+    }
+  };
+
+  const connect = async (): Promise<void> => {
+    const next = new pg.Client({
+      connectionString: options.connectionString,
+      application_name: 'mcp-tasks change listener',
+    });
+    let dropped = false;
+    const onDrop = (error?: unknown): void => {
+      if (dropped) return;
+      dropped = true;
+      if (client === next) client = undefined;
+      if (closed) return;
+      if (error !== undefined) report(error);
+      next.end().catch(() => undefined);
+      scheduleReconnect();
+    };
+    next.on('error', onDrop);
+    next.on('end', () => onDrop());
+    next.on('notification', (message) => {
+      if (message.channel !== TASK_CHANGES_CHANNEL || message.payload === undefined) return;
+      for (const handler of handlers) {
+        try {
+          handler(message.payload);
+        } catch (error) {
+          report(error);
+        }
+      }
+    });
+    try {
+      await next.connect();
+      await next.query(`LISTEN ${TASK_CHANGES_CHANNEL}`);
+    } catch (error) {
+      dropped = true;
+      await next.end().catch(() => undefined);
+      throw error;
+    }
+    if (closed) {
+      await next.end().catch(() => undefined);
+      return;
+    }
+    client = next;
+  };
+
+  const scheduleReconnect = (): void => {
+    if (closed || retryTimer !== undefined) return;
+    retryTimer = setTimeout(() => {
+      retryTimer = undefined;
+      connect().then(
+        () => {
+          delay = initial;
+          if (!closed) options.onReconnect?.();
+        },
+        (error: unknown) => {
+          report(error);
+          delay = Math.min(delay * 2, max);
+          scheduleReconnect();
+        },
+      );
+    }, delay);
+  };
+
+  await connect();
+
+  return {
+    subscribe(handler) {
+      handlers.add(handler);
+      return () => handlers.delete(handler);
+    },
+    async close() {
+      closed = true;
+      if (retryTimer !== undefined) clearTimeout(retryTimer);
+      retryTimer = undefined;
+      handlers.clear();
+      const current = client;
+      client = undefined;
+      await current?.end().catch(() => undefined);
+    },
+  };
+}

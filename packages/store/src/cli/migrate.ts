@@ -1,0 +1,21 @@
+import { assertSchemaCompatible, migrateToLatest } from '../migrate.js';
+import { createDb } from '../database.js';
+
+// `pnpm db:migrate`: the one place in this package that reads the environment.
+const connectionString = process.env.DATABASE_URL;
+if (connectionString === undefined || connectionString === '') {
+  console.error('DATABASE_URL is required (e.g. postgres://postgres@127.0.0.1:5432/mcp_tasks)');
+  process.exit(2);
+}
+
+const db = createDb({ connectionString, max: 2, applicationName: 'mcp-tasks migrate' });
+try {
+  const { applied } = await migrateToLatest(db);
+  await assertSchemaCompatible(db);
+  console.log(applied.length === 0 ? 'schema up to date' : `applied ${applied.join(', ')}`);
+} catch (error) {
+  console.error('migration failed:', error);
+  process.exitCode = 1;
+} finally {
+  await db.destroy();
+}

@@ -1,0 +1,85 @@
+import {
+  Kysely,
+  PostgresDialect,
+  sql,
+  type ColumnType,
+  type Generated,
+  type RawBuilder,
+  type Selectable,
+} from 'kysely';
+import pg from 'pg';
+import type {
+  InputRequests,
+  InputResponses,
+  JsonObject,
+  JsonValue,
+  TaskError,
+  TaskOperation,
+  TaskStatus,
+} from '@mcp-tasks/tasks';
+
+/** One row of `tasks`, snake_case as in SQL; `taskRowToTask` is the only way into the domain. */
+export interface TasksTable {
+  id: string;
+  tenant: string;
+  principal: string;
+  method: TaskOperation['method'];
+  tool_name: string;
+  arguments: JsonObject;
+  status: Generated<TaskStatus>;
+  status_message: string | null;
+  created_at: Generated<Date>;
+  /** Maintained by a trigger: bumped only when something a client can see changes. */
+  last_updated_at: Generated<Date>;
+  /** bigint (a ttl can exceed 2^31 ms), so pg hands it back as a string. */
+  ttl_ms: ColumnType<string | null, number | null, number | null>;
+  poll_interval_ms: number | null;
+  /** created_at + ttl_ms, maintained by a trigger (a generated column cannot: timestamptz + interval is not immutable). */
+  expires_at: ColumnType<Date | null, never, never>;
+  result: JsonObject | null;
+  error: TaskError | null;
+  input_requests: Generated<InputRequests>;
+  issued_input_keys: Generated<string[]>;
+  input_responses: Generated<InputResponses>;
+  cancel_requested_at: Date | null;
+  checkpoint: JsonValue | null;
+  lease_owner: string | null;
+  lease_expires_at: Date | null;
+  lease_epoch: Generated<number>;
+  attempts: Generated<number>;
+  last_attempt_error: string | null;
+  enqueued_at: Date | null;
+}
+
+export interface Database {
+  tasks: TasksTable;
+}
+
+export type TaskRow = Selectable<TasksTable>;
+export type Db = Kysely<Database>;
+
+export interface CreateDbOptions {
+  connectionString: string;
+  max?: number;
+  applicationName?: string;
+}
+
+export function createDb(options: CreateDbOptions): Db {
+  const pool = new pg.Pool({
+    connectionString: options.connectionString,
+    max: options.max ?? 10,
+    application_name: options.applicationName ?? 'mcp-tasks',
+  });
+  // An idle client dropped by the server emits 'error' on the pool; unhandled, it would kill the
+  // process. The next checkout simply gets a fresh connection.
+  pool.on('error', () => undefined);
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+}
+
+/**
+ * A JSON value as a jsonb parameter. pg would turn a JS array into a Postgres array literal and
+ * pass a string through unquoted, so every jsonb value is stringified here, explicitly.
+ */
+export function jsonb<T extends JsonValue | TaskError | InputRequests>(value: T): RawBuilder<T> {
+  return sql<T>`${JSON.stringify(value)}::jsonb`;
+}

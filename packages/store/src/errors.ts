@@ -1,0 +1,50 @@
+/**
+ * The store's internal error family. None of these is ever serialized to a client: the gateway and
+ * worker map them (a StaleLeaseError means "another attempt owns this task now, stop quietly").
+ */
+
+/** A worker write lost: the fence (task id + lease epoch) no longer holds, or the task is terminal. */
+export class StaleLeaseError extends Error {
+  constructor(
+    readonly taskId: string,
+    readonly epoch: number,
+  ) {
+    super(`lease epoch ${epoch} on task ${taskId} is no longer current`);
+    this.name = 'StaleLeaseError';
+  }
+}
+
+/** The read replica did not replay a commit within the bound, so a handle would not resolve there. */
+export class ReplicaLagError extends Error {
+  constructor(
+    readonly commitLsn: string,
+    readonly timeoutMs: number,
+    readonly replayLsn: string | null,
+  ) {
+    super(
+      `read replica has not replayed ${commitLsn} within ${timeoutMs} ms (replayed ${replayLsn ?? 'unknown'})`,
+    );
+    this.name = 'ReplicaLagError';
+  }
+}
+
+/** The database holds migrations this build does not know: a newer release migrated it. */
+export class SchemaTooNewError extends Error {
+  constructor(readonly unknownMigrations: string[]) {
+    super(
+      `database schema is newer than this build (unknown migrations: ${unknownMigrations.join(', ')}); ` +
+        'deploy a build that includes them',
+    );
+    this.name = 'SchemaTooNewError';
+  }
+}
+
+/** The database is not migrated, or lacks migrations this build needs: run `pnpm db:migrate`. */
+export class SchemaMissingError extends Error {
+  constructor(readonly pendingMigrations: string[]) {
+    super(
+      `database schema is missing migrations ${pendingMigrations.join(', ')}; run \`pnpm db:migrate\``,
+    );
+    this.name = 'SchemaMissingError';
+  }
+}

@@ -1,0 +1,60 @@
+export {
+  createDb,
+  type CreateDbOptions,
+  type Database,
+  type Db,
+  type TaskRow,
+  type TasksTable,
+} from './database.js';
+export { MIGRATIONS } from './migrations/index.js';
+export { assertSchemaCompatible, migrateToLatest } from './migrate.js';
+export {
+  ReplicaLagError,
+  SchemaMissingError,
+  SchemaTooNewError,
+  StaleLeaseError,
+} from './errors.js';
+export { taskRowToTask } from './task-row.js';
+export {
+  CANCELLED_BY_REQUEST,
+  createTask,
+  getTask,
+  getTaskForPrincipal,
+  recordInputResponses,
+  requestCancel,
+  type NewTask,
+} from './task-repository.js';
+export { waitUntilVisible } from './replica.js';
+export {
+  claimLease,
+  completeTask,
+  failTask,
+  markCancelled,
+  recordAttemptFailure,
+  releaseLease,
+  renewLease,
+  requestInput,
+  saveCheckpoint,
+  type Fence,
+} from './lease.js';
+export {
+  TASK_EXPIRED_ERROR,
+  TASK_EXPIRED_MESSAGE,
+  deleteExpiredTasks,
+  expireTasks,
+  findOrphans,
+  markEnqueued,
+} from './sweeper-repository.js';
+export { tryAcquireLeadership, type Leadership } from './leadership.js';
+export {
+  TASK_CHANGES_CHANNEL,
+  createTaskChangeListener,
+  type TaskChangeListener,
+  type TaskChangeListenerOptions,
+} from './change-listener.js';
+export {
+  createTaskService,
+  type TaskDispatcher,
+  type TaskService,
+  type TaskServiceOptions,
+} from './task-service.js';

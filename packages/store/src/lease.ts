@@ -1,0 +1,242 @@
+import { sql, type Expression, type SqlBool, type UpdateObject } from 'kysely';
+import {
+  InputKeyReusedError,
+  isWellFormedTaskId,
+  type InputRequests,
+  type JsonObject,
+  type JsonValue,
+  type Task,
+  type TaskError,
+} from '@mcp-tasks/tasks';
+import { jsonb, type Database, type Db } from './database.js';
+import { StaleLeaseError } from './errors.js';
+import { CANCELLED_BY_REQUEST } from './task-repository.js';
+import { taskRowToTask } from './task-row.js';
+
+/** What a worker carries from claimLease into every write: the task and the epoch it claimed. */
+export interface Fence {
+  taskId: string;
+  epoch: number;
+}
+
+/**
+ * The fencing rule, in one place. A worker write wins only if the row still carries the epoch the
+ * worker claimed, is `working` (so not terminal), and still has a lease owner (not released).
+ * Lease expiry is deliberately NOT part of it: an expired holder's write is harmless as long as
+ * nobody claimed after it, and a claim always bumps the epoch, so the epoch is the fence. What
+ * expiry does change is who may act: an expired lease may be claimed by another worker, cancelled
+ * directly by a client, or listed by the sweeper — each of which makes this predicate false.
+ */
+function holds(fence: Fence): Expression<SqlBool> {
+  return sql<SqlBool>`(id = ${fence.taskId} AND lease_epoch = ${fence.epoch}
+    AND status = 'working' AND lease_owner IS NOT NULL)`;
+}
+
+function leaseExpiry(leaseMs: number): Expression<Date> {
+  if (!Number.isInteger(leaseMs) || leaseMs <= 0) throw new RangeError(`bad lease ${leaseMs} ms`);
+  return sql<Date>`now() + ${leaseMs}::bigint * interval '1 millisecond'`;
+}
+
+/**
+ * Takes the task for one attempt if it is `working` and nobody holds a live lease on it; bumps the
+ * epoch (the new fence) and the attempt count. Lease time comes from the database clock, so all
+ * hosts agree on expiry. Concurrent claims serialize on the row; the losers re-check the now-held
+ * row and get null. A claimed task may already carry `cancelRequestedAt`: the worker should then
+ * settle it with markCancelled instead of running it.
+ */
+export async function claimLease(
+  db: Db,
+  taskId: string,
+  workerId: string,
+  leaseMs: number,
+): Promise<{ fence: Fence; task: Task } | null> {
+  if (!isWellFormedTaskId(taskId)) return null;
+  const row = await db
+    .updateTable('tasks')
+    .set({
+      lease_owner: workerId,
+      lease_expires_at: leaseExpiry(leaseMs),
+      lease_epoch: sql<number>`lease_epoch + 1`,
+      attempts: sql<number>`attempts + 1`,
+    })
+    .where('id', '=', taskId)
+    .where('status', '=', 'working')
+    .where(sql<SqlBool>`(lease_owner IS NULL OR lease_expires_at <= now())`)
+    .returningAll()
+    .executeTakeFirst();
+  if (row === undefined) return null;
+  return { fence: { taskId, epoch: row.lease_epoch }, task: taskRowToTask(row) };
+}
+
+/** Extends a held lease (even an expired one nobody reclaimed); tells the worker about a cancel request. */
+export async function renewLease(
+  db: Db,
+  fence: Fence,
+  leaseMs: number,
+): Promise<{ cancelRequested: boolean }> {
+  const row = await db
+    .updateTable('tasks')
+    .set({ lease_expires_at: leaseExpiry(leaseMs) })
+    .where(holds(fence))
+    .returning(sql<boolean>`cancel_requested_at IS NOT NULL`.as('cancel_requested'))
+    .executeTakeFirst();
+  if (row === undefined) throw new StaleLeaseError(fence.taskId, fence.epoch);
+  return { cancelRequested: row.cancel_requested };
+}
+
+/**
+ * Gives the task back (e.g. on shutdown) so another worker can claim it; the sweeper will find it.
+ * A no-op if the fence was already superseded. If a cancel was requested meanwhile, nobody would
+ * be left to act on it, so the task is cancelled instead.
+ */
+export async function releaseLease(db: Db, fence: Fence): Promise<void> {
+  await db
+    .updateTable('tasks')
+    .set({
+      lease_owner: null,
+      lease_expires_at: null,
+      ...cancelIfRequested(),
+    })
+    .where(holds(fence))
+    .execute();
+}
+
+/** When a write leaves a task unheld, a pending cancel request takes effect now. */
+function cancelIfRequested() {
+  return {
+    status: sql<
+      'working' | 'cancelled'
+    >`CASE WHEN cancel_requested_at IS NULL THEN 'working' ELSE 'cancelled' END`,
+    status_message: sql<
+      string | null
+    >`CASE WHEN cancel_requested_at IS NULL THEN status_message ELSE ${CANCELLED_BY_REQUEST} END`,
+  };
+}
+
+async function updateHeld(
+  db: Db,
+  fence: Fence,
+  set: UpdateObject<Database, 'tasks'>,
+): Promise<void> {
+  const result = await db.updateTable('tasks').set(set).where(holds(fence)).executeTakeFirst();
+  if (result.numUpdatedRows !== 1n) throw new StaleLeaseError(fence.taskId, fence.epoch);
+}
+
+/** Progress: the step state to resume from, and the message clients see. */
+export async function saveCheckpoint(
+  db: Db,
+  fence: Fence,
+  checkpoint: JsonValue,
+  statusMessage: string | null,
+): Promise<void> {
+  await updateHeld(db, fence, {
+    checkpoint: checkpoint === null ? null : jsonb(checkpoint),
+    status_message: statusMessage,
+  });
+}
+
+/**
+ * Parks the task in `input_required` with a fresh round of keys and gives up the lease (nobody
+ * holds a task waiting for input). A key issued before, answered or not, is refused with
+ * InputKeyReusedError (R16) and nothing changes. If a cancel was requested while the worker ran,
+ * the task is cancelled instead of parked (there would be no worker left to honour the request).
+ */
+export async function requestInput(
+  db: Db,
+  fence: Fence,
+  requests: InputRequests,
+  checkpoint: JsonValue,
+  statusMessage: string | null,
+): Promise<void> {
+  const keys = Object.keys(requests);
+  if (keys.length === 0) throw new RangeError('an input round needs at least one request');
+  const keyArray = sql<string[]>`${keys}::text[]`;
+  const result = await db
+    .updateTable('tasks')
+    .set({
+      status: sql`CASE WHEN cancel_requested_at IS NULL THEN 'input_required' ELSE 'cancelled' END`,
+      input_requests: sql`CASE WHEN cancel_requested_at IS NULL THEN ${JSON.stringify(requests)}::jsonb
+                          ELSE '{}'::jsonb END`,
+      status_message: sql`CASE WHEN cancel_requested_at IS NULL THEN ${statusMessage}::text
+                          ELSE ${CANCELLED_BY_REQUEST} END`,
+      issued_input_keys: sql`issued_input_keys || ${keyArray}`,
+      checkpoint: checkpoint === null ? null : jsonb(checkpoint),
+      lease_owner: null,
+      lease_expires_at: null,
+      enqueued_at: null,
+    })
+    .where(holds(fence))
+    .where(sql<SqlBool>`NOT (issued_input_keys && ${keyArray})`)
+    .executeTakeFirst();
+  if (result.numUpdatedRows === 1n) return;
+  // Lost: say why, from a second look (only on this rare path).
+  const row = await db
+    .selectFrom('tasks')
+    .select(['issued_input_keys'])
+    .where(holds(fence))
+    .executeTakeFirst();
+  const reused = row?.issued_input_keys.filter((key) => keys.includes(key)) ?? [];
+  if (reused.length > 0) throw new InputKeyReusedError(reused);
+  throw new StaleLeaseError(fence.taskId, fence.epoch);
+}
+
+export async function completeTask(db: Db, fence: Fence, result: JsonObject): Promise<void> {
+  await updateHeld(db, fence, {
+    status: 'completed',
+    result: jsonb(result),
+    lease_owner: null,
+    lease_expires_at: null,
+  });
+}
+
+export async function failTask(
+  db: Db,
+  fence: Fence,
+  error: TaskError,
+  statusMessage: string | null,
+): Promise<void> {
+  await updateHeld(db, fence, {
+    status: 'failed',
+    error: jsonb(error),
+    status_message: statusMessage,
+    lease_owner: null,
+    lease_expires_at: null,
+  });
+}
+
+export async function markCancelled(
+  db: Db,
+  fence: Fence,
+  statusMessage: string | null,
+): Promise<void> {
+  await updateHeld(db, fence, {
+    status: 'cancelled',
+    status_message: statusMessage,
+    lease_owner: null,
+    lease_expires_at: null,
+  });
+}
+
+/**
+ * An attempt died of an unexpected error: keep the message, give the lease back so a retry can
+ * claim (attempts already counts this one). A pending cancel request takes effect instead.
+ */
+export async function recordAttemptFailure(
+  db: Db,
+  fence: Fence,
+  message: string,
+): Promise<{ attempts: number }> {
+  const row = await db
+    .updateTable('tasks')
+    .set({
+      last_attempt_error: message,
+      lease_owner: null,
+      lease_expires_at: null,
+      ...cancelIfRequested(),
+    })
+    .where(holds(fence))
+    .returning('attempts')
+    .executeTakeFirst();
+  if (row === undefined) throw new StaleLeaseError(fence.taskId, fence.epoch);
+  return { attempts: row.attempts };
+}

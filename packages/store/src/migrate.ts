@@ -1,0 +1,54 @@
+import { Migrator, sql } from 'kysely';
+import type { Db } from './database.js';
+import { SchemaMissingError, SchemaTooNewError } from './errors.js';
+import { MIGRATIONS, migrationProvider } from './migrations/index.js';
+
+export const MIGRATION_TABLE = 'kysely_migration';
+
+/**
+ * Our own session lock, held on one connection around the whole Migrator run. Kysely's Postgres
+ * adapter also locks, but only around applying migrations; its table-creation steps run before
+ * that lock. Holding ours first makes two deploys starting at once strictly one-after-the-other.
+ */
+const MIGRATION_LOCK_KEY = 'mcp-tasks:migrations';
+
+export async function migrateToLatest(db: Db): Promise<{ applied: string[] }> {
+  return db.connection().execute(async (connection) => {
+    await sql`SELECT pg_advisory_lock(hashtextextended(${MIGRATION_LOCK_KEY}, 0))`.execute(
+      connection,
+    );
+    try {
+      const migrator = new Migrator({ db: connection, provider: migrationProvider });
+      const { error, results = [] } = await migrator.migrateToLatest();
+      if (error !== undefined) {
+        const failed = results.find((result) => result.status === 'Error');
+        throw new Error(`migration ${failed?.migrationName ?? '(setup)'} failed`, { cause: error });
+      }
+      return { applied: results.filter((r) => r.status === 'Success').map((r) => r.migrationName) };
+    } finally {
+      await sql`SELECT pg_advisory_unlock(hashtextextended(${MIGRATION_LOCK_KEY}, 0))`.execute(
+        connection,
+      );
+    }
+  });
+}
+
+/**
+ * Refuses to run against a schema this build does not match (Graphile Worker style): migrations it
+ * does not know mean a newer release owns the schema; missing ones mean nobody ran `db:migrate`.
+ */
+export async function assertSchemaCompatible(db: Db): Promise<void> {
+  const known = Object.keys(MIGRATIONS).sort();
+  const table = await sql<{ exists: boolean }>`
+    SELECT to_regclass(${MIGRATION_TABLE}) IS NOT NULL AS exists
+  `.execute(db);
+  if (table.rows[0]?.exists !== true) throw new SchemaMissingError(known);
+  const applied = await sql<{ name: string }>`
+    SELECT name FROM ${sql.table(MIGRATION_TABLE)} ORDER BY name
+  `.execute(db);
+  const appliedNames = new Set(applied.rows.map((row) => row.name));
+  const unknown = [...appliedNames].filter((name) => !(name in MIGRATIONS));
+  if (unknown.length > 0) throw new SchemaTooNewError(unknown);
+  const pending = known.filter((name) => !appliedNames.has(name));
+  if (pending.length > 0) throw new SchemaMissingError(pending);
+}

@@ -1,0 +1,15 @@
+import type { Migration, MigrationProvider } from 'kysely';
+import { createTasks } from './0001-create-tasks.js';
+
+/**
+ * Every migration this build knows, by name. Code, not files read at run time, so a bundled build
+ * still has them. Forward-only: names sort in order of application and are never renamed; a new
+ * change is a new entry (safe for a rolling deploy: additive first, removals a release later).
+ */
+export const MIGRATIONS: Readonly<Record<string, Migration>> = {
+  '0001_create_tasks': createTasks,
+};
+
+export const migrationProvider: MigrationProvider = {
+  getMigrations: () => Promise.resolve({ ...MIGRATIONS }),
+};

@@ -1,0 +1,75 @@
+import { sql, type SqlBool } from 'kysely';
+import type { TaskError } from '@mcp-tasks/tasks';
+import { jsonb, type Db } from './database.js';
+
+export const TASK_EXPIRED_ERROR: TaskError = { code: -32603, message: 'task expired' };
+export const TASK_EXPIRED_MESSAGE = 'task expired';
+
+/** The outbox mark: a wake-up for this task reached the queue. */
+export async function markEnqueued(db: Db, taskId: string): Promise<void> {
+  await db
+    .updateTable('tasks')
+    .set({ enqueued_at: sql<Date>`now()` })
+    .where('id', '=', taskId)
+    .where('status', '=', 'working')
+    .execute();
+}
+
+/**
+ * `working` tasks that no worker holds (no lease, or an expired one) and that have no wake-up in
+ * the queue we know of: never marked enqueued, or marked longer ago than the grace. A task not yet
+ * marked gets the same grace from its last visible change (creation, resume), so the sweeper does
+ * not race the create/resume path that is about to enqueue it. Duplicated wake-ups are harmless:
+ * claimLease lets one worker in.
+ */
+export async function findOrphans(
+  db: Db,
+  now: Date,
+  options: { enqueueGraceMs: number; limit: number },
+): Promise<string[]> {
+  const cutoff = new Date(now.getTime() - options.enqueueGraceMs);
+  const rows = await db
+    .selectFrom('tasks')
+    .select('id')
+    .where('status', '=', 'working')
+    .where(sql<SqlBool>`(lease_owner IS NULL OR lease_expires_at <= ${now})`)
+    .where(sql<SqlBool>`coalesce(enqueued_at, last_updated_at) <= ${cutoff}`)
+    .orderBy(sql`enqueued_at NULLS FIRST`)
+    .orderBy('created_at')
+    .limit(options.limit)
+    .execute();
+  return rows.map((row) => row.id);
+}
+
+/**
+ * Non-terminal tasks past createdAt + ttlMs fail with a JSON-RPC internal error (R20). A worker
+ * still holding one loses its next write (the status is no longer `working`).
+ */
+export async function expireTasks(db: Db, now: Date): Promise<string[]> {
+  const rows = await db
+    .updateTable('tasks')
+    .set({
+      status: 'failed',
+      error: jsonb(TASK_EXPIRED_ERROR),
+      status_message: TASK_EXPIRED_MESSAGE,
+      input_requests: jsonb({}),
+      lease_owner: null,
+      lease_expires_at: null,
+    })
+    .where('status', 'in', ['working', 'input_required'])
+    .where('expires_at', '<=', now)
+    .returning('id')
+    .execute();
+  return rows.map((row) => row.id);
+}
+
+/** Terminal tasks whose expiry lies more than retentionMs in the past are removed for good. */
+export async function deleteExpiredTasks(db: Db, now: Date, retentionMs: number): Promise<number> {
+  const cutoff = new Date(now.getTime() - retentionMs);
+  const result = await db
+    .deleteFrom('tasks')
+    .where('status', 'in', ['completed', 'failed', 'cancelled'])
+    .where('expires_at', '<=', cutoff)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

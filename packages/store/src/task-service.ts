@@ -1,0 +1,101 @@
+import type { InputResponses, Task, TaskOwner } from '@mcp-tasks/tasks';
+import type { Db } from './database.js';
+import { waitUntilVisible } from './replica.js';
+import { findOrphans, markEnqueued } from './sweeper-repository.js';
+import {
+  createTask,
+  recordInputResponses,
+  requestCancel,
+  type NewTask,
+} from './task-repository.js';
+
+/** The queue seen from here: a wake-up that may be lost (Postgres stays the record). */
+export interface TaskDispatcher {
+  enqueue(taskId: string, reason: 'created' | 'resumed' | 'swept'): Promise<void>;
+}
+
+export interface TaskService {
+  /** ReplicaLagError if the read replica lags past the bound; an enqueue failure is reported, not thrown (the sweeper retries). */
+  createAndDispatch(input: NewTask): Promise<Task>;
+  submitInputResponses(
+    owner: TaskOwner,
+    taskId: string,
+    responses: InputResponses,
+  ): Promise<{ found: boolean }>;
+  cancel(owner: TaskOwner, taskId: string): Promise<{ found: boolean }>;
+  /** Enqueues every orphan the sweep finds (one batch); returns how many were dispatched. */
+  redispatchOrphans(now: Date): Promise<number>;
+}
+
+export interface TaskServiceOptions {
+  db: Db;
+  /** A streaming replica the gateway reads from; creation waits until it has the row (R11). */
+  readDb?: Db;
+  visibilityTimeoutMs?: number;
+  dispatcher: TaskDispatcher;
+  /** Told about an enqueue (or mark) that failed; the task is still durable and the sweeper will find it. */
+  onDispatchError?: (taskId: string, error: unknown) => void;
+  enqueueGraceMs?: number;
+  /** Orphans handled per redispatchOrphans call. */
+  sweepBatchSize?: number;
+}
+
+const DEFAULT_VISIBILITY_TIMEOUT_MS = 2_000;
+const DEFAULT_ENQUEUE_GRACE_MS = 30_000;
+const DEFAULT_SWEEP_BATCH = 100;
+
+/**
+ * The one home of the outbox sequence "commit -> wait until readable -> enqueue -> mark enqueued".
+ * Commit first, so the queue never names a task Postgres does not have; enqueue after the row is
+ * readable everywhere, so a worker or a client on any replica finds it; mark last, so a crash in
+ * between leaves a task the sweeper re-enqueues (at-least-once wake-ups; claimLease dedupes).
+ */
+export function createTaskService(options: TaskServiceOptions): TaskService {
+  const { db, readDb, dispatcher } = options;
+  const visibilityTimeoutMs = options.visibilityTimeoutMs ?? DEFAULT_VISIBILITY_TIMEOUT_MS;
+  const enqueueGraceMs = options.enqueueGraceMs ?? DEFAULT_ENQUEUE_GRACE_MS;
+  const sweepBatchSize = options.sweepBatchSize ?? DEFAULT_SWEEP_BATCH;
+
+  const dispatch = async (
+    taskId: string,
+    reason: 'created' | 'resumed' | 'swept',
+  ): Promise<boolean> => {
+    try {
+      await dispatcher.enqueue(taskId, reason);
+      await markEnqueued(db, taskId);
+      return true;
+    } catch (error) {
+      options.onDispatchError?.(taskId, error);
+      return false;
+    }
+  };
+
+  return {
+    async createAndDispatch(input) {
+      const { task, commitLsn } = await createTask(db, input);
+      if (readDb !== undefined) {
+        await waitUntilVisible(readDb, commitLsn, { timeoutMs: visibilityTimeoutMs });
+      }
+      await dispatch(task.id, 'created');
+      return task;
+    },
+    async submitInputResponses(owner, taskId, responses) {
+      const { found, resumed } = await recordInputResponses(db, owner, taskId, responses);
+      if (resumed) await dispatch(taskId, 'resumed');
+      return { found };
+    },
+    async cancel(owner, taskId) {
+      // A held task learns of the request from its next renewLease; the change feed tells watchers.
+      const { found } = await requestCancel(db, owner, taskId);
+      return { found };
+    },
+    async redispatchOrphans(now) {
+      const orphans = await findOrphans(db, now, { enqueueGraceMs, limit: sweepBatchSize });
+      let dispatched = 0;
+      for (const taskId of orphans) {
+        if (await dispatch(taskId, 'swept')) dispatched += 1;
+      }
+      return dispatched;
+    },
+  };
+}
