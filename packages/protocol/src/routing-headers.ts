@@ -30,7 +30,8 @@ export function mcpNameField(method: string): 'name' | 'uri' | 'taskId' | undefi
   }
 }
 
-const BASE64_WORD = /^=\?base64\?([A-Za-z0-9+/]*={0,2})\?=$/i;
+const BASE64_WORD = /^=\?base64\?(.*)\?=$/i;
+const BASE64_PAYLOAD = /^[A-Za-z0-9+/]*={0,2}$/;
 
 /**
  * A header value as compared with the body: surrounding whitespace removed (RFC 9110 §5.5) and
@@ -41,7 +42,7 @@ export function decodeHeaderValue(raw: string): string | undefined {
   const match = BASE64_WORD.exec(value);
   if (!match) return value;
   const payload = match[1] ?? '';
-  if (payload.length % 4 !== 0) return undefined;
+  if (payload.length % 4 !== 0 || !BASE64_PAYLOAD.test(payload)) return undefined;
   try {
     const binary = atob(payload);
     const bytes = Uint8Array.from(binary, (c) => c.charCodeAt(0));
