@@ -33,7 +33,13 @@ describe('parseJsonRpcMessage', () => {
   });
 
   it('treats a message without id as a notification', () => {
-    expect(parseJsonRpcMessage({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 3 } })).toEqual({
+    expect(
+      parseJsonRpcMessage({
+        jsonrpc: '2.0',
+        method: 'notifications/cancelled',
+        params: { requestId: 3 },
+      }),
+    ).toEqual({
       kind: 'notification',
       method: 'notifications/cancelled',
       params: { requestId: 3 },
@@ -41,7 +47,10 @@ describe('parseJsonRpcMessage', () => {
   });
 
   it('accepts string ids', () => {
-    expect(parseJsonRpcMessage({ jsonrpc: '2.0', id: 'a', method: 'm' })).toMatchObject({ kind: 'request', id: 'a' });
+    expect(parseJsonRpcMessage({ jsonrpc: '2.0', id: 'a', method: 'm' })).toMatchObject({
+      kind: 'request',
+      id: 'a',
+    });
   });
 
   it('rejects a batch with -32600 saying batches are not supported', () => {
@@ -55,15 +64,35 @@ describe('parseJsonRpcMessage', () => {
     ['a string', 'hello', /received a string/],
     ['null', null, /received null/],
     ['a number', 7, /received a number/],
-    ['a wrong jsonrpc version', { jsonrpc: '1.0', id: 1, method: 'm' }, /"jsonrpc" must be exactly "2.0"/],
+    [
+      'a wrong jsonrpc version',
+      { jsonrpc: '1.0', id: 1, method: 'm' },
+      /"jsonrpc" must be exactly "2.0"/,
+    ],
     ['a missing jsonrpc', { id: 1, method: 'm' }, /"jsonrpc" must be exactly "2.0"/],
     ['a non-string method', { jsonrpc: '2.0', id: 1, method: 5 }, /"method" must be a string/],
     ['a missing method', { jsonrpc: '2.0', id: 1 }, /"method" is missing/],
     ['a response', { jsonrpc: '2.0', id: 1, result: {} }, /not responses/],
-    ['a boolean id', { jsonrpc: '2.0', id: true, method: 'm' }, /"id" must be a string, a number or null/],
-    ['an object id', { jsonrpc: '2.0', id: {}, method: 'm' }, /"id" must be a string, a number or null/],
-    ['array params', { jsonrpc: '2.0', id: 1, method: 'm', params: [1] }, /"params" must be an object/],
-    ['string params', { jsonrpc: '2.0', id: 1, method: 'm', params: 'x' }, /"params" must be an object/],
+    [
+      'a boolean id',
+      { jsonrpc: '2.0', id: true, method: 'm' },
+      /"id" must be a string, a number or null/,
+    ],
+    [
+      'an object id',
+      { jsonrpc: '2.0', id: {}, method: 'm' },
+      /"id" must be a string, a number or null/,
+    ],
+    [
+      'array params',
+      { jsonrpc: '2.0', id: 1, method: 'm', params: [1] },
+      /"params" must be an object/,
+    ],
+    [
+      'string params',
+      { jsonrpc: '2.0', id: 1, method: 'm', params: 'x' },
+      /"params" must be an object/,
+    ],
   ])('rejects %s with -32600', (_label, value, message) => {
     const error = rejection(value);
     expect(error.code).toBe(-32600);
@@ -86,7 +115,12 @@ describe('wire helpers', () => {
       id: null,
       error: { code: -32600, message: 'bad' },
     });
-    expect(jsonRpcError('x', new ProtocolError(-32022, 'v', { supported: ['2026-07-28'], requested: 'v1' }))).toStrictEqual({
+    expect(
+      jsonRpcError(
+        'x',
+        new ProtocolError(-32022, 'v', { supported: ['2026-07-28'], requested: 'v1' }),
+      ),
+    ).toStrictEqual({
       jsonrpc: '2.0',
       id: 'x',
       error: { code: -32022, message: 'v', data: { supported: ['2026-07-28'], requested: 'v1' } },

@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { declaresTasksExtension, missingCapabilityError, requireTasksExtension } from './capabilities.js';
+import {
+  declaresTasksExtension,
+  missingCapabilityError,
+  requireTasksExtension,
+} from './capabilities.js';
 import { validateRequestMeta, type MetaValidation } from './meta.js';
 import type { ProtocolError } from './errors.js';
 import { seedMetaWithClientInfo, taskMeta } from '../test/wire-fixtures.js';
@@ -8,7 +12,8 @@ const V = 'io.modelcontextprotocol/protocolVersion';
 const C = 'io.modelcontextprotocol/clientCapabilities';
 
 function errorOf(result: MetaValidation | { ok: boolean; error?: ProtocolError }): ProtocolError {
-  if (result.ok || !('error' in result) || result.error === undefined) throw new Error('expected a failure');
+  if (result.ok || !('error' in result) || result.error === undefined)
+    throw new Error('expected a failure');
   return result.error;
 }
 
@@ -18,7 +23,9 @@ describe('per-request _meta (R2, R3)', () => {
     expect(result.ok).toBe(true);
     if (!result.ok) return;
     expect(result.meta.protocolVersion).toBe('2026-07-28');
-    expect(result.meta.clientCapabilities).toEqual({ extensions: { 'io.modelcontextprotocol/tasks': {} } });
+    expect(result.meta.clientCapabilities).toEqual({
+      extensions: { 'io.modelcontextprotocol/tasks': {} },
+    });
     expect(result.meta.clientInfo).toEqual({ name: 'lesson-client', version: '1.0.0' });
   });
 
@@ -32,10 +39,26 @@ describe('per-request _meta (R2, R3)', () => {
     ['missing params', undefined, /Missing params/],
     ['missing _meta', { name: 'greet' }, /Missing params\._meta/],
     ['a non-object _meta', { _meta: 'x' }, /params\._meta must be an object/],
-    ['a missing version', { _meta: { [C]: {} } }, /Missing params\._meta\["io\.modelcontextprotocol\/protocolVersion"\]/],
-    ['a numeric version', { _meta: { [V]: 20260728, [C]: {} } }, /must be a string .* received a number/],
-    ['missing capabilities', { _meta: { [V]: '2026-07-28' } }, /Missing params\._meta\["io\.modelcontextprotocol\/clientCapabilities"\]/],
-    ['array capabilities', { _meta: { [V]: '2026-07-28', [C]: [] } }, /must be an object .* received an array/],
+    [
+      'a missing version',
+      { _meta: { [C]: {} } },
+      /Missing params\._meta\["io\.modelcontextprotocol\/protocolVersion"\]/,
+    ],
+    [
+      'a numeric version',
+      { _meta: { [V]: 20260728, [C]: {} } },
+      /must be a string .* received a number/,
+    ],
+    [
+      'missing capabilities',
+      { _meta: { [V]: '2026-07-28' } },
+      /Missing params\._meta\["io\.modelcontextprotocol\/clientCapabilities"\]/,
+    ],
+    [
+      'array capabilities',
+      { _meta: { [V]: '2026-07-28', [C]: [] } },
+      /must be an object .* received an array/,
+    ],
   ])('answers -32602 without data for %s', (_label, params, message) => {
     const error = errorOf(validateRequestMeta(params));
     expect(error.code).toBe(-32602);

@@ -21,8 +21,16 @@ function mismatchOf(result: Check): ProtocolError {
   return result.error;
 }
 
-const callHeaders = { 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'tools/call', 'Mcp-Name': 'generate_report' };
-const getHeaders = { 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'tasks/get', 'Mcp-Name': 'tsk_786512e29e0d' };
+const callHeaders = {
+  'MCP-Protocol-Version': '2026-07-28',
+  'Mcp-Method': 'tools/call',
+  'Mcp-Name': 'generate_report',
+};
+const getHeaders = {
+  'MCP-Protocol-Version': '2026-07-28',
+  'Mcp-Method': 'tasks/get',
+  'Mcp-Name': 'tsk_786512e29e0d',
+};
 
 describe('routing headers (R23)', () => {
   it('accepts matching headers on tools/call and tasks/get', () => {
@@ -31,24 +39,64 @@ describe('routing headers (R23)', () => {
   });
 
   it('matches header names case-insensitively and trims surrounding whitespace', () => {
-    expect(check({ 'mcp-protocol-version': '2026-07-28', 'MCP-METHOD': 'tools/call', 'mcp-name': '  generate_report  ' }, toolsCallRequest)).toEqual({ ok: true });
+    expect(
+      check(
+        {
+          'mcp-protocol-version': '2026-07-28',
+          'MCP-METHOD': 'tools/call',
+          'mcp-name': '  generate_report  ',
+        },
+        toolsCallRequest,
+      ),
+    ).toEqual({ ok: true });
   });
 
   it('decodes =?base64?…?= values before comparing', () => {
-    expect(check({ ...getHeaders, 'Mcp-Name': b64('tsk_786512e29e0d') }, tasksGetRequest)).toEqual({ ok: true });
-    const body = { ...toolsCallRequest, params: { ...toolsCallRequest.params, name: 'résumé 工具' } };
+    expect(check({ ...getHeaders, 'Mcp-Name': b64('tsk_786512e29e0d') }, tasksGetRequest)).toEqual({
+      ok: true,
+    });
+    const body = {
+      ...toolsCallRequest,
+      params: { ...toolsCallRequest.params, name: 'résumé 工具' },
+    };
     expect(check({ ...callHeaders, 'Mcp-Name': b64('résumé 工具') }, body)).toEqual({ ok: true });
     expect(decodeHeaderValue('=?base64?!!!?=')).toBeUndefined();
-    expect(mismatchOf(check({ ...getHeaders, 'Mcp-Name': '=?base64?abc?=' }, tasksGetRequest)).code).toBe(-32020);
+    expect(
+      mismatchOf(check({ ...getHeaders, 'Mcp-Name': '=?base64?abc?=' }, tasksGetRequest)).code,
+    ).toBe(-32020);
   });
 
   it.each([
-    ['a missing MCP-Protocol-Version', { 'Mcp-Method': 'tasks/get', 'Mcp-Name': 'tsk_786512e29e0d' }, /Missing MCP-Protocol-Version/],
-    ['a missing Mcp-Method', { 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Name': 'tsk_786512e29e0d' }, /Missing Mcp-Method/],
-    ['a different Mcp-Method', { ...getHeaders, 'Mcp-Method': 'tools/call' }, /Mcp-Method header "tools\/call" does not match the body method "tasks\/get"/],
-    ['an upper-cased Mcp-Method value', { ...getHeaders, 'Mcp-Method': 'TASKS/GET' }, /does not match the body method/],
-    ['a missing Mcp-Name', { 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'tasks/get' }, /Missing Mcp-Name header: for tasks\/get it must equal params\.taskId/],
-    ['a different Mcp-Name', { ...getHeaders, 'Mcp-Name': 'tsk_other' }, /Mcp-Name header "tsk_other" does not match params\.taskId "tsk_786512e29e0d"/],
+    [
+      'a missing MCP-Protocol-Version',
+      { 'Mcp-Method': 'tasks/get', 'Mcp-Name': 'tsk_786512e29e0d' },
+      /Missing MCP-Protocol-Version/,
+    ],
+    [
+      'a missing Mcp-Method',
+      { 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Name': 'tsk_786512e29e0d' },
+      /Missing Mcp-Method/,
+    ],
+    [
+      'a different Mcp-Method',
+      { ...getHeaders, 'Mcp-Method': 'tools/call' },
+      /Mcp-Method header "tools\/call" does not match the body method "tasks\/get"/,
+    ],
+    [
+      'an upper-cased Mcp-Method value',
+      { ...getHeaders, 'Mcp-Method': 'TASKS/GET' },
+      /does not match the body method/,
+    ],
+    [
+      'a missing Mcp-Name',
+      { 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'tasks/get' },
+      /Missing Mcp-Name header: for tasks\/get it must equal params\.taskId/,
+    ],
+    [
+      'a different Mcp-Name',
+      { ...getHeaders, 'Mcp-Name': 'tsk_other' },
+      /Mcp-Name header "tsk_other" does not match params\.taskId "tsk_786512e29e0d"/,
+    ],
   ])('answers -32020 for %s on tasks/get', (_label, headers, message) => {
     const error = mismatchOf(check(headers, tasksGetRequest));
     expect(error.code).toBe(-32020);
@@ -57,42 +105,72 @@ describe('routing headers (R23)', () => {
   });
 
   it('answers -32020 for a tools/call body sent as Mcp-Method tasks/get (CONF tasks-headers-reject-mismatched-method)', () => {
-    expect(mismatchOf(check({ ...callHeaders, 'Mcp-Method': 'tasks/get' }, toolsCallRequest)).code).toBe(-32020);
+    expect(
+      mismatchOf(check({ ...callHeaders, 'Mcp-Method': 'tasks/get' }, toolsCallRequest)).code,
+    ).toBe(-32020);
   });
 
   it('answers -32020 for a tools/call whose Mcp-Name is not params.name', () => {
-    expect(mismatchOf(check({ ...callHeaders, 'Mcp-Name': 'wrong_tool_name' }, toolsCallRequest)).code).toBe(-32020);
+    expect(
+      mismatchOf(check({ ...callHeaders, 'Mcp-Name': 'wrong_tool_name' }, toolsCallRequest)).code,
+    ).toBe(-32020);
     const { 'Mcp-Name': _dropped, ...withoutName } = callHeaders;
     expect(mismatchOf(check(withoutName, toolsCallRequest)).code).toBe(-32020);
   });
 
   it('checks Mcp-Name against params.uri for resources/read and params.name for prompts/get', () => {
-    const read = { jsonrpc: '2.0', id: 1, method: 'resources/read', params: { uri: 'file:///a', _meta: taskMeta } };
+    const read = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'resources/read',
+      params: { uri: 'file:///a', _meta: taskMeta },
+    };
     const base = { 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'resources/read' };
     expect(check({ ...base, 'Mcp-Name': 'file:///a' }, read)).toEqual({ ok: true });
     expect(mismatchOf(check({ ...base, 'Mcp-Name': 'file:///b' }, read)).code).toBe(-32020);
-    const prompt = { jsonrpc: '2.0', id: 1, method: 'prompts/get', params: { name: 'p', _meta: taskMeta } };
-    expect(mismatchOf(check({ 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'prompts/get' }, prompt)).code).toBe(-32020);
+    const prompt = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'prompts/get',
+      params: { name: 'p', _meta: taskMeta },
+    };
+    expect(
+      mismatchOf(
+        check({ 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'prompts/get' }, prompt),
+      ).code,
+    ).toBe(-32020);
   });
 
   it('needs no Mcp-Name for server/discover, tools/list or subscriptions/listen', () => {
     for (const method of ['server/discover', 'tools/list', 'subscriptions/listen']) {
       const body = { jsonrpc: '2.0', id: 1, method, params: { _meta: taskMeta } };
-      expect(check({ 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': method }, body)).toEqual({ ok: true });
+      expect(check({ 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': method }, body)).toEqual({
+        ok: true,
+      });
       expect(mismatchOf(check({ 'MCP-Protocol-Version': '2026-07-28' }, body)).code).toBe(-32020);
     }
   });
 
   it('answers header 2026-07-28 with body v999.0.0 as -32020, before the version rule', () => {
-    const body = { ...tasksGetRequest, params: { ...tasksGetRequest.params, _meta: { ...taskMeta, [V]: 'v999.0.0' } } };
+    const body = {
+      ...tasksGetRequest,
+      params: { ...tasksGetRequest.params, _meta: { ...taskMeta, [V]: 'v999.0.0' } },
+    };
     const error = mismatchOf(check(getHeaders, body));
     expect(error.code).toBe(-32020);
-    expect(error.message).toMatch(/MCP-Protocol-Version header "2026-07-28" does not match .* "v999\.0\.0"/);
+    expect(error.message).toMatch(
+      /MCP-Protocol-Version header "2026-07-28" does not match .* "v999\.0\.0"/,
+    );
   });
 
   it('lets header and body agreeing on v999.0.0 through, so R3 answers -32022', () => {
-    const body = { ...tasksGetRequest, params: { ...tasksGetRequest.params, _meta: { ...taskMeta, [V]: 'v999.0.0' } } };
-    expect(check({ ...getHeaders, 'MCP-Protocol-Version': 'v999.0.0' }, body)).toEqual({ ok: true });
+    const body = {
+      ...tasksGetRequest,
+      params: { ...tasksGetRequest.params, _meta: { ...taskMeta, [V]: 'v999.0.0' } },
+    };
+    expect(check({ ...getHeaders, 'MCP-Protocol-Version': 'v999.0.0' }, body)).toEqual({
+      ok: true,
+    });
     const meta = validateRequestMeta(body.params);
     expect(meta.ok).toBe(false);
     if (!meta.ok) {
@@ -103,20 +181,29 @@ describe('routing headers (R23)', () => {
 
   it('leaves a missing body version to R2 (-32602) instead of calling it a header mismatch', () => {
     const body = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} };
-    expect(check({ 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'tools/list' }, body)).toEqual({ ok: true });
+    expect(
+      check({ 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'tools/list' }, body),
+    ).toEqual({ ok: true });
     const meta = validateRequestMeta(body.params);
     expect(meta.ok ? 0 : meta.error.code).toBe(-32602);
   });
 
   it('leaves a tasks/get without a string taskId to params validation', () => {
     const body = { jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { _meta: taskMeta } };
-    expect(check({ 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'tasks/get' }, body)).toEqual({ ok: true });
+    expect(
+      check({ 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'tasks/get' }, body),
+    ).toEqual({ ok: true });
   });
 
   it('accepts a notification without routing headers but rejects disagreeing ones', () => {
     const note = { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } };
     expect(check({}, note)).toEqual({ ok: true });
-    expect(check({ 'Mcp-Method': 'notifications/cancelled', 'MCP-Protocol-Version': '2026-07-28' }, note)).toEqual({ ok: true });
+    expect(
+      check(
+        { 'Mcp-Method': 'notifications/cancelled', 'MCP-Protocol-Version': '2026-07-28' },
+        note,
+      ),
+    ).toEqual({ ok: true });
     expect(mismatchOf(check({ 'Mcp-Method': 'tools/list' }, note)).code).toBe(-32020);
   });
 });
