@@ -1,0 +1,198 @@
+import { jsonRpcError, ErrorCode, type Implementation, type RequestId } from '@mcp-tasks/protocol';
+import type { Db, TaskService } from '@mcp-tasks/store';
+import type { ToolCatalogue } from '@mcp-tasks/tools';
+import { Hono } from 'hono';
+import type { Logger } from 'pino';
+import type { Authenticator } from './auth/index.js';
+import type { GatewayConfig } from './env.js';
+import { HttpProtocolError, mapError } from './errors.js';
+import { requestIdFrom } from './http/request-id.js';
+import type { McpServices } from './mcp/context.js';
+import { methodLabel } from './mcp/dispatch.js';
+import { handleMcpPost } from './mcp/endpoint.js';
+import { createPollRateLimiter } from './mcp/poll-rate-limit.js';
+import { createMetrics, type GatewayMetrics } from './metrics.js';
+import { createRequestStateCodec } from './mrtr/request-state.js';
+import type { TaskChangeFeed } from './task-feed.js';
+
+export const SERVER_INFO: Implementation = { name: 'mcp-tasks-gateway', version: '0.1.0' };
+
+/** The configuration the app itself uses (main owns ports, URLs and pools). */
+export type GatewayAppConfig = Pick<
+  GatewayConfig,
+  | 'requestStateSecret'
+  | 'requestStateTtlMs'
+  | 'maxBodyBytes'
+  | 'pollRateLimit'
+  | 'requestTimeoutMs'
+  | 'allowedOrigins'
+  | 'taskTtlMs'
+  | 'taskPollIntervalMs'
+  | 'sseKeepAliveMs'
+>;
+
+export interface GatewayOptions {
+  taskService: TaskService;
+  /** The primary database. */
+  db: Db;
+  /** Where tasks/get reads; defaults to `db`. */
+  readDb?: Db;
+  /** Only readiness is asked of the queue here; the task service enqueues. */
+  queue: { ping(): Promise<void> };
+  catalogue: ToolCatalogue;
+  auth: Authenticator;
+  changes: TaskChangeFeed;
+  logger: Logger;
+  config: GatewayAppConfig;
+  metrics?: GatewayMetrics;
+  /** Abort to drain: new /mcp requests get 503, /readyz fails, listen streams end gracefully. */
+  shutdownSignal?: AbortSignal;
+  serverInfo?: Implementation;
+  /** Cache hint of server/discover and tools/list (ms). */
+  listTtlMs?: number;
+}
+
+export interface GatewayEnv {
+  Variables: {
+    requestId: string;
+    log: Logger;
+    rpcId: RequestId;
+    rpcMethod: string;
+    rpcCode: string;
+  };
+}
+
+async function probe(
+  name: string,
+  check: () => Promise<unknown>,
+  timeoutMs: number,
+): Promise<[string, string]> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      check(),
+      new Promise(
+        (_, reject) => (timer = setTimeout(() => reject(new Error('timed out')), timeoutMs)),
+      ),
+    ]);
+    return [name, 'ok'];
+  } catch (error) {
+    return [name, error instanceof Error ? error.message : 'failed'];
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const pingDb = (db: Db) => () => db.selectNoFrom((eb) => eb.val(1).as('one')).execute();
+
+export function createGateway(options: GatewayOptions): Hono<GatewayEnv> {
+  const { config, logger } = options;
+  const metrics = options.metrics ?? createMetrics();
+  const shutdownSignal = options.shutdownSignal ?? new AbortController().signal;
+  const readDb = options.readDb ?? options.db;
+  const services: McpServices = {
+    taskService: options.taskService,
+    db: options.db,
+    readDb,
+    catalogue: options.catalogue,
+    requestState: createRequestStateCodec({
+      secret: config.requestStateSecret,
+      ttlMs: config.requestStateTtlMs,
+    }),
+    changes: options.changes,
+    metrics,
+    serverInfo: options.serverInfo ?? SERVER_INFO,
+    pollLimiter: config.pollRateLimit ? createPollRateLimiter() : undefined,
+    shutdownSignal,
+    settings: {
+      taskTtlMs: config.taskTtlMs,
+      taskPollIntervalMs: config.taskPollIntervalMs,
+      sseKeepAliveMs: config.sseKeepAliveMs,
+      listTtlMs: options.listTtlMs ?? 300_000,
+    },
+  };
+
+  const app = new Hono<GatewayEnv>();
+
+  app.use('*', async (c, next) => {
+    const requestId = requestIdFrom(c.req.header('x-request-id') ?? null);
+    c.set('requestId', requestId);
+    c.set('log', logger.child({ requestId }));
+    await next();
+    c.header('X-Request-Id', requestId);
+  });
+
+  app.get('/healthz', (c) => c.json({ status: 'ok' }));
+
+  app.get('/readyz', async (c) => {
+    if (shutdownSignal.aborted) return c.json({ status: 'draining' }, 503);
+    const checks = await Promise.all([
+      probe('postgres', pingDb(options.db), 2000),
+      ...(readDb !== options.db ? [probe('postgres_read', pingDb(readDb), 2000)] : []),
+      probe('redis', () => options.queue.ping(), 2000),
+    ]);
+    const ready = checks.every(([, outcome]) => outcome === 'ok');
+    return c.json(
+      { status: ready ? 'ready' : 'not_ready', checks: Object.fromEntries(checks) },
+      ready ? 200 : 503,
+    );
+  });
+
+  app.get('/metrics', async (c) => {
+    c.header('Content-Type', metrics.registry.contentType);
+    return c.body(await metrics.registry.metrics());
+  });
+
+  app.post('/mcp', async (c, next) => {
+    const stopTimer = metrics.duration.startTimer();
+    await next();
+    const method = methodLabel(c.get('rpcMethod'));
+    stopTimer({ method });
+    metrics.requests.inc({
+      method,
+      code: c.get('rpcCode') ?? 'none',
+      status: String(c.res.status),
+    });
+  });
+  app.post('/mcp', (c) =>
+    handleMcpPost(c, {
+      auth: options.auth,
+      services,
+      maxBodyBytes: config.maxBodyBytes,
+      requestTimeoutMs: config.requestTimeoutMs,
+      allowedOrigins: config.allowedOrigins,
+    }),
+  );
+  // R22: there is no GET stream and no session to DELETE.
+  app.all('/mcp', () => {
+    throw new HttpProtocolError(
+      405,
+      ErrorCode.InvalidRequest,
+      'Method Not Allowed: use POST /mcp',
+      undefined,
+      {
+        Allow: 'POST',
+      },
+    );
+  });
+
+  app.notFound((c) => c.json({ error: 'not found' }, 404));
+
+  app.onError((error, c) => {
+    const mapped = mapError(error);
+    const log = c.get('log') ?? logger;
+    const code = mapped.error.code;
+    c.set('rpcCode', String(code));
+    if (mapped.unexpected)
+      log.error({ err: error, method: c.get('rpcMethod') }, 'unexpected error');
+    else
+      log.info({ code, status: mapped.status, method: c.get('rpcMethod') }, mapped.error.message);
+    const id = c.get('rpcId') ?? null;
+    const response = c.json(jsonRpcError(id, mapped.error), mapped.status as 400);
+    for (const [name, value] of Object.entries(mapped.headers)) response.headers.set(name, value);
+    response.headers.set('X-Request-Id', c.get('requestId') ?? '');
+    return response;
+  });
+
+  return app;
+}

@@ -1,0 +1,57 @@
+import { createRemoteJWKSet, jwtVerify, type JWTVerifyOptions } from 'jose';
+import { bearerToken, unauthorized, type Authenticator } from './authenticator.js';
+
+export interface JwtAuthOptions {
+  /** HS256 shared secret; exclusive with jwksUrl. */
+  secret?: string | undefined;
+  jwksUrl?: string | undefined;
+  tenantClaim: string;
+  issuer?: string | undefined;
+  audience?: string | undefined;
+}
+
+/**
+ * MCP_AUTH=jwt: the principal is `sub`, the tenant a configurable string claim. The algorithm
+ * list is pinned per key kind so a token cannot pick a weaker one (alg confusion).
+ */
+export function createJwtAuthenticator(options: JwtAuthOptions): Authenticator {
+  const verifyOptions: JWTVerifyOptions = {};
+  if (options.issuer !== undefined) verifyOptions.issuer = options.issuer;
+  if (options.audience !== undefined) verifyOptions.audience = options.audience;
+  let verify: (token: string) => ReturnType<typeof jwtVerify>;
+  if (options.secret !== undefined) {
+    const key = new TextEncoder().encode(options.secret);
+    verify = (token) => jwtVerify(token, key, { ...verifyOptions, algorithms: ['HS256'] });
+  } else if (options.jwksUrl !== undefined) {
+    const jwks = createRemoteJWKSet(new URL(options.jwksUrl));
+    verify = (token) =>
+      jwtVerify(token, jwks, {
+        ...verifyOptions,
+        algorithms: ['RS256', 'PS256', 'ES256', 'EdDSA'],
+      });
+  } else {
+    throw new Error('jwt authentication needs a secret or a JWKS URL');
+  }
+  return {
+    async authenticate(authorization) {
+      const token = bearerToken(authorization);
+      if (token === undefined) throw unauthorized('missing');
+      let payload: Awaited<ReturnType<typeof jwtVerify>>['payload'];
+      try {
+        ({ payload } = await verify(token));
+      } catch {
+        throw unauthorized('invalid');
+      }
+      const tenant = payload[options.tenantClaim];
+      if (
+        typeof payload.sub !== 'string' ||
+        payload.sub === '' ||
+        typeof tenant !== 'string' ||
+        tenant === ''
+      ) {
+        throw unauthorized('invalid');
+      }
+      return { tenant, principal: payload.sub };
+    },
+  };
+}

@@ -1,0 +1,228 @@
+import { z } from 'zod';
+
+/**
+ * The gateway's whole configuration, parsed once from the environment. Nothing else in the app
+ * reads `process.env`; `createGateway` takes this object, so tests build it directly.
+ */
+export interface GatewayConfig {
+  databaseUrl: string;
+  databaseReadUrl: string | undefined;
+  redisUrl: string;
+  redisPrefix: string | undefined;
+  port: number;
+  host: string;
+  auth: AuthConfig;
+  requestStateSecret: string;
+  /** True when the dev default secret is in use (only allowed with MCP_AUTH=none). */
+  requestStateSecretIsDevDefault: boolean;
+  requestStateTtlMs: number;
+  toolPacks: string[] | undefined;
+  maxBodyBytes: number;
+  pollRateLimit: boolean;
+  requestTimeoutMs: number;
+  /** Exact origins allowed; `undefined` = no Origin header or a loopback origin only; `'*'` = any. */
+  allowedOrigins: string[] | '*' | undefined;
+  taskTtlMs: number;
+  taskPollIntervalMs: number;
+  visibilityTimeoutMs: number;
+  sseKeepAliveMs: number;
+  shutdownGraceMs: number;
+  migrateOnStart: boolean;
+  logLevel: string;
+}
+
+export type AuthConfig =
+  | { mode: 'none' }
+  | { mode: 'tokens'; tokens: TokenEntry[] }
+  | {
+      mode: 'jwt';
+      secret: string | undefined;
+      jwksUrl: string | undefined;
+      tenantClaim: string;
+      issuer: string | undefined;
+      audience: string | undefined;
+    };
+
+export interface TokenEntry {
+  token: string;
+  tenant: string;
+  principal: string;
+}
+
+/** Used only with MCP_AUTH=none, where there is no identity worth protecting; main logs a warning. */
+export const DEV_REQUEST_STATE_SECRET = 'mcp-tasks-dev-request-state-secret-not-for-production';
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+const optionalText = z.string().min(1).optional();
+const url = z.string().refine((value) => URL.canParse(value), 'must be a URL');
+
+const EnvSchema = z.object({
+  DATABASE_URL: url,
+  DATABASE_READ_URL: url.optional(),
+  REDIS_URL: url,
+  REDIS_PREFIX: optionalText,
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  MCP_AUTH: z.enum(['tokens', 'jwt', 'none'], {
+    error: 'is required: one of tokens, jwt, none (none must be chosen explicitly)',
+  }),
+  MCP_TOKENS: optionalText,
+  MCP_JWT_SECRET: optionalText,
+  MCP_JWKS_URL: url.optional(),
+  MCP_JWT_TENANT_CLAIM: z.string().min(1).default('tenant'),
+  MCP_JWT_ISSUER: optionalText,
+  MCP_JWT_AUDIENCE: optionalText,
+  REQUEST_STATE_SECRET: optionalText,
+  MCP_REQUEST_STATE_TTL_MS: positiveInt(600_000),
+  MCP_TOOL_PACKS: optionalText,
+  MCP_MAX_BODY_BYTES: positiveInt(1024 * 1024),
+  MCP_POLL_RATE_LIMIT: z.enum(['on', 'off']).default('off'),
+  MCP_REQUEST_TIMEOUT_MS: positiveInt(30_000),
+  MCP_ALLOWED_ORIGINS: optionalText,
+  TASK_TTL_MS: positiveInt(3_600_000),
+  TASK_POLL_INTERVAL_MS: positiveInt(1000),
+  MCP_VISIBILITY_TIMEOUT_MS: positiveInt(5000),
+  MCP_SSE_KEEPALIVE_MS: positiveInt(15_000),
+  MCP_SHUTDOWN_GRACE_MS: positiveInt(10_000),
+  MCP_MIGRATE_ON_START: z.enum(['true', 'false']).default('false'),
+  LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
+});
+
+type Env = z.infer<typeof EnvSchema>;
+
+export type EnvResult = { ok: true; config: GatewayConfig } | { ok: false; problems: string[] };
+
+function splitList(value: string | undefined): string[] | undefined {
+  if (value === undefined) return undefined;
+  return value
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part.length > 0);
+}
+
+/** `token:tenant:principal,...`; the token itself may not contain `:` or `,`. */
+export function parseTokenList(value: string): { tokens: TokenEntry[]; problems: string[] } {
+  const tokens: TokenEntry[] = [];
+  const problems: string[] = [];
+  for (const [index, entry] of (splitList(value) ?? []).entries()) {
+    const parts = entry.split(':');
+    const [token, tenant, principal] = parts;
+    if (parts.length !== 3 || !token || !tenant || !principal) {
+      problems.push(`MCP_TOKENS: entry ${index + 1} must be token:tenant:principal`);
+      continue;
+    }
+    if (token.length < 16)
+      problems.push(`MCP_TOKENS: entry ${index + 1} token is shorter than 16 characters`);
+    tokens.push({ token, tenant, principal });
+  }
+  if (tokens.length === 0 && problems.length === 0) problems.push('MCP_TOKENS: no token entries');
+  return { tokens, problems };
+}
+
+function buildAuth(env: Env, problems: string[]): AuthConfig {
+  switch (env.MCP_AUTH) {
+    case 'none':
+      return { mode: 'none' };
+    case 'tokens': {
+      if (env.MCP_TOKENS === undefined) {
+        problems.push('MCP_TOKENS: required when MCP_AUTH=tokens');
+        return { mode: 'tokens', tokens: [] };
+      }
+      const parsed = parseTokenList(env.MCP_TOKENS);
+      problems.push(...parsed.problems);
+      return { mode: 'tokens', tokens: parsed.tokens };
+    }
+    case 'jwt':
+      if ((env.MCP_JWT_SECRET === undefined) === (env.MCP_JWKS_URL === undefined)) {
+        problems.push('MCP_JWT_SECRET / MCP_JWKS_URL: exactly one is required when MCP_AUTH=jwt');
+      }
+      if (env.MCP_JWT_SECRET !== undefined && env.MCP_JWT_SECRET.length < 32) {
+        problems.push('MCP_JWT_SECRET: must be at least 32 characters');
+      }
+      return {
+        mode: 'jwt',
+        secret: env.MCP_JWT_SECRET,
+        jwksUrl: env.MCP_JWKS_URL,
+        tenantClaim: env.MCP_JWT_TENANT_CLAIM,
+        issuer: env.MCP_JWT_ISSUER,
+        audience: env.MCP_JWT_AUDIENCE,
+      };
+  }
+}
+
+/** Parses the environment, collecting every problem instead of stopping at the first. */
+export function parseEnv(source: Record<string, string | undefined>): EnvResult {
+  // An empty variable means "unset": shells and manifests often export KEY= for optional values.
+  const cleaned = Object.fromEntries(
+    Object.entries(source).filter(([, value]) => value !== undefined && value.trim() !== ''),
+  );
+  const parsed = EnvSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    return {
+      ok: false,
+      problems: parsed.error.issues.map(
+        (issue) => `${issue.path.join('.') || 'env'}: ${issue.message}`,
+      ),
+    };
+  }
+  const env = parsed.data;
+  const problems: string[] = [];
+  const auth = buildAuth(env, problems);
+
+  let requestStateSecret = env.REQUEST_STATE_SECRET;
+  let requestStateSecretIsDevDefault = false;
+  if (requestStateSecret === undefined) {
+    if (env.MCP_AUTH === 'none') {
+      requestStateSecret = DEV_REQUEST_STATE_SECRET;
+      requestStateSecretIsDevDefault = true;
+    } else {
+      problems.push('REQUEST_STATE_SECRET: required (at least 32 characters) unless MCP_AUTH=none');
+    }
+  } else if (requestStateSecret.length < 32) {
+    problems.push('REQUEST_STATE_SECRET: must be at least 32 characters');
+  }
+
+  const origins = splitList(env.MCP_ALLOWED_ORIGINS);
+  let allowedOrigins: GatewayConfig['allowedOrigins'];
+  if (origins === undefined) allowedOrigins = undefined;
+  else if (origins.includes('*')) allowedOrigins = '*';
+  else {
+    allowedOrigins = [];
+    for (const origin of origins) {
+      if (!URL.canParse(origin) || new URL(origin).origin !== origin) {
+        problems.push(`MCP_ALLOWED_ORIGINS: "${origin}" is not an origin (scheme://host[:port])`);
+      } else allowedOrigins.push(origin);
+    }
+  }
+
+  if (problems.length > 0) return { ok: false, problems };
+  return {
+    ok: true,
+    config: {
+      databaseUrl: env.DATABASE_URL,
+      databaseReadUrl: env.DATABASE_READ_URL,
+      redisUrl: env.REDIS_URL,
+      redisPrefix: env.REDIS_PREFIX,
+      port: env.PORT,
+      host: env.HOST,
+      auth,
+      requestStateSecret: requestStateSecret ?? '',
+      requestStateSecretIsDevDefault,
+      requestStateTtlMs: env.MCP_REQUEST_STATE_TTL_MS,
+      toolPacks: splitList(env.MCP_TOOL_PACKS),
+      maxBodyBytes: env.MCP_MAX_BODY_BYTES,
+      pollRateLimit: env.MCP_POLL_RATE_LIMIT === 'on',
+      requestTimeoutMs: env.MCP_REQUEST_TIMEOUT_MS,
+      allowedOrigins,
+      taskTtlMs: env.TASK_TTL_MS,
+      taskPollIntervalMs: env.TASK_POLL_INTERVAL_MS,
+      visibilityTimeoutMs: env.MCP_VISIBILITY_TIMEOUT_MS,
+      sseKeepAliveMs: env.MCP_SSE_KEEPALIVE_MS,
+      shutdownGraceMs: env.MCP_SHUTDOWN_GRACE_MS,
+      migrateOnStart: env.MCP_MIGRATE_ON_START === 'true',
+      logLevel: env.LOG_LEVEL,
+    },
+  };
+}

@@ -1,0 +1,146 @@
+import type { Server } from 'node:http';
+import { serve } from '@hono/node-server';
+import { createTaskQueue } from '@mcp-tasks/queue';
+import {
+  assertSchemaCompatible,
+  createDb,
+  createTaskService,
+  migrateToLatest,
+  type Db,
+} from '@mcp-tasks/store';
+import { TOOL_PACKS, createToolCatalogue, type ToolCatalogue } from '@mcp-tasks/tools';
+import { pino } from 'pino';
+import { createGateway } from './app.js';
+import { createAuthenticator } from './auth/index.js';
+import { parseEnv } from './env.js';
+import { createMetrics } from './metrics.js';
+import { createTaskChangeFeed } from './task-feed.js';
+
+/** Wiring only: env → dependencies → app → node server, and the way back out on SIGTERM. */
+async function main(): Promise<void> {
+  const parsed = parseEnv(process.env);
+  if (!parsed.ok) {
+    process.stderr.write(
+      `gateway: invalid configuration:\n${parsed.problems.map((problem) => `  - ${problem}`).join('\n')}\n`,
+    );
+    process.exit(1);
+  }
+  const config = parsed.config;
+  const logger = pino({ level: config.logLevel, base: { service: 'gateway', pid: process.pid } });
+  if (config.requestStateSecretIsDevDefault) {
+    logger.warn(
+      'REQUEST_STATE_SECRET is unset: using the built-in development secret (allowed only with MCP_AUTH=none)',
+    );
+  }
+  if (config.auth.mode === 'none') {
+    logger.warn('MCP_AUTH=none: every caller is tenant "default", principal "anonymous"');
+  }
+
+  let catalogue: ToolCatalogue;
+  try {
+    catalogue = createToolCatalogue({ packs: config.toolPacks ?? [...TOOL_PACKS] });
+  } catch (error) {
+    process.stderr.write(
+      `gateway: invalid configuration:\n  - MCP_TOOL_PACKS: ${(error as Error).message}\n`,
+    );
+    process.exit(1);
+  }
+
+  const db = createDb({
+    connectionString: config.databaseUrl,
+    applicationName: 'mcp-tasks-gateway',
+  });
+  const readDb: Db | undefined =
+    config.databaseReadUrl === undefined
+      ? undefined
+      : createDb({
+          connectionString: config.databaseReadUrl,
+          applicationName: 'mcp-tasks-gateway-read',
+        });
+  const closeDbs = async (): Promise<void> => {
+    await Promise.allSettled([db.destroy(), readDb?.destroy()]);
+  };
+  try {
+    if (config.migrateOnStart) {
+      const { applied } = await migrateToLatest(db);
+      logger.info({ applied }, 'migrations applied (MCP_MIGRATE_ON_START=true)');
+    }
+    // Refuse to serve a schema this build does not understand (a newer release migrated it).
+    await assertSchemaCompatible(db);
+  } catch (error) {
+    logger.fatal({ err: error }, 'database schema check failed');
+    await closeDbs();
+    process.exit(1);
+  }
+
+  const queue = createTaskQueue({ redisUrl: config.redisUrl, prefix: config.redisPrefix });
+  const taskService = createTaskService({
+    db,
+    readDb,
+    visibilityTimeoutMs: config.visibilityTimeoutMs,
+    dispatcher: queue,
+    onDispatchError: (taskId, error) =>
+      logger.warn(
+        { err: error, taskId },
+        'enqueue failed after commit; the sweeper will dispatch the task',
+      ),
+  });
+  const changes = await createTaskChangeFeed({ connectionString: config.databaseUrl, logger });
+  const shutdown = new AbortController();
+  const app = createGateway({
+    taskService,
+    db,
+    readDb,
+    queue,
+    catalogue,
+    auth: createAuthenticator(config.auth),
+    changes,
+    logger,
+    config,
+    metrics: createMetrics({ collectDefaults: true }),
+    shutdownSignal: shutdown.signal,
+  });
+
+  const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) =>
+    logger.info(
+      { host: info.address, port: info.port, auth: config.auth.mode },
+      'gateway listening',
+    ),
+  ) as Server;
+
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down: draining requests and ending listen streams');
+    // Streams first: they would otherwise hold server.close() open until the grace runs out.
+    shutdown.abort();
+    const force = setTimeout(() => {
+      logger.warn(
+        { graceMs: config.shutdownGraceMs },
+        'grace period over; closing remaining connections',
+      );
+      server.closeAllConnections();
+    }, config.shutdownGraceMs);
+    force.unref();
+    server.close(() => {
+      clearTimeout(force);
+      void Promise.allSettled([changes.close(), queue.close()])
+        .then(closeDbs)
+        .then(() => {
+          logger.info('gateway stopped');
+          process.exit(0);
+        });
+    });
+    server.closeIdleConnections();
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(
+    `gateway: failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
+  process.exit(1);
+});

@@ -1,0 +1,57 @@
+import type { Implementation, RequestId, RequestMeta } from '@mcp-tasks/protocol';
+import type { Db, TaskService } from '@mcp-tasks/store';
+import type { ToolCatalogue } from '@mcp-tasks/tools';
+import type { Logger } from 'pino';
+import type { Identity } from '../auth/index.js';
+import type { GatewayMetrics } from '../metrics.js';
+import type { RequestStateCodec } from '../mrtr/request-state.js';
+import type { TaskChangeFeed } from '../task-feed.js';
+import type { PollRateLimiter } from './poll-rate-limit.js';
+
+/** What the method handlers need, built once per gateway. */
+export interface McpServices {
+  taskService: TaskService;
+  /** The primary: listen snapshots read here, right after the change they were told about. */
+  db: Db;
+  /** tasks/get reads here (a replica when configured; creation waits until it has the row). */
+  readDb: Db;
+  catalogue: ToolCatalogue;
+  requestState: RequestStateCodec;
+  changes: TaskChangeFeed;
+  metrics: GatewayMetrics;
+  serverInfo: Implementation;
+  pollLimiter: PollRateLimiter | undefined;
+  /** Aborted when the process starts shutting down: listen streams end gracefully. */
+  shutdownSignal: AbortSignal;
+  settings: {
+    taskTtlMs: number;
+    taskPollIntervalMs: number;
+    sseKeepAliveMs: number;
+    /** Cache hint for server/discover and tools/list. */
+    listTtlMs: number;
+  };
+}
+
+/** One validated request: the envelope, its `_meta` and the caller, all decided before dispatch. */
+export interface RequestContext {
+  id: RequestId;
+  method: string;
+  params: Record<string, unknown>;
+  meta: RequestMeta;
+  /** This request declared extensions["io.modelcontextprotocol/tasks"] (R4). */
+  tasksDeclared: boolean;
+  identity: Identity;
+  log: Logger;
+  /** Aborted when the client goes away or the request times out. */
+  signal: AbortSignal;
+}
+
+export type HandlerOutcome =
+  { kind: 'result'; result: Record<string, unknown> } | { kind: 'stream'; response: Response };
+
+export type MethodHandler = (ctx: RequestContext, services: McpServices) => Promise<HandlerOutcome>;
+
+export const result = (value: Record<string, unknown>): HandlerOutcome => ({
+  kind: 'result',
+  result: value,
+});

@@ -1,0 +1,34 @@
+import { Method, REMOVED_METHODS, ErrorCode, ProtocolError } from '@mcp-tasks/protocol';
+import type { MethodHandler } from './context.js';
+import { serverDiscover } from './discover.js';
+import { subscriptionsListen } from './subscriptions.js';
+import { tasksCancel, tasksGet, tasksUpdate } from './tasks.js';
+import { toolsCall, toolsList } from './tools.js';
+
+/** Every method this server answers; anything else is -32601 (R5). */
+export const METHOD_HANDLERS: Readonly<Record<string, MethodHandler>> = {
+  [Method.ServerDiscover]: serverDiscover,
+  [Method.ToolsList]: toolsList,
+  [Method.ToolsCall]: toolsCall,
+  [Method.TasksGet]: tasksGet,
+  [Method.TasksUpdate]: tasksUpdate,
+  [Method.TasksCancel]: tasksCancel,
+  [Method.SubscriptionsListen]: subscriptionsListen,
+};
+
+export function handlerFor(method: string): MethodHandler {
+  const handler = Object.hasOwn(METHOD_HANDLERS, method) ? METHOD_HANDLERS[method] : undefined;
+  if (handler !== undefined) return handler;
+  throw new ProtocolError(
+    ErrorCode.MethodNotFound,
+    REMOVED_METHODS.includes(method)
+      ? `Method not found: ${method} was removed in MCP 2026-07-28 / the Tasks extension`
+      : `Method not found: ${method}`,
+  );
+}
+
+/** A bounded label set for metrics: unknown methods must not explode cardinality. */
+export function methodLabel(method: string | undefined): string {
+  if (method === undefined) return 'invalid';
+  return Object.hasOwn(METHOD_HANDLERS, method) ? method : 'unknown';
+}

@@ -1,0 +1,118 @@
+import {
+  ErrorCode,
+  TASK_METHODS,
+  checkRoutingHeaders,
+  declaresTasksExtension,
+  jsonRpcResult,
+  parseJsonRpcMessage,
+  requireTasksExtension,
+  validateRequestMeta,
+} from '@mcp-tasks/protocol';
+import type { Context } from 'hono';
+import type { Authenticator } from '../auth/index.js';
+import { HttpProtocolError } from '../errors.js';
+import { assertAcceptsJsonOrSse, assertJsonContentType } from '../http/content-negotiation.js';
+import { assertOriginAllowed } from '../http/origin.js';
+import { parseJsonBody, readBodyWithLimit } from '../http/read-body.js';
+import type { GatewayEnv } from '../app.js';
+import type { McpServices, RequestContext } from './context.js';
+import { handlerFor } from './dispatch.js';
+
+export interface EndpointOptions {
+  auth: Authenticator;
+  services: McpServices;
+  maxBodyBytes: number;
+  requestTimeoutMs: number;
+  allowedOrigins: readonly string[] | '*' | undefined;
+}
+
+function withTimeout<T>(work: Promise<T>, timeoutMs: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new HttpProtocolError(
+            504,
+            ErrorCode.InternalError,
+            `Request timed out after ${timeoutMs} ms`,
+          ),
+        ),
+      timeoutMs,
+    );
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * POST /mcp. The checks run in a fixed order, each answering exactly one way:
+ * origin (403) → media types (415/406) → credentials (401, before the body is read so an
+ * anonymous caller cannot make us buffer it) → body size (413) → JSON (-32700) → envelope
+ * (-32600) → notification (202) → method (-32601/404) → routing headers (-32020, R23, before
+ * _meta so a header/body version clash wins over an unsupported version) → _meta (-32602/-32022,
+ * R2–R3) → task capability (-32021, R4, before any task lookup) → the method's handler.
+ * Every failure is thrown; app.onError is the one place that turns it into a reply.
+ */
+export async function handleMcpPost(
+  c: Context<GatewayEnv>,
+  options: EndpointOptions,
+): Promise<Response> {
+  const { services } = options;
+  if (services.shutdownSignal.aborted) {
+    throw new HttpProtocolError(
+      503,
+      ErrorCode.InternalError,
+      'Server is shutting down; retry',
+      undefined,
+      {
+        Connection: 'close',
+        'Retry-After': '1',
+      },
+    );
+  }
+  const request = c.req.raw;
+  assertOriginAllowed(request.headers.get('origin'), options.allowedOrigins);
+  assertJsonContentType(request.headers.get('content-type'));
+  assertAcceptsJsonOrSse(request.headers.get('accept'));
+  const identity = await options.auth.authenticate(request.headers.get('authorization'));
+
+  const body = parseJsonBody(await readBodyWithLimit(request, options.maxBodyBytes));
+  const message = parseJsonRpcMessage(body);
+  c.set('rpcMethod', message.method);
+  if (message.kind === 'request') c.set('rpcId', message.id);
+
+  const headers = checkRoutingHeaders(request.headers, message);
+  if (message.kind === 'notification') {
+    if (!headers.ok) throw headers.error;
+    // R1 and R18: accepted and never answered; notifications/cancelled does not cancel tasks.
+    c.get('log').debug({ method: message.method }, 'notification accepted');
+    c.set('rpcCode', 'notification');
+    return new Response(null, { status: 202 });
+  }
+
+  const handler = handlerFor(message.method);
+  if (!headers.ok) throw headers.error;
+  const meta = validateRequestMeta(message.params);
+  if (!meta.ok) throw meta.error;
+  if (TASK_METHODS.includes(message.method)) {
+    const check = requireTasksExtension(meta.meta, message.method);
+    if (!check.ok) throw check.error;
+  }
+
+  const ctx: RequestContext = {
+    id: message.id,
+    method: message.method,
+    params: message.params ?? {},
+    meta: meta.meta,
+    tasksDeclared: declaresTasksExtension(meta.meta),
+    identity,
+    log: c
+      .get('log')
+      .child({ method: message.method, tenant: identity.tenant, principal: identity.principal }),
+    signal: request.signal,
+  };
+  const outcome = await withTimeout(handler(ctx, services), options.requestTimeoutMs);
+  c.set('rpcCode', 'ok');
+  if (outcome.kind === 'stream') return outcome.response;
+  return c.json(jsonRpcResult(message.id, outcome.result), 200);
+}

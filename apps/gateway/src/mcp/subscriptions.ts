@@ -1,0 +1,163 @@
+import {
+  ErrorCode,
+  ListenParamsSchema,
+  ProtocolError,
+  buildSubscriptionEnd,
+  buildSubscriptionsAcknowledged,
+  buildTaskStatusNotification,
+  jsonRpcResult,
+  listenRequiresTasksExtension,
+  parseParams,
+  requireTasksExtension,
+} from '@mcp-tasks/protocol';
+import { getTaskForPrincipal } from '@mcp-tasks/store';
+import {
+  buildTaskSnapshot,
+  isTerminalStatus,
+  isWellFormedTaskId,
+  type Task,
+} from '@mcp-tasks/tasks';
+import { createSseStream } from '../sse.js';
+import type { HandlerOutcome, MethodHandler } from './context.js';
+
+/** Bounds the per-stream fan-out (one query per subscribed task on every resync). */
+export const MAX_LISTEN_TASK_IDS = 100;
+
+/**
+ * subscriptions/listen (R21): the POST's response is an SSE stream. Order on the stream:
+ * the acknowledgement (only the caller's own tasks), then each task's current snapshot, then a
+ * snapshot after every committed change any worker or replica makes (Postgres LISTEN), and on
+ * a listener reconnect every snapshot again, since changes during the gap were not delivered.
+ * Only taskIds are honoured: this server has no list-changed or resource notifications to send.
+ * The stream ends with the graceful end message once every accepted task is terminal (nothing
+ * more can happen), or when the replica shuts down; the client closing it ends it silently.
+ */
+export const subscriptionsListen: MethodHandler = async (
+  ctx,
+  services,
+): Promise<HandlerOutcome> => {
+  const params = parseParams(ListenParamsSchema, ctx.params);
+  if (listenRequiresTasksExtension(params)) {
+    const check = requireTasksExtension(ctx.meta, 'subscriptions/listen with taskIds');
+    if (!check.ok) throw check.error;
+  }
+  const requested = [...new Set(params.notifications.taskIds ?? [])];
+  if (requested.length > MAX_LISTEN_TASK_IDS) {
+    throw new ProtocolError(
+      ErrorCode.InvalidParams,
+      `Too many taskIds: at most ${MAX_LISTEN_TASK_IDS} per subscriptions/listen`,
+    );
+  }
+  const { tenant, principal } = ctx.identity;
+  const subscriptionId = ctx.id;
+  const watching = new Set(requested.filter(isWellFormedTaskId));
+
+  // Subscribe before the first read so a change committed in between is not missed.
+  const changed = new Set<string>();
+  let resyncAll = false;
+  let wake: (() => void) | undefined;
+  const unsubscribe = services.changes.subscribe(
+    (taskId) => {
+      if (!watching.has(taskId)) return;
+      changed.add(taskId);
+      wake?.();
+    },
+    () => {
+      resyncAll = true;
+      wake?.();
+    },
+  );
+
+  const load = (taskId: string): Promise<Task | undefined> =>
+    getTaskForPrincipal(services.db, tenant, principal, taskId);
+  let initial: (Task | undefined)[];
+  try {
+    initial = await Promise.all([...watching].map(load));
+  } catch (error) {
+    unsubscribe();
+    throw error;
+  }
+  const accepted = initial.filter((task): task is Task => task !== undefined);
+  for (const id of [...watching]) if (!accepted.some((task) => task.id === id)) watching.delete(id);
+
+  const stream = createSseStream({ keepAliveMs: services.settings.sseKeepAliveMs });
+  services.metrics.openStreams.inc();
+  const lastSent = new Map<string, string>();
+  const terminal = new Set<string>();
+
+  const sendSnapshot = (task: Task): void => {
+    const message = buildTaskStatusNotification(
+      subscriptionId,
+      buildTaskSnapshot(task),
+      services.serverInfo,
+    );
+    const serialized = JSON.stringify(message);
+    if (lastSent.get(task.id) === serialized) return;
+    lastSent.set(task.id, serialized);
+    if (isTerminalStatus(task.status)) terminal.add(task.id);
+    stream.send(message);
+  };
+  const endGracefully = (): void => {
+    stream.send(
+      jsonRpcResult(subscriptionId, buildSubscriptionEnd(subscriptionId, services.serverInfo)),
+    );
+    stream.close();
+  };
+  const allSettled = (): boolean =>
+    params.notifications.taskIds !== undefined && terminal.size === watching.size;
+
+  const onShutdown = (): void => {
+    endGracefully();
+    wake?.();
+  };
+  const onClientGone = (): void => {
+    stream.close();
+    wake?.();
+  };
+  services.shutdownSignal.addEventListener('abort', onShutdown, { once: true });
+  ctx.signal.addEventListener('abort', onClientGone, { once: true });
+  stream.onClose(() => {
+    unsubscribe();
+    services.shutdownSignal.removeEventListener('abort', onShutdown);
+    ctx.signal.removeEventListener('abort', onClientGone);
+    services.metrics.openStreams.dec();
+    wake?.();
+  });
+
+  const honoured = { taskIds: accepted.map((task) => task.id) };
+  stream.send(buildSubscriptionsAcknowledged(subscriptionId, honoured));
+  for (const task of accepted) sendSnapshot(task);
+
+  // One loop per stream keeps its messages in commit order and its queries one at a time.
+  const pump = async (): Promise<void> => {
+    while (!stream.closed) {
+      if (allSettled()) {
+        endGracefully();
+        return;
+      }
+      if (changed.size === 0 && !resyncAll) {
+        await new Promise<void>((resolve) => (wake = resolve));
+        wake = undefined;
+        continue;
+      }
+      const ids = resyncAll ? [...watching] : [...changed];
+      resyncAll = false;
+      changed.clear();
+      for (const id of ids) {
+        if (stream.closed || terminal.has(id)) continue;
+        const task = await load(id);
+        if (task !== undefined && !stream.closed) sendSnapshot(task);
+      }
+    }
+  };
+  if (services.shutdownSignal.aborted) onShutdown();
+  pump().catch((error: unknown) => {
+    ctx.log.error({ err: error }, 'listen stream failed; closing it');
+    stream.close();
+  });
+  ctx.log.debug(
+    { accepted: honoured.taskIds.length, requested: requested.length },
+    'listen stream opened',
+  );
+  return { kind: 'stream', response: stream.response };
+};

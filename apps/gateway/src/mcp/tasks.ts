@@ -1,0 +1,69 @@
+import {
+  ErrorCode,
+  GetTaskParamsSchema,
+  CancelTaskParamsSchema,
+  ProtocolError,
+  UpdateTaskParamsSchema,
+  buildEmptyResult,
+  buildGetTaskResult,
+  parseParams,
+} from '@mcp-tasks/protocol';
+import { getTaskForPrincipal } from '@mcp-tasks/store';
+import { buildTaskSnapshot, isWellFormedTaskId, type InputResponses } from '@mcp-tasks/tasks';
+import { HttpProtocolError } from '../errors.js';
+import { result, type MethodHandler } from './context.js';
+
+/**
+ * R15: one error for unknown, malformed, expired, deleted and foreign ids, so a probe cannot
+ * tell "exists in another tenant" from "never existed".
+ */
+export function taskNotFound(): ProtocolError {
+  return new ProtocolError(ErrorCode.InvalidParams, 'Task not found or expired');
+}
+
+export const tasksGet: MethodHandler = async (ctx, services) => {
+  const { taskId } = parseParams(GetTaskParamsSchema, ctx.params);
+  if (!isWellFormedTaskId(taskId)) throw taskNotFound();
+  const { tenant, principal } = ctx.identity;
+  const task = await getTaskForPrincipal(services.readDb, tenant, principal, taskId);
+  if (task === undefined) throw taskNotFound();
+  if (services.pollLimiter !== undefined) {
+    const interval = task.pollIntervalMs ?? services.settings.taskPollIntervalMs;
+    const waitMs = services.pollLimiter.take(
+      `${tenant}\u0000${principal}\u0000${taskId}`,
+      interval,
+    );
+    if (waitMs > 0) {
+      throw new HttpProtocolError(
+        429,
+        ErrorCode.InvalidRequest,
+        `Polling faster than pollIntervalMs (${interval} ms); retry in ${waitMs} ms`,
+        { retryAfterMs: waitMs },
+        { 'Retry-After': String(Math.ceil(waitMs / 1000)) },
+      );
+    }
+  }
+  return result(buildGetTaskResult(buildTaskSnapshot(task), services.serverInfo));
+};
+
+/** R17: acknowledged only after the write is applied, so a tasks/get right after sees it. */
+export const tasksUpdate: MethodHandler = async (ctx, services) => {
+  const { taskId, inputResponses } = parseParams(UpdateTaskParamsSchema, ctx.params);
+  if (!isWellFormedTaskId(taskId)) throw taskNotFound();
+  const { found } = await services.taskService.submitInputResponses(
+    ctx.identity,
+    taskId,
+    inputResponses as InputResponses,
+  );
+  if (!found) throw taskNotFound();
+  return result(buildEmptyResult(services.serverInfo));
+};
+
+/** R18: records the intent; the same ack for a task that already ended. */
+export const tasksCancel: MethodHandler = async (ctx, services) => {
+  const { taskId } = parseParams(CancelTaskParamsSchema, ctx.params);
+  if (!isWellFormedTaskId(taskId)) throw taskNotFound();
+  const { found } = await services.taskService.cancel(ctx.identity, taskId);
+  if (!found) throw taskNotFound();
+  return result(buildEmptyResult(services.serverInfo));
+};

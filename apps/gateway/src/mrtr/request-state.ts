@@ -1,0 +1,107 @@
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+
+/**
+ * MRTR requestState (R13). The client holds it between rounds, so it is attacker-controlled: it
+ * is an HMAC-SHA256-signed envelope binding the round to who asked, for which call, with which
+ * arguments, until when. Nothing secret is inside (the payload is readable base64url JSON).
+ */
+export interface RequestStateBinding {
+  tenant: string;
+  principal: string;
+  method: string;
+  toolName: string;
+  argumentsDigest: string;
+}
+
+interface StatePayload {
+  v: 1;
+  ten: string;
+  sub: string;
+  m: string;
+  t: string;
+  a: string;
+  /** The input keys this round asked for. */
+  k: string[];
+  /** Expiry, epoch milliseconds. */
+  exp: number;
+}
+
+export type RequestStateVerification =
+  | { ok: true; inputKeys: string[] }
+  | { ok: false; reason: 'malformed' | 'bad_signature' | 'expired' | 'mismatch' };
+
+export interface RequestStateCodec {
+  issue(binding: RequestStateBinding, inputKeys: string[]): string;
+  verify(token: string, binding: RequestStateBinding): RequestStateVerification;
+}
+
+/** Canonical JSON (sorted keys) so the digest does not depend on the client's key order. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+export function digestArguments(args: unknown): string {
+  return createHash('sha256')
+    .update(canonicalJson(args ?? {}))
+    .digest('base64url');
+}
+
+export function createRequestStateCodec(options: {
+  secret: string;
+  ttlMs: number;
+  now?: () => number;
+}): RequestStateCodec {
+  const now = options.now ?? Date.now;
+  const sign = (body: string): Buffer => createHmac('sha256', options.secret).update(body).digest();
+  return {
+    issue(binding, inputKeys) {
+      const payload: StatePayload = {
+        v: 1,
+        ten: binding.tenant,
+        sub: binding.principal,
+        m: binding.method,
+        t: binding.toolName,
+        a: binding.argumentsDigest,
+        k: inputKeys,
+        exp: now() + options.ttlMs,
+      };
+      const body = Buffer.from(JSON.stringify(payload)).toString('base64url');
+      return `${body}.${sign(body).toString('base64url')}`;
+    },
+    verify(token, binding) {
+      const parts = token.split('.');
+      if (parts.length !== 2 || !parts[0] || !parts[1]) return { ok: false, reason: 'malformed' };
+      const [body, signature] = parts;
+      const expected = sign(body);
+      const presented = Buffer.from(signature, 'base64url');
+      if (presented.length !== expected.length || !timingSafeEqual(presented, expected)) {
+        return { ok: false, reason: 'bad_signature' };
+      }
+      let payload: StatePayload;
+      try {
+        payload = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as StatePayload;
+      } catch {
+        return { ok: false, reason: 'malformed' };
+      }
+      if (payload.v !== 1 || typeof payload.exp !== 'number' || !Array.isArray(payload.k)) {
+        return { ok: false, reason: 'malformed' };
+      }
+      if (payload.exp <= now()) return { ok: false, reason: 'expired' };
+      const matches =
+        payload.ten === binding.tenant &&
+        payload.sub === binding.principal &&
+        payload.m === binding.method &&
+        payload.t === binding.toolName &&
+        payload.a === binding.argumentsDigest;
+      if (!matches) return { ok: false, reason: 'mismatch' };
+      return { ok: true, inputKeys: payload.k };
+    },
+  };
+}
