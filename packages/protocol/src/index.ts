@@ -13,3 +13,4 @@ export * from './mrtr.js';
 export * from './tools.js';
 export * from './tasks.js';
 export * from './subscriptions.js';
+export * from './http-status.js';
