@@ -1,5 +1,5 @@
-import { Migrator, sql } from 'kysely';
-import type { Db } from './database.js';
+import { Migrator, sql, type Kysely } from 'kysely';
+import type { Database, Db } from './database.js';
 import { SchemaMissingError, SchemaTooNewError } from './errors.js';
 import { MIGRATIONS, migrationProvider } from './migrations/index.js';
 
@@ -18,11 +18,19 @@ export async function migrateToLatest(db: Db): Promise<{ applied: string[] }> {
       connection,
     );
     try {
+      // A newer build owns this schema: refuse instead of running anything against it.
+      const unknown = ((await appliedMigrations(connection)) ?? []).filter(
+        (name) => !(name in MIGRATIONS),
+      );
+      if (unknown.length > 0) throw new SchemaTooNewError(unknown);
       const migrator = new Migrator({ db: connection, provider: migrationProvider });
       const { error, results = [] } = await migrator.migrateToLatest();
       if (error !== undefined) {
         const failed = results.find((result) => result.status === 'Error');
-        throw new Error(`migration ${failed?.migrationName ?? '(setup)'} failed`, { cause: error });
+        const reason = error instanceof Error ? error.message : JSON.stringify(error);
+        throw new Error(`migration ${failed?.migrationName ?? '(setup)'} failed: ${reason}`, {
+          cause: error,
+        });
       }
       return { applied: results.filter((r) => r.status === 'Success').map((r) => r.migrationName) };
     } finally {
@@ -39,16 +47,23 @@ export async function migrateToLatest(db: Db): Promise<{ applied: string[] }> {
  */
 export async function assertSchemaCompatible(db: Db): Promise<void> {
   const known = Object.keys(MIGRATIONS).sort();
-  const table = await sql<{ exists: boolean }>`
-    SELECT to_regclass(${MIGRATION_TABLE}) IS NOT NULL AS exists
-  `.execute(db);
-  if (table.rows[0]?.exists !== true) throw new SchemaMissingError(known);
-  const applied = await sql<{ name: string }>`
-    SELECT name FROM ${sql.table(MIGRATION_TABLE)} ORDER BY name
-  `.execute(db);
-  const appliedNames = new Set(applied.rows.map((row) => row.name));
+  const applied = await appliedMigrations(db);
+  if (applied === undefined) throw new SchemaMissingError(known);
+  const appliedNames = new Set(applied);
   const unknown = [...appliedNames].filter((name) => !(name in MIGRATIONS));
   if (unknown.length > 0) throw new SchemaTooNewError(unknown);
   const pending = known.filter((name) => !appliedNames.has(name));
   if (pending.length > 0) throw new SchemaMissingError(pending);
+}
+
+/** Names recorded in the migration table, or undefined when there is no such table yet. */
+async function appliedMigrations(db: Kysely<Database>): Promise<string[] | undefined> {
+  const table = await sql<{ exists: boolean }>`
+    SELECT to_regclass(${MIGRATION_TABLE}) IS NOT NULL AS exists
+  `.execute(db);
+  if (table.rows[0]?.exists !== true) return undefined;
+  const rows = await sql<{ name: string }>`
+    SELECT name FROM ${sql.table(MIGRATION_TABLE)} ORDER BY name
+  `.execute(db);
+  return rows.rows.map((row) => row.name);
 }

@@ -1,0 +1,85 @@
+import { sql } from 'kysely';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, launchProcess, type TestDatabase } from '@mcp-tasks/testing';
+import { createDb, type Db } from './database.js';
+import { SchemaMissingError, SchemaTooNewError } from './errors.js';
+import { MIGRATION_TABLE, assertSchemaCompatible, migrateToLatest } from './migrate.js';
+import { MIGRATIONS } from './migrations/index.js';
+
+const cleanups: (() => Promise<void>)[] = [];
+afterAll(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup();
+});
+
+async function freshDatabase(label: string): Promise<{ database: TestDatabase; db: Db }> {
+  const database = await createTestDatabase(label);
+  const db = createDb({ connectionString: database.connectionString, max: 4 });
+  cleanups.push(async () => {
+    await db.destroy();
+    await database.drop();
+  });
+  return { database, db };
+}
+
+describe('migrations', () => {
+  it('applies every known migration once and is a no-op the second time', async () => {
+    const { db } = await freshDatabase('migrate_twice');
+    expect(await migrateToLatest(db)).toEqual({ applied: Object.keys(MIGRATIONS) });
+    expect(await migrateToLatest(db)).toEqual({ applied: [] });
+    await expect(assertSchemaCompatible(db)).resolves.toBeUndefined();
+  });
+
+  it('lets several migrators race on one empty database and applies each migration exactly once', async () => {
+    const { database } = await freshDatabase('migrate_race');
+    const migrators = Array.from({ length: 6 }, () =>
+      createDb({ connectionString: database.connectionString, max: 2 }),
+    );
+    try {
+      const results = await Promise.all(migrators.map((db) => migrateToLatest(db)));
+      expect(results.flatMap((r) => r.applied).sort()).toEqual(Object.keys(MIGRATIONS).sort());
+      const rows = await sql<{
+        name: string;
+      }>`SELECT name FROM ${sql.table(MIGRATION_TABLE)}`.execute(migrators[0]!);
+      expect(rows.rows.map((r) => r.name).sort()).toEqual(Object.keys(MIGRATIONS).sort());
+    } finally {
+      await Promise.all(migrators.map((db) => db.destroy()));
+    }
+  });
+
+  it('works through `pnpm db:migrate`, twice and as two processes at once', async () => {
+    const { database, db } = await freshDatabase('migrate_cli');
+    const run = () =>
+      launchProcess({
+        entry: 'packages/store/src/cli/migrate.ts',
+        env: { DATABASE_URL: database.connectionString },
+      });
+    const [first, second] = await Promise.all([run(), run()]);
+    expect(await first.exited).toBe(0);
+    expect(await second.exited).toBe(0);
+    const outputs = [first.output(), second.output()].sort();
+    expect(outputs).toEqual(['applied 0001_create_tasks\n', 'schema up to date\n']);
+    const again = await run();
+    expect(await again.exited).toBe(0);
+    expect(again.output()).toBe('schema up to date\n');
+    await expect(assertSchemaCompatible(db)).resolves.toBeUndefined();
+  });
+
+  it('refuses an unmigrated database', async () => {
+    const { db } = await freshDatabase('migrate_missing');
+    const error = await assertSchemaCompatible(db).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SchemaMissingError);
+    expect((error as SchemaMissingError).pendingMigrations).toEqual(Object.keys(MIGRATIONS));
+  });
+
+  it('refuses a database migrated by a newer build', async () => {
+    const { db } = await freshDatabase('migrate_too_new');
+    await migrateToLatest(db);
+    await sql`INSERT INTO ${sql.table(MIGRATION_TABLE)} (name, timestamp)
+              VALUES ('9999_from_the_future', now()::text)`.execute(db);
+    const error = await assertSchemaCompatible(db).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SchemaTooNewError);
+    expect((error as SchemaTooNewError).unknownMigrations).toEqual(['9999_from_the_future']);
+    // And a newer schema is never "migrated back": the migrator refuses instead of guessing.
+    await expect(migrateToLatest(db)).rejects.toBeInstanceOf(SchemaTooNewError);
+  });
+});

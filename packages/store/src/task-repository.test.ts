@@ -1,0 +1,274 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newTaskId } from '@mcp-tasks/tasks';
+import { alice, createStoreFixture, newTask, rawRow, type StoreFixture } from '../test/helpers.js';
+import type { Db } from './database.js';
+import { claimLease, requestInput } from './lease.js';
+import {
+  CANCELLED_BY_REQUEST,
+  createTask,
+  getTask,
+  getTaskForPrincipal,
+  recordInputResponses,
+  requestCancel,
+} from './task-repository.js';
+
+let fixture: StoreFixture;
+let db: Db;
+beforeAll(async () => {
+  fixture = await createStoreFixture('task_repository');
+  db = fixture.db;
+});
+afterAll(() => fixture.close());
+
+const mallory = { tenant: 'acme', principal: 'mallory' };
+const otherTenant = { tenant: 'globex', principal: 'alice' };
+
+/** A task parked in input_required with the given keys. */
+async function parkedTask(keys: string[]): Promise<string> {
+  const { task } = await createTask(db, newTask());
+  const claim = await claimLease(db, task.id, 'worker-1', 30_000);
+  const requests = Object.fromEntries(keys.map((key) => [key, { method: 'elicitation/create' }]));
+  await requestInput(db, claim!.fence, requests, { step: 1 }, 'waiting');
+  return task.id;
+}
+
+describe('createTask', () => {
+  it('stores a working task and returns it with the commit position', async () => {
+    const input = newTask({ statusMessage: 'queued', ttlMs: 3_000_000_000 });
+    const { task, commitLsn } = await createTask(db, input);
+    expect(commitLsn).toMatch(/^[0-9A-F]+\/[0-9A-F]+$/);
+    expect(task).toMatchObject({
+      id: input.id,
+      owner: alice,
+      operation: input.operation,
+      status: 'working',
+      statusMessage: 'queued',
+      ttlMs: 3_000_000_000,
+      pollIntervalMs: 500,
+      result: null,
+      error: null,
+      inputRequests: {},
+      issuedInputKeys: [],
+      inputResponses: {},
+      cancelRequestedAt: null,
+      checkpoint: null,
+      lease: null,
+      leaseEpoch: 0,
+      attempts: 0,
+    });
+    expect(task.lastUpdatedAt).toEqual(task.createdAt);
+    const row = await rawRow(db, input.id);
+    expect(row!.expires_at!.getTime()).toBe(task.createdAt.getTime() + 3_000_000_000);
+    expect(await getTask(db, input.id)).toEqual(task);
+  });
+
+  it('keeps a task without a ttl from ever expiring', async () => {
+    const { task } = await createTask(db, newTask({ ttlMs: null, pollIntervalMs: null }));
+    expect(task.ttlMs).toBeNull();
+    expect(task.pollIntervalMs).toBeNull();
+    expect((await rawRow(db, task.id))!.expires_at).toBeNull();
+  });
+
+  it('refuses a malformed id and a duplicate id', async () => {
+    await expect(createTask(db, newTask({ id: 'nope' }))).rejects.toBeInstanceOf(RangeError);
+    const input = newTask();
+    await createTask(db, input);
+    await expect(createTask(db, input)).rejects.toThrow(/duplicate key/);
+  });
+});
+
+describe('getTaskForPrincipal', () => {
+  it('finds a task only for its own tenant and principal', async () => {
+    const { task } = await createTask(db, newTask());
+    expect(await getTaskForPrincipal(db, 'acme', 'alice', task.id)).toEqual(task);
+    expect(await getTaskForPrincipal(db, 'acme', 'mallory', task.id)).toBeUndefined();
+    expect(await getTaskForPrincipal(db, 'globex', 'alice', task.id)).toBeUndefined();
+  });
+
+  it('answers a missing id and a malformed id exactly like a foreign one', async () => {
+    expect(await getTaskForPrincipal(db, 'acme', 'alice', newTaskId())).toBeUndefined();
+    expect(await getTaskForPrincipal(db, 'acme', 'alice', "tsk_' OR 1=1 --")).toBeUndefined();
+    expect(await getTask(db, 'x'.repeat(500))).toBeUndefined();
+  });
+});
+
+describe('recordInputResponses', () => {
+  it('records an answer to one of two keys and stays input_required', async () => {
+    const id = await parkedTask(['a', 'b']);
+    const outcome = await recordInputResponses(db, alice, id, { a: { action: 'accept' } });
+    expect(outcome).toEqual({ found: true, resumed: false });
+    const task = await getTask(db, id);
+    expect(task).toMatchObject({
+      status: 'input_required',
+      inputRequests: { b: { method: 'elicitation/create' } },
+      inputResponses: { a: { action: 'accept' } },
+      issuedInputKeys: ['a', 'b'],
+    });
+  });
+
+  it('resumes the task, unleased and not enqueued, when the last key is answered', async () => {
+    const id = await parkedTask(['a', 'b']);
+    await recordInputResponses(db, alice, id, { a: { action: 'accept' } });
+    const outcome = await recordInputResponses(db, alice, id, { b: { action: 'decline' } });
+    expect(outcome).toEqual({ found: true, resumed: true });
+    const task = await getTask(db, id);
+    expect(task).toMatchObject({
+      status: 'working',
+      inputRequests: {},
+      inputResponses: { a: { action: 'accept' }, b: { action: 'decline' } },
+      lease: null,
+      checkpoint: { step: 1 },
+    });
+    expect((await rawRow(db, id))!.enqueued_at).toBeNull();
+    // The resumed task is claimable again.
+    expect(await claimLease(db, id, 'worker-2', 30_000)).not.toBeNull();
+  });
+
+  it('ignores answers to keys that are not outstanding, and changes nothing', async () => {
+    const id = await parkedTask(['a']);
+    const before = await rawRow(db, id);
+    const outcome = await recordInputResponses(db, alice, id, { zzz: { action: 'accept' } });
+    expect(outcome).toEqual({ found: true, resumed: false });
+    expect(await rawRow(db, id)).toEqual(before);
+  });
+
+  it('ignores a late answer once the key was answered and the task resumed', async () => {
+    const id = await parkedTask(['a']);
+    expect(await recordInputResponses(db, alice, id, { a: { n: 1 } })).toEqual({
+      found: true,
+      resumed: true,
+    });
+    const before = await rawRow(db, id);
+    expect(await recordInputResponses(db, alice, id, { a: { n: 2 } })).toEqual({
+      found: true,
+      resumed: false,
+    });
+    expect(await rawRow(db, id)).toEqual(before);
+  });
+
+  it('treats a foreign task as missing and leaves it unchanged', async () => {
+    const id = await parkedTask(['a']);
+    const before = await rawRow(db, id);
+    for (const owner of [mallory, otherTenant]) {
+      expect(await recordInputResponses(db, owner, id, { a: { x: 1 } })).toEqual({
+        found: false,
+        resumed: false,
+      });
+    }
+    expect(await recordInputResponses(db, alice, 'bogus', { a: { x: 1 } })).toEqual({
+      found: false,
+      resumed: false,
+    });
+    expect(await rawRow(db, id)).toEqual(before);
+  });
+});
+
+describe('requestCancel', () => {
+  it('cancels a task waiting for input at once', async () => {
+    const id = await parkedTask(['a']);
+    expect(await requestCancel(db, alice, id)).toEqual({ found: true, cancelledDirectly: true });
+    const task = await getTask(db, id);
+    expect(task).toMatchObject({
+      status: 'cancelled',
+      statusMessage: CANCELLED_BY_REQUEST,
+      inputRequests: {},
+      lease: null,
+    });
+    expect(task!.cancelRequestedAt).toBeInstanceOf(Date);
+  });
+
+  it('cancels an unleased working task at once', async () => {
+    const { task } = await createTask(db, newTask());
+    expect(await requestCancel(db, alice, task.id)).toEqual({
+      found: true,
+      cancelledDirectly: true,
+    });
+    expect((await getTask(db, task.id))!.status).toBe('cancelled');
+    expect(await claimLease(db, task.id, 'worker-1', 30_000)).toBeNull();
+  });
+
+  it('cancels a working task whose lease expired at once', async () => {
+    const { task } = await createTask(db, newTask());
+    await claimLease(db, task.id, 'worker-1', 30_000);
+    await db
+      .updateTable('tasks')
+      .set({ lease_expires_at: new Date(Date.now() - 60_000) })
+      .where('id', '=', task.id)
+      .execute();
+    expect(await requestCancel(db, alice, task.id)).toEqual({
+      found: true,
+      cancelledDirectly: true,
+    });
+    expect(await getTask(db, task.id)).toMatchObject({ status: 'cancelled', lease: null });
+  });
+
+  it('only records the intent on a task a worker holds, once', async () => {
+    const { task } = await createTask(db, newTask());
+    await claimLease(db, task.id, 'worker-1', 30_000);
+    expect(await requestCancel(db, alice, task.id)).toEqual({
+      found: true,
+      cancelledDirectly: false,
+    });
+    const first = await getTask(db, task.id);
+    expect(first).toMatchObject({ status: 'working', lease: { owner: 'worker-1', epoch: 1 } });
+    expect(first!.cancelRequestedAt).toBeInstanceOf(Date);
+    expect(await requestCancel(db, alice, task.id)).toEqual({
+      found: true,
+      cancelledDirectly: false,
+    });
+    expect((await getTask(db, task.id))!.cancelRequestedAt).toEqual(first!.cancelRequestedAt);
+  });
+
+  it('records the intent on a terminal task without changing its status', async () => {
+    const { task } = await createTask(db, newTask());
+    await requestCancel(db, alice, task.id);
+    const cancelled = await rawRow(db, task.id);
+    expect(await requestCancel(db, alice, task.id)).toEqual({
+      found: true,
+      cancelledDirectly: false,
+    });
+    expect(await rawRow(db, task.id)).toEqual(cancelled);
+  });
+
+  it('treats a foreign or missing task as not found and leaves it unchanged', async () => {
+    const { task } = await createTask(db, newTask());
+    const before = await rawRow(db, task.id);
+    expect(await requestCancel(db, mallory, task.id)).toEqual({
+      found: false,
+      cancelledDirectly: false,
+    });
+    expect(await requestCancel(db, otherTenant, task.id)).toEqual({
+      found: false,
+      cancelledDirectly: false,
+    });
+    expect(await requestCancel(db, alice, newTaskId())).toEqual({
+      found: false,
+      cancelledDirectly: false,
+    });
+    expect(await rawRow(db, task.id)).toEqual(before);
+  });
+});
+
+describe('the schema itself', () => {
+  it('refuses any change to a terminal task, even by hand', async () => {
+    const { task } = await createTask(db, newTask());
+    await requestCancel(db, alice, task.id);
+    await expect(
+      db.updateTable('tasks').set({ status: 'working' }).where('id', '=', task.id).execute(),
+    ).rejects.toThrow(/can never change again/);
+    await expect(
+      db.updateTable('tasks').set({ status_message: 'x' }).where('id', '=', task.id).execute(),
+    ).rejects.toThrow(/can never change again/);
+  });
+
+  it('refuses a result on a task that is not completed', async () => {
+    const { task } = await createTask(db, newTask());
+    await expect(
+      db
+        .updateTable('tasks')
+        .set({ result: { content: [] } })
+        .where('id', '=', task.id)
+        .execute(),
+    ).rejects.toThrow(/tasks_result_iff_completed/);
+  });
+});
