@@ -14,3 +14,4 @@ export * from './tools.js';
 export * from './tasks.js';
 export * from './subscriptions.js';
 export * from './http-status.js';
+export * from './method-errors.js';

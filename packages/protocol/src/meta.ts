@@ -7,7 +7,7 @@ import {
 } from './constants.js';
 import { ErrorCode, ProtocolError } from './errors.js';
 import { describeType, isPlainObject } from './json.js';
-import type { ClientCapabilities } from './capabilities.js';
+import { ClientCapabilitiesSchema, type ClientCapabilities } from './capabilities.js';
 
 /** `{name, version}` identifying a client or server; never identity for authorization. */
 export const ImplementationSchema = z.looseObject({
@@ -90,7 +90,18 @@ export function validateRequestMeta(
         : `params._meta["${META_CLIENT_CAPABILITIES}"] must be an object ({} declares none), received ${describeType(capabilities)}`,
     );
   }
-  const meta: RequestMeta = { protocolVersion: version, clientCapabilities: capabilities, raw };
+  const parsedCapabilities = ClientCapabilitiesSchema.safeParse(capabilities);
+  if (!parsedCapabilities.success) {
+    const where = parsedCapabilities.error.issues
+      .map((i) => `${['clientCapabilities', ...i.path.map(String)].join('.')}: ${i.message}`)
+      .join('; ');
+    return invalidParams(`Malformed params._meta["${META_CLIENT_CAPABILITIES}"]: ${where}`);
+  }
+  const meta: RequestMeta = {
+    protocolVersion: version,
+    clientCapabilities: parsedCapabilities.data,
+    raw,
+  };
   const clientInfo = ImplementationSchema.safeParse(raw[META_CLIENT_INFO]);
   if (clientInfo.success) meta.clientInfo = clientInfo.data;
   return { ok: true, meta };
