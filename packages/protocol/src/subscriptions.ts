@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { META_SUBSCRIPTION_ID, Notification, TASKS_EXTENSION_ID } from './constants.js';
+import { META_SUBSCRIPTION_ID, Notification } from './constants.js';
 import {
   jsonRpcNotification,
   RequestIdSchema,
@@ -29,8 +29,6 @@ export type ListenParams = z.infer<typeof ListenParamsSchema>;
 export function listenRequiresTasksExtension(params: ListenParams): boolean {
   return params.notifications.taskIds !== undefined;
 }
-
-export const TASKS_LISTEN_EXTENSION = TASKS_EXTENSION_ID;
 
 export const SubscriptionMetaSchema = z.looseObject({ [META_SUBSCRIPTION_ID]: RequestIdSchema });
 
