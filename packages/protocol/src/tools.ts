@@ -12,19 +12,19 @@ export const ToolSchema = ToolV2Schema;
 export type Tool = z.infer<typeof ToolSchema>;
 export const ContentBlockSchema = ContentBlockV2Schema;
 
-export const ToolsListParamsSchema = z.looseObject({
+export const ListToolsParamsSchema = z.looseObject({
   cursor: z.string().optional(),
   _meta: MetaParam,
 });
 
-export const ToolsListResultSchema = z.looseObject({
+export const ListToolsResultSchema = z.looseObject({
   resultType: z.literal('complete'),
   tools: z.array(ToolSchema),
   nextCursor: z.string().optional(),
   ...CacheHintsShape,
   _meta: ResultMetaSchema.optional(),
 });
-export type ToolsListResult = z.infer<typeof ToolsListResultSchema>;
+export type ListToolsResult = z.infer<typeof ListToolsResultSchema>;
 
 /** What we advertise per tool; a plain shape so tools/list output is deterministic (R8). */
 export interface ToolDescriptor {
@@ -34,7 +34,7 @@ export interface ToolDescriptor {
   inputSchema: { type: 'object' } & Record<string, unknown>;
 }
 
-export function buildToolsListResult(
+export function buildListToolsResult(
   tools: readonly ToolDescriptor[],
   hints: CacheHints,
   serverInfo: Implementation,

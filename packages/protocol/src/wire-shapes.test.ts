@@ -6,10 +6,10 @@ import { buildDiscoverResult, DiscoverResultSchema } from './discover.js';
 import { buildEmptyResult, EmptyResultSchema, withServerInfo } from './results.js';
 import {
   buildCallToolResult,
-  buildToolsListResult,
+  buildListToolsResult,
   CallToolParamsSchema,
   CallToolResultSchema,
-  ToolsListResultSchema,
+  ListToolsResultSchema,
 } from './tools.js';
 import {
   buildCreateTaskResult,
@@ -221,12 +221,12 @@ describe('result builders (R6, R7, R10, R14, R17, R21)', () => {
   });
 
   it('builds tools/list and sync tools/call results', () => {
-    const list = buildToolsListResult(
+    const list = buildListToolsResult(
       [{ name: 'greet', inputSchema: { type: 'object' } }],
       { ttlMs: 60000, cacheScope: 'public' },
       serverInfo,
     );
-    expect(ToolsListResultSchema.safeParse(list).success).toBe(true);
+    expect(ListToolsResultSchema.safeParse(list).success).toBe(true);
     expect(list._meta).toStrictEqual({ [SI]: serverInfo });
     const call = buildCallToolResult(
       { content: [{ type: 'text', text: 'Hello, A!' }], isError: true },
