@@ -36,8 +36,7 @@ export type ExecutionMode = 'sync' | 'task' | 'task-optional';
 
 /** One MRTR round before a task exists (R13). */
 export type GatherOutcome<Args> =
-  | { kind: 'need_input'; inputRequests: InputRequests }
-  | { kind: 'ready'; arguments: Args };
+  { kind: 'need_input'; inputRequests: InputRequests } | { kind: 'ready'; arguments: Args };
 
 /** What one step of a task tool produced. The worker persists it before the next step. */
 export type StepOutcome =
@@ -76,7 +75,11 @@ export interface ToolDefinition<Args extends JsonObject = JsonObject> {
   /** For `task-optional`: whether these arguments warrant a task. */
   prefersTask?: (args: Args) => boolean;
   /** Optional MRTR rounds before a task is created or a sync result is produced. */
-  gatherInput?: (args: Args, inputResponses: InputResponses, call: CallContext) => GatherOutcome<Args>;
+  gatherInput?: (
+    args: Args,
+    inputResponses: InputResponses,
+    call: CallContext,
+  ) => GatherOutcome<Args>;
   /** Sync execution (mode `sync`, or `task-optional` when not a task). Throw ProtocolError to fail. */
   runSync?: (args: Args, call: CallContext) => Promise<ToolResult>;
   /** Task execution as steps. Required for `task` and `task-optional`. */

@@ -1,0 +1,22 @@
+export {
+  DEFAULT_QUEUE_PREFIX,
+  RUN_TASK_JOB_NAME,
+  RUN_TASK_REASONS,
+  RunTaskJobSchema,
+  TASK_QUEUE_NAME,
+  jobIdFor,
+  type RunTaskJob,
+  type RunTaskReason,
+} from './job-catalog.js';
+export {
+  createTaskQueue,
+  latestJobKey,
+  type EnqueueOptions,
+  type TaskQueue,
+  type TaskQueueOptions,
+} from './task-queue.js';
+export {
+  createTaskConsumer,
+  type TaskConsumer,
+  type TaskConsumerOptions,
+} from './task-consumer.js';

@@ -1,0 +1,114 @@
+import type { TaskDispatcher } from '@mcp-tasks/store';
+import { Queue } from 'bullmq';
+import { withDeadline } from './deadline.js';
+import {
+  DEFAULT_QUEUE_PREFIX,
+  RUN_TASK_JOB_NAME,
+  TASK_QUEUE_NAME,
+  jobIdFor,
+  type RunTaskJob,
+  type RunTaskReason,
+} from './job-catalog.js';
+import { asBullConnection, createProducerConnection } from './redis-connection.js';
+
+export interface EnqueueOptions {
+  /** Deliver no earlier than this many ms from now (a retry's backoff). */
+  delayMs?: number;
+}
+
+export interface TaskQueue extends TaskDispatcher {
+  /** Idempotent for `created` (the job id is the task id); see jobIdFor for the other reasons. */
+  enqueue(taskId: string, reason: RunTaskReason, options?: EnqueueOptions): Promise<void>;
+  /** A waiting, delayed or active-and-locked wake-up exists for the task (advisory: for the sweeper and ops). */
+  hasLiveJob(taskId: string): Promise<boolean>;
+  /** Throws if Redis is unreachable (for /readyz). */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface TaskQueueOptions {
+  redisUrl: string;
+  /** BullMQ key prefix; default DEFAULT_QUEUE_PREFIX. Producers and consumers must agree. */
+  prefix?: string;
+  /** Bound on one enqueue or ping; default 2000 ms. */
+  commandTimeoutMs?: number;
+}
+
+/** How long the "latest wake-up" pointer lives; longer than any sane queue backlog. */
+const LATEST_JOB_TTL_MS = 24 * 60 * 60 * 1_000;
+const LIVE_STATES = new Set(['waiting', 'delayed', 'prioritized', 'waiting-children']);
+
+export function latestJobKey(prefix: string, taskId: string): string {
+  return `${prefix}:${TASK_QUEUE_NAME}:mcp-latest:${taskId}`;
+}
+
+/**
+ * The producer side. Jobs are removed as soon as they finish, either way (removeOnComplete and
+ * removeOnFail): Postgres keeps the record, Redis only the wake-ups still to deliver.
+ */
+export function createTaskQueue(options: TaskQueueOptions): TaskQueue {
+  const prefix = options.prefix ?? DEFAULT_QUEUE_PREFIX;
+  const timeoutMs = options.commandTimeoutMs ?? 2_000;
+  const connection = createProducerConnection(options.redisUrl, timeoutMs);
+  // Errors surface through the rejected commands; the event only needs a listener so ioredis
+  // does not report "unhandled error event" while reconnecting.
+  connection.on('error', () => undefined);
+  const queue = new Queue<RunTaskJob, void, string>(TASK_QUEUE_NAME, {
+    connection: asBullConnection(connection),
+    prefix,
+    defaultJobOptions: { removeOnComplete: true, removeOnFail: true, attempts: 1 },
+  });
+  queue.on('error', () => undefined);
+
+  const isLive = async (jobId: string): Promise<boolean> => {
+    const state = await queue.getJobState(jobId);
+    if (LIVE_STATES.has(state)) return true;
+    // An active job whose worker died keeps its state until BullMQ's stalled check runs; only a
+    // held lock (renewed by a live worker) means someone is really on it.
+    if (state === 'active') return (await connection.exists(`${queue.toKey(jobId)}:lock`)) === 1;
+    return false;
+  };
+
+  return {
+    async enqueue(taskId, reason, enqueueOptions = {}) {
+      const jobId = jobIdFor(taskId, reason);
+      const add = async () => {
+        await queue.add(
+          RUN_TASK_JOB_NAME,
+          { taskId, reason },
+          { jobId, ...(enqueueOptions.delayMs ? { delay: enqueueOptions.delayMs } : {}) },
+        );
+        await connection.set(latestJobKey(prefix, taskId), jobId, 'PX', LATEST_JOB_TTL_MS);
+      };
+      await withDeadline(
+        add(),
+        timeoutMs,
+        `enqueue of task ${taskId} timed out after ${timeoutMs} ms`,
+      );
+    },
+    async hasLiveJob(taskId) {
+      const check = async () => {
+        const latest = await connection.get(latestJobKey(prefix, taskId));
+        const candidates = latest === null || latest === taskId ? [taskId] : [taskId, latest];
+        for (const jobId of candidates) if (await isLive(jobId)) return true;
+        return false;
+      };
+      return withDeadline(
+        check(),
+        timeoutMs,
+        `hasLiveJob(${taskId}) timed out after ${timeoutMs} ms`,
+      );
+    },
+    async ping() {
+      await withDeadline(
+        connection.ping(),
+        timeoutMs,
+        `Redis ping timed out after ${timeoutMs} ms`,
+      );
+    },
+    async close() {
+      await queue.close().catch(() => undefined);
+      connection.disconnect();
+    },
+  };
+}

@@ -1,0 +1,46 @@
+import { CONFORMANCE_TOOLS } from './conformance/index.js';
+import { REPORT_TOOLS } from './reports/index.js';
+import type { ToolDefinition } from './tool.js';
+
+export const TOOL_PACKS = ['reports', 'conformance'] as const;
+export type ToolPack = (typeof TOOL_PACKS)[number];
+
+const PACK_TOOLS: Record<ToolPack, readonly ToolDefinition[]> = {
+  reports: REPORT_TOOLS,
+  conformance: CONFORMANCE_TOOLS,
+};
+
+export interface ToolCatalogue {
+  /** Deterministic: sorted by name, the same on every replica with the same packs (R8). */
+  list(): ToolDefinition[];
+  get(name: string): ToolDefinition | undefined;
+}
+
+function isToolPack(name: string): name is ToolPack {
+  return (TOOL_PACKS as readonly string[]).includes(name);
+}
+
+/** The enabled packs' tools. An unknown pack name or a tool name in two packs throws at startup. */
+export function createToolCatalogue(options: { packs: readonly string[] }): ToolCatalogue {
+  const unknown = options.packs.filter((pack) => !isToolPack(pack));
+  if (unknown.length > 0) {
+    throw new Error(
+      `unknown tool pack(s) ${unknown.map((p) => JSON.stringify(p)).join(', ')}; valid packs: ${TOOL_PACKS.join(', ')}`,
+    );
+  }
+  const byName = new Map<string, ToolDefinition>();
+  for (const pack of new Set(options.packs as readonly ToolPack[])) {
+    for (const tool of PACK_TOOLS[pack]) {
+      if (byName.has(tool.name))
+        throw new Error(`tool ${tool.name} is defined by more than one pack`);
+      byName.set(tool.name, tool);
+    }
+  }
+  const sorted = [...byName.values()].sort((a, b) =>
+    a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+  );
+  return {
+    list: () => [...sorted],
+    get: (name) => byName.get(name),
+  };
+}

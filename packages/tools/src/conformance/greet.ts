@@ -1,0 +1,19 @@
+import { z } from 'zod';
+import { defineTool } from '../define-tool.js';
+import { textResult } from '../text.js';
+
+const GreetArgsSchema = z.object({ name: z.string() });
+
+/** Conformance fixture: a cheap synchronous tool, never a task. */
+export const greet = defineTool<z.infer<typeof GreetArgsSchema>>({
+  name: 'greet',
+  description: 'Says hello to someone (synchronous).',
+  inputSchema: {
+    type: 'object',
+    properties: { name: { type: 'string' } },
+    required: ['name'],
+  },
+  arguments: GreetArgsSchema,
+  mode: 'sync',
+  runSync: (args) => Promise.resolve(textResult(`Hello, ${args.name}!`)),
+});

@@ -1,0 +1,67 @@
+import type { JsonValue } from '@mcp-tasks/tasks';
+import { z } from 'zod';
+import { defineTool } from '../define-tool.js';
+import { sleep } from '../sleep.js';
+import { textResult } from '../text.js';
+
+/** The longest sleep one step takes, so a checkpoint (and a cancel check) happens at least this often. */
+export const SLOW_COMPUTE_SLICE_MS = 1_000;
+const MAX_SECONDS = 3_600;
+
+const SlowComputeArgsSchema = z.object({
+  seconds: z.number().min(0).max(MAX_SECONDS),
+  label: z.string().optional(),
+});
+type SlowComputeArgs = z.infer<typeof SlowComputeArgsSchema>;
+
+const SlowComputeStateSchema = z.object({ elapsedMs: z.number().int().min(0) });
+
+function resultFor(args: SlowComputeArgs) {
+  const label = args.label ?? 'computation';
+  return textResult(`Computed ${label} in ${args.seconds} s`);
+}
+
+/**
+ * Conformance fixture: sleeps `seconds`. As a task it sleeps in slices of at most one second, each
+ * one a step, so it checkpoints its progress and notices a cancel within a slice.
+ */
+export const slowCompute = defineTool<SlowComputeArgs>({
+  name: 'slow_compute',
+  description: 'Sleeps for `seconds` (a task when seconds >= 1), then reports that it is done.',
+  inputSchema: {
+    type: 'object',
+    properties: {
+      seconds: { type: 'number', minimum: 0, maximum: MAX_SECONDS },
+      label: { type: 'string' },
+    },
+    required: ['seconds'],
+  },
+  arguments: SlowComputeArgsSchema,
+  mode: 'task-optional',
+  prefersTask: (args) => args.seconds >= 1,
+  async runSync(args) {
+    // Sync only serves short calls (the gateway sends seconds >= 1 to a task when it can), so
+    // there is no signal to honour here; a non-declaring client asked for the wait.
+    await sleep(args.seconds * 1_000, new AbortController().signal);
+    return resultFor(args);
+  },
+  task: {
+    initialStatusMessage: 'Computing',
+    start: () => ({ elapsedMs: 0 }),
+    async step(raw: JsonValue, args, ctx) {
+      const parsed = SlowComputeStateSchema.safeParse(raw);
+      if (!parsed.success)
+        throw new Error(`unreadable slow_compute checkpoint: ${parsed.error.message}`);
+      const totalMs = Math.round(args.seconds * 1_000);
+      const sliceMs = Math.min(SLOW_COMPUTE_SLICE_MS, totalMs - parsed.data.elapsedMs);
+      await sleep(sliceMs, ctx.signal);
+      const elapsedMs = parsed.data.elapsedMs + Math.max(0, sliceMs);
+      if (elapsedMs >= totalMs) return { kind: 'complete', result: resultFor(args) };
+      return {
+        kind: 'continue',
+        state: { elapsedMs },
+        statusMessage: `Computing: ${Math.floor(elapsedMs / 1_000)} of ${args.seconds} s`,
+      };
+    },
+  },
+});
