@@ -1,4 +1,4 @@
-import { ErrorCode, ProtocolError } from '@mcp-tasks/protocol';
+import { ErrorCode, ProtocolError, httpStatusForErrorCode } from '@mcp-tasks/protocol';
 
 /**
  * A ProtocolError that also fixes the HTTP status (and headers) of its reply, for the failures
@@ -15,23 +15,6 @@ export class HttpProtocolError extends ProtocolError {
   ) {
     super(code, message, data);
     this.name = 'HttpProtocolError';
-  }
-}
-
-/** R24: the HTTP status a JSON-RPC error code travels with. */
-export function httpStatusForCode(code: number): number {
-  switch (code) {
-    case ErrorCode.MethodNotFound:
-      return 404;
-    case ErrorCode.ParseError:
-    case ErrorCode.InvalidRequest:
-    case ErrorCode.InvalidParams:
-    case ErrorCode.HeaderMismatch:
-    case ErrorCode.MissingRequiredClientCapability:
-    case ErrorCode.UnsupportedProtocolVersion:
-      return 400;
-    default:
-      return 500;
   }
 }
 
@@ -52,7 +35,7 @@ export function mapError(error: unknown): MappedError {
     return { status: error.status, headers: error.headers, error, unexpected: false };
   }
   if (error instanceof ProtocolError) {
-    return { status: httpStatusForCode(error.code), headers: {}, error, unexpected: false };
+    return { status: httpStatusForErrorCode(error.code), headers: {}, error, unexpected: false };
   }
   return {
     status: 500,

@@ -1,4 +1,4 @@
-import { Method, REMOVED_METHODS, ErrorCode, ProtocolError } from '@mcp-tasks/protocol';
+import { Method, methodNotFoundError } from '@mcp-tasks/protocol';
 import type { MethodHandler } from './context.js';
 import { serverDiscover } from './discover.js';
 import { subscriptionsListen } from './subscriptions.js';
@@ -19,12 +19,7 @@ export const METHOD_HANDLERS: Readonly<Record<string, MethodHandler>> = {
 export function handlerFor(method: string): MethodHandler {
   const handler = Object.hasOwn(METHOD_HANDLERS, method) ? METHOD_HANDLERS[method] : undefined;
   if (handler !== undefined) return handler;
-  throw new ProtocolError(
-    ErrorCode.MethodNotFound,
-    REMOVED_METHODS.includes(method)
-      ? `Method not found: ${method} was removed in MCP 2026-07-28 / the Tasks extension`
-      : `Method not found: ${method}`,
-  );
+  throw methodNotFoundError(method);
 }
 
 /** A bounded label set for metrics: unknown methods must not explode cardinality. */

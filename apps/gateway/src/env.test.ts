@@ -1,0 +1,112 @@
+import { describe, expect, it } from 'vitest';
+import { DEV_REQUEST_STATE_SECRET, parseEnv } from './env.js';
+
+const base = {
+  DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/x',
+  REDIS_URL: 'redis://127.0.0.1:6379',
+  MCP_AUTH: 'tokens',
+  MCP_TOKENS: 'tok_aaaaaaaaaaaaaaaa:acme:alice',
+  REQUEST_STATE_SECRET: 's'.repeat(32),
+};
+
+describe('parseEnv', () => {
+  it('applies the documented defaults', () => {
+    const result = parseEnv(base);
+    if (!result.ok) throw new Error(result.problems.join('\n'));
+    expect(result.config).toMatchObject({
+      port: 8080,
+      host: '0.0.0.0',
+      maxBodyBytes: 1024 * 1024,
+      pollRateLimit: false,
+      taskTtlMs: 3_600_000,
+      taskPollIntervalMs: 1000,
+      allowedOrigins: undefined,
+      toolPacks: undefined,
+      migrateOnStart: false,
+      auth: {
+        mode: 'tokens',
+        tokens: [{ token: 'tok_aaaaaaaaaaaaaaaa', tenant: 'acme', principal: 'alice' }],
+      },
+    });
+  });
+
+  it('fails when MCP_AUTH is missing: no auth mode is a default', () => {
+    const { MCP_AUTH: _omit, ...rest } = base;
+    const result = parseEnv(rest);
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.problems.some((p) => p.startsWith('MCP_AUTH'))).toBe(true);
+  });
+
+  it('lists every problem at once', () => {
+    const result = parseEnv({ MCP_AUTH: 'tokens', PORT: 'abc', MCP_POLL_RATE_LIMIT: 'maybe' });
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    const fields = result.problems.map((p) => p.split(':')[0]);
+    expect(fields).toEqual(
+      expect.arrayContaining(['DATABASE_URL', 'REDIS_URL', 'PORT', 'MCP_POLL_RATE_LIMIT']),
+    );
+  });
+
+  it('reports cross-field problems together: tokens, secret length and origins', () => {
+    const result = parseEnv({
+      ...base,
+      MCP_TOKENS: 'short:acme:alice,broken',
+      REQUEST_STATE_SECRET: 'too-short',
+      MCP_ALLOWED_ORIGINS: 'https://ok.example, not an origin',
+    });
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.problems).toEqual([
+      'MCP_TOKENS: entry 1 token is shorter than 16 characters',
+      'MCP_TOKENS: entry 2 must be token:tenant:principal',
+      'REQUEST_STATE_SECRET: must be at least 32 characters',
+      'MCP_ALLOWED_ORIGINS: "not an origin" is not an origin (scheme://host[:port])',
+    ]);
+  });
+
+  it('requires REQUEST_STATE_SECRET unless MCP_AUTH=none, where a dev default is used', () => {
+    const { REQUEST_STATE_SECRET: _omit, ...rest } = base;
+    const strict = parseEnv(rest);
+    expect(strict.ok).toBe(false);
+    const relaxed = parseEnv({ ...rest, MCP_AUTH: 'none', MCP_TOKENS: undefined });
+    if (!relaxed.ok) throw new Error(relaxed.problems.join('\n'));
+    expect(relaxed.config.requestStateSecret).toBe(DEV_REQUEST_STATE_SECRET);
+    expect(relaxed.config.requestStateSecretIsDevDefault).toBe(true);
+    expect(relaxed.config.auth).toEqual({ mode: 'none' });
+  });
+
+  it('requires exactly one of MCP_JWT_SECRET and MCP_JWKS_URL for jwt', () => {
+    const none = parseEnv({ ...base, MCP_AUTH: 'jwt' });
+    expect(none.ok).toBe(false);
+    const both = parseEnv({
+      ...base,
+      MCP_AUTH: 'jwt',
+      MCP_JWT_SECRET: 'j'.repeat(32),
+      MCP_JWKS_URL: 'https://issuer.example/jwks.json',
+    });
+    expect(both.ok).toBe(false);
+    const ok = parseEnv({
+      ...base,
+      MCP_AUTH: 'jwt',
+      MCP_JWT_SECRET: 'j'.repeat(32),
+      MCP_JWT_TENANT_CLAIM: 'org',
+    });
+    if (!ok.ok) throw new Error(ok.problems.join('\n'));
+    expect(ok.config.auth).toMatchObject({ mode: 'jwt', tenantClaim: 'org' });
+  });
+
+  it('treats empty variables as unset and parses lists', () => {
+    const result = parseEnv({
+      ...base,
+      DATABASE_READ_URL: '',
+      MCP_TOOL_PACKS: 'reports, conformance',
+      MCP_ALLOWED_ORIGINS: '*',
+      MCP_POLL_RATE_LIMIT: 'on',
+    });
+    if (!result.ok) throw new Error(result.problems.join('\n'));
+    expect(result.config.databaseReadUrl).toBeUndefined();
+    expect(result.config.toolPacks).toEqual(['reports', 'conformance']);
+    expect(result.config.allowedOrigins).toBe('*');
+    expect(result.config.pollRateLimit).toBe(true);
+  });
+});

@@ -1,0 +1,86 @@
+import { describe, expect, it } from 'vitest';
+import { HttpProtocolError } from '../errors.js';
+import { assertAcceptsJsonOrSse, assertJsonContentType } from './content-negotiation.js';
+import { assertOriginAllowed } from './origin.js';
+import { parseJsonBody, readBodyWithLimit } from './read-body.js';
+
+function statusOf(run: () => unknown): number | undefined {
+  try {
+    run();
+    return undefined;
+  } catch (error) {
+    return error instanceof HttpProtocolError ? error.status : -1;
+  }
+}
+
+describe('origin check', () => {
+  it('allows requests without Origin and loopback origins when no allow-list is set', () => {
+    expect(statusOf(() => assertOriginAllowed(null, undefined))).toBeUndefined();
+    expect(statusOf(() => assertOriginAllowed('http://localhost:3000', undefined))).toBeUndefined();
+    expect(statusOf(() => assertOriginAllowed('http://127.0.0.1', undefined))).toBeUndefined();
+    expect(statusOf(() => assertOriginAllowed('http://[::1]:8080', undefined))).toBeUndefined();
+    expect(statusOf(() => assertOriginAllowed('https://evil.example', undefined))).toBe(403);
+    expect(statusOf(() => assertOriginAllowed('http://localhost.evil.example', undefined))).toBe(
+      403,
+    );
+  });
+
+  it('allows exactly the listed origins when an allow-list is set', () => {
+    const list = ['https://app.example'];
+    expect(statusOf(() => assertOriginAllowed('https://app.example', list))).toBeUndefined();
+    expect(statusOf(() => assertOriginAllowed('http://localhost:3000', list))).toBe(403);
+    expect(statusOf(() => assertOriginAllowed('https://evil.example', '*'))).toBeUndefined();
+  });
+});
+
+describe('content negotiation', () => {
+  it('accepts application/json bodies with a charset and nothing else', () => {
+    expect(
+      statusOf(() => assertJsonContentType('application/json; charset=utf-8')),
+    ).toBeUndefined();
+    expect(statusOf(() => assertJsonContentType('text/plain'))).toBe(415);
+    expect(statusOf(() => assertJsonContentType(null))).toBe(415);
+  });
+
+  it('requires an Accept that allows JSON or SSE', () => {
+    expect(
+      statusOf(() => assertAcceptsJsonOrSse('application/json, text/event-stream')),
+    ).toBeUndefined();
+    expect(statusOf(() => assertAcceptsJsonOrSse('text/event-stream'))).toBeUndefined();
+    expect(statusOf(() => assertAcceptsJsonOrSse('*/*'))).toBeUndefined();
+    expect(statusOf(() => assertAcceptsJsonOrSse(null))).toBeUndefined();
+    expect(statusOf(() => assertAcceptsJsonOrSse('text/html'))).toBe(406);
+    expect(statusOf(() => assertAcceptsJsonOrSse('application/json;q=0'))).toBe(406);
+  });
+});
+
+describe('body reading', () => {
+  it('refuses a body over the limit even without Content-Length', async () => {
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new Uint8Array(600));
+        controller.enqueue(new Uint8Array(600));
+        controller.close();
+      },
+    });
+    const request = new Request('http://x/mcp', {
+      method: 'POST',
+      body,
+      duplex: 'half',
+    } as RequestInit);
+    await expect(readBodyWithLimit(request, 1000)).rejects.toMatchObject({ status: 413 });
+  });
+
+  it('reads a body within the limit', async () => {
+    const request = new Request('http://x/mcp', { method: 'POST', body: '{"a":1}' });
+    await expect(readBodyWithLimit(request, 1000)).resolves.toBe('{"a":1}');
+  });
+
+  it('answers -32700 for invalid or empty JSON', () => {
+    expect(() => parseJsonBody('{"a":1,}')).toThrow(
+      expect.objectContaining({ code: -32700 }) as Error,
+    );
+    expect(() => parseJsonBody('  ')).toThrow(expect.objectContaining({ code: -32700 }) as Error);
+    expect(parseJsonBody('[1]')).toEqual([1]);
+  });
+});

@@ -1,0 +1,99 @@
+import { createTaskQueue, type TaskQueue } from '@mcp-tasks/queue';
+import {
+  createDb,
+  createTaskService,
+  migrateToLatest,
+  type Db,
+  type TaskDispatcher,
+} from '@mcp-tasks/store';
+import {
+  createTestDatabase,
+  createTestRedis,
+  type TestDatabase,
+  type TestRedis,
+} from '@mcp-tasks/testing';
+import { TOOL_PACKS, createToolCatalogue } from '@mcp-tasks/tools';
+import { pino } from 'pino';
+import { createGateway, type GatewayAppConfig } from '../../src/app.js';
+import { createAuthenticator } from '../../src/auth/index.js';
+import { parseTokenList } from '../../src/env.js';
+import { createMetrics, type GatewayMetrics } from '../../src/metrics.js';
+import { createTaskChangeFeed, type ClosableTaskChangeFeed } from '../../src/task-feed.js';
+import { MCP_TOKENS } from './rpc.js';
+
+export const TEST_CONFIG: GatewayAppConfig = {
+  requestStateSecret: 'test-request-state-secret-0123456789abcdef',
+  requestStateTtlMs: 60_000,
+  maxBodyBytes: 64 * 1024,
+  pollRateLimit: false,
+  requestTimeoutMs: 10_000,
+  allowedOrigins: undefined,
+  taskTtlMs: 3_600_000,
+  taskPollIntervalMs: 1000,
+  sseKeepAliveMs: 15_000,
+};
+
+/** Real Postgres (own database, migrated) and real Redis (own prefix) for one test file. */
+export interface Infrastructure {
+  database: TestDatabase;
+  redis: TestRedis;
+  db: Db;
+  queue: TaskQueue;
+  changes: ClosableTaskChangeFeed;
+  close(): Promise<void>;
+}
+
+export async function startInfrastructure(label: string): Promise<Infrastructure> {
+  const database = await createTestDatabase(label);
+  const redis = await createTestRedis(label);
+  const db = createDb({ connectionString: database.connectionString });
+  await migrateToLatest(db);
+  const queue = createTaskQueue({ redisUrl: redis.url, prefix: redis.prefix });
+  const changes = await createTaskChangeFeed({
+    connectionString: database.connectionString,
+    logger: pino({ level: 'silent' }),
+  });
+  return {
+    database,
+    redis,
+    db,
+    queue,
+    changes,
+    async close() {
+      await changes.close();
+      await queue.close();
+      await db.destroy();
+      await database.drop();
+    },
+  };
+}
+
+export interface GatewayUnderTest {
+  app: ReturnType<typeof createGateway>;
+  metrics: GatewayMetrics;
+  shutdown: AbortController;
+}
+
+export function buildGateway(
+  infra: Infrastructure,
+  overrides: { config?: Partial<GatewayAppConfig>; dispatcher?: TaskDispatcher } = {},
+): GatewayUnderTest {
+  const metrics = createMetrics();
+  const shutdown = new AbortController();
+  const app = createGateway({
+    taskService: createTaskService({
+      db: infra.db,
+      dispatcher: overrides.dispatcher ?? infra.queue,
+    }),
+    db: infra.db,
+    queue: infra.queue,
+    catalogue: createToolCatalogue({ packs: [...TOOL_PACKS] }),
+    auth: createAuthenticator({ mode: 'tokens', tokens: parseTokenList(MCP_TOKENS).tokens }),
+    changes: infra.changes,
+    logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+    config: { ...TEST_CONFIG, ...overrides.config },
+    metrics,
+    shutdownSignal: shutdown.signal,
+  });
+  return { app, metrics, shutdown };
+}

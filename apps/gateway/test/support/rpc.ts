@@ -1,0 +1,171 @@
+import type { RequestId } from '@mcp-tasks/protocol';
+
+export const PROTOCOL = '2026-07-28';
+export const TASKS_EXT = 'io.modelcontextprotocol/tasks';
+export const CAPS_TASKS = { extensions: { [TASKS_EXT]: {} } };
+export const CAPS_NONE = {};
+
+/** Three callers: alice and bob share a tenant; eve is "alice" in another tenant. */
+export const TOKENS = {
+  alice: 'tok_alice_0000000000000000',
+  bob: 'tok_bob_00000000000000000000',
+  eve: 'tok_eve_00000000000000000000',
+} as const;
+export const MCP_TOKENS = `${TOKENS.alice}:acme:alice,${TOKENS.bob}:acme:bob,${TOKENS.eve}:globex:alice`;
+
+export interface RpcOptions {
+  id?: RequestId;
+  /** Which caller; null sends no Authorization. */
+  as?: keyof typeof TOKENS | null;
+  caps?: Record<string, unknown>;
+  version?: string;
+  /** Replaces `_meta` entirely; null removes it. */
+  meta?: Record<string, unknown> | null;
+  /** Header overrides; null removes the header. */
+  headers?: Record<string, string | null>;
+  notification?: boolean;
+}
+
+export function rpcBody(
+  method: string,
+  params: Record<string, unknown>,
+  options: RpcOptions = {},
+): Record<string, unknown> {
+  const meta =
+    options.meta === null
+      ? undefined
+      : (options.meta ?? {
+          'io.modelcontextprotocol/protocolVersion': options.version ?? PROTOCOL,
+          'io.modelcontextprotocol/clientCapabilities': options.caps ?? CAPS_TASKS,
+          'io.modelcontextprotocol/clientInfo': { name: 'gateway-tests', version: '1.0.0' },
+        });
+  const fullParams = meta === undefined ? params : { ...params, _meta: meta };
+  const body: Record<string, unknown> = { jsonrpc: '2.0', method, params: fullParams };
+  if (!options.notification) body.id = options.id === undefined ? 1 : options.id;
+  return body;
+}
+
+export function rpcHeaders(
+  method: string,
+  params: Record<string, unknown>,
+  options: RpcOptions = {},
+): Headers {
+  const headers = new Headers({
+    'Content-Type': 'application/json',
+    Accept: 'application/json, text/event-stream',
+    'MCP-Protocol-Version': options.version ?? PROTOCOL,
+    'Mcp-Method': method,
+  });
+  const name = method === 'tools/call' ? params.name : params.taskId;
+  if (typeof name === 'string') headers.set('Mcp-Name', name);
+  const as = options.as === undefined ? 'alice' : options.as;
+  if (as !== null) headers.set('Authorization', `Bearer ${TOKENS[as]}`);
+  for (const [key, value] of Object.entries(options.headers ?? {})) {
+    if (value === null) headers.delete(key);
+    else headers.set(key, value);
+  }
+  return headers;
+}
+
+export interface RpcReply {
+  status: number;
+  headers: Headers;
+  text: string;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  body: any;
+}
+
+export interface FetchLike {
+  request(input: string, init: RequestInit): Response | Promise<Response>;
+}
+
+export async function readReply(response: Response): Promise<RpcReply> {
+  const text = await response.text();
+  let body: unknown;
+  try {
+    body = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  return { status: response.status, headers: response.headers, text, body };
+}
+
+/** One JSON-RPC call over in-process HTTP (`app.request`) or a real URL (`{ request: fetch-to-url }`). */
+export async function rpc(
+  target: FetchLike,
+  method: string,
+  params: Record<string, unknown> = {},
+  options: RpcOptions = {},
+): Promise<RpcReply> {
+  const response = await target.request('/mcp', {
+    method: 'POST',
+    headers: rpcHeaders(method, params, options),
+    body: JSON.stringify(rpcBody(method, params, options)),
+  });
+  return readReply(response);
+}
+
+/** Targets a running gateway at a base URL, with the same interface as app.request. */
+export function remote(baseUrl: string): FetchLike {
+  return { request: (path, init) => fetch(new URL(path, baseUrl), init) };
+}
+
+export interface SseEvent {
+  event: string;
+  data: unknown;
+}
+
+/** Reads SSE events from a response body one at a time; comments (keep-alives) are skipped. */
+export function sseReader(response: Response): {
+  next(timeoutMs?: number): Promise<SseEvent | undefined>;
+  cancel(): Promise<void>;
+} {
+  if (response.body === null) throw new Error('no body');
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  const pending: SseEvent[] = [];
+  let done = false;
+  const pump = async (): Promise<void> => {
+    const { value, done: finished } = await reader.read();
+    if (finished) {
+      done = true;
+      return;
+    }
+    buffer += decoder.decode(value, { stream: true });
+    let index: number;
+    while ((index = buffer.indexOf('\n\n')) >= 0) {
+      const block = buffer.slice(0, index);
+      buffer = buffer.slice(index + 2);
+      let event = 'message';
+      const data: string[] = [];
+      for (const line of block.split('\n')) {
+        if (line.startsWith(':')) continue;
+        if (line.startsWith('event:')) event = line.slice(6).trim();
+        if (line.startsWith('data:')) data.push(line.slice(5).trimStart());
+      }
+      if (data.length > 0) pending.push({ event, data: JSON.parse(data.join('\n')) as unknown });
+    }
+  };
+  return {
+    async next(timeoutMs = 10_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (pending.length === 0 && !done) {
+        if (Date.now() > deadline) throw new Error('no SSE event before the deadline');
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([
+          pump(),
+          new Promise(
+            (_, reject) =>
+              (timer = setTimeout(
+                () => reject(new Error('no SSE event before the deadline')),
+                deadline - Date.now(),
+              )),
+          ),
+        ]).finally(() => clearTimeout(timer));
+      }
+      return pending.shift();
+    },
+    cancel: () => reader.cancel(),
+  };
+}
