@@ -3,6 +3,8 @@ import pg from 'pg';
 /** The channel every committed client-visible transition is announced on; the payload is the task id. */
 export const TASK_CHANGES_CHANNEL = 'mcp_task_changes';
 
+export const CHANGE_LISTENER_APPLICATION_NAME = 'mcp-tasks change listener';
+
 export interface TaskChangeListener {
   /** Returns the unsubscribe function. */
   subscribe(handler: (taskId: string) => void): () => void;
@@ -47,7 +49,7 @@ export async function createTaskChangeListener(
   const connect = async (): Promise<void> => {
     const next = new pg.Client({
       connectionString: options.connectionString,
-      application_name: 'mcp-tasks change listener',
+      application_name: CHANGE_LISTENER_APPLICATION_NAME,
     });
     let dropped = false;
     const onDrop = (error?: unknown): void => {

@@ -45,8 +45,13 @@ export {
   findOrphans,
   markEnqueued,
 } from './sweeper-repository.js';
-export { tryAcquireLeadership, type Leadership } from './leadership.js';
 export {
+  LEADERSHIP_APPLICATION_NAME,
+  tryAcquireLeadership,
+  type Leadership,
+} from './leadership.js';
+export {
+  CHANGE_LISTENER_APPLICATION_NAME,
   TASK_CHANGES_CHANNEL,
   createTaskChangeListener,
   type TaskChangeListener,

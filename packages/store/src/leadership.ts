@@ -1,5 +1,7 @@
 import pg from 'pg';
 
+export const LEADERSHIP_APPLICATION_NAME = 'mcp-tasks leader';
+
 export interface Leadership {
   /** Unlocks and closes the dedicated connection. Idempotent. */
   release(): Promise<void>;
@@ -20,7 +22,7 @@ export async function tryAcquireLeadership(
 ): Promise<Leadership | null> {
   const client = new pg.Client({
     connectionString,
-    application_name: `mcp-tasks leader ${lockName}`,
+    application_name: LEADERSHIP_APPLICATION_NAME,
   });
   let markLost: () => void = () => undefined;
   const lost = new Promise<void>((resolve) => (markLost = resolve));

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { createTestDatabase, type TestDatabase } from '@mcp-tasks/testing';
 import { newTaskId, type TaskOwner } from '@mcp-tasks/tasks';
 import { createDb, type Db, type TaskRow } from '../src/database.js';
@@ -46,4 +47,14 @@ export async function rawRow(db: Db, taskId: string): Promise<TaskRow | undefine
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Kills this database's backends with the given application_name: a dropped connection, on demand. */
+export async function terminateConnections(db: Db, applicationName: string): Promise<number> {
+  const result = await sql<{ terminated: boolean }>`
+    SELECT pg_terminate_backend(pid) AS terminated FROM pg_stat_activity
+    WHERE application_name = ${applicationName} AND datname = current_database()
+      AND pid <> pg_backend_pid()
+  `.execute(db);
+  return result.rows.filter((row) => row.terminated).length;
 }

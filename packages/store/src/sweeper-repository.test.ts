@@ -1,0 +1,183 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  alice,
+  createStoreFixture,
+  newTask,
+  rawRow,
+  terminateConnections,
+  type StoreFixture,
+} from '../test/helpers.js';
+import type { Db } from './database.js';
+import { StaleLeaseError } from './errors.js';
+import { LEADERSHIP_APPLICATION_NAME, tryAcquireLeadership } from './leadership.js';
+import { claimLease, completeTask, requestInput } from './lease.js';
+import {
+  deleteExpiredTasks,
+  expireTasks,
+  findOrphans,
+  markEnqueued,
+} from './sweeper-repository.js';
+import { createTask, getTask, recordInputResponses, requestCancel } from './task-repository.js';
+
+let fixture: StoreFixture;
+let db: Db;
+beforeAll(async () => {
+  fixture = await createStoreFixture('sweeper');
+  db = fixture.db;
+});
+afterAll(() => fixture.close());
+
+const minute = 60_000;
+const later = (ms: number) => new Date(Date.now() + ms);
+
+describe('findOrphans and markEnqueued', () => {
+  it('lists a never-enqueued working task once the grace passed, and not after markEnqueued', async () => {
+    const { task } = await createTask(db, newTask());
+    expect(
+      await findOrphans(db, new Date(), { enqueueGraceMs: minute, limit: 1000 }),
+    ).not.toContain(task.id);
+    expect(
+      await findOrphans(db, later(2 * minute), { enqueueGraceMs: minute, limit: 1000 }),
+    ).toContain(task.id);
+    await markEnqueued(db, task.id);
+    expect((await rawRow(db, task.id))!.enqueued_at).toBeInstanceOf(Date);
+    expect(
+      await findOrphans(db, later(30_000), { enqueueGraceMs: minute, limit: 1000 }),
+    ).not.toContain(task.id);
+    // An enqueue that evidently got lost (still unclaimed long after) is listed again.
+    expect(
+      await findOrphans(db, later(2 * minute), { enqueueGraceMs: minute, limit: 1000 }),
+    ).toContain(task.id);
+  });
+
+  it('skips held, waiting and terminal tasks, and lists one whose lease expired', async () => {
+    const held = (await createTask(db, newTask())).task.id;
+    await claimLease(db, held, 'w', 10 * minute);
+    const waiting = (await createTask(db, newTask())).task.id;
+    const fence = (await claimLease(db, waiting, 'w', minute))!.fence;
+    await requestInput(db, fence, { k: { m: 1 } }, null, null);
+    const done = (await createTask(db, newTask())).task.id;
+    await completeTask(db, (await claimLease(db, done, 'w', minute))!.fence, { content: [] });
+    const dying = (await createTask(db, newTask())).task.id;
+    await claimLease(db, dying, 'w', minute);
+
+    const orphans = await findOrphans(db, later(5 * minute), { enqueueGraceMs: 0, limit: 1000 });
+    expect(orphans).toContain(dying);
+    expect(orphans).not.toContain(held);
+    expect(orphans).not.toContain(waiting);
+    expect(orphans).not.toContain(done);
+  });
+
+  it('lists a resumed task (its enqueue mark cleared) after the grace, and honours the limit', async () => {
+    const { task } = await createTask(db, newTask());
+    const fence = (await claimLease(db, task.id, 'w', minute))!.fence;
+    await markEnqueued(db, task.id);
+    await requestInput(db, fence, { k: { m: 1 } }, null, null);
+    await recordInputResponses(db, alice, task.id, { k: { ok: true } });
+    expect((await rawRow(db, task.id))!.enqueued_at).toBeNull();
+    expect(
+      await findOrphans(db, later(2 * minute), { enqueueGraceMs: minute, limit: 1000 }),
+    ).toContain(task.id);
+    expect(await findOrphans(db, later(2 * minute), { enqueueGraceMs: 0, limit: 2 })).toHaveLength(
+      2,
+    );
+  });
+
+  it('leaves terminal tasks unmarked', async () => {
+    const { task } = await createTask(db, newTask());
+    await requestCancel(db, alice, task.id);
+    await markEnqueued(db, task.id);
+    expect((await rawRow(db, task.id))!.enqueued_at).toBeNull();
+  });
+});
+
+describe('expireTasks and deleteExpiredTasks', () => {
+  it('fails working and waiting tasks past their ttl, and leaves the rest alone', async () => {
+    const working = (await createTask(db, newTask({ ttlMs: minute }))).task.id;
+    const held = (await createTask(db, newTask({ ttlMs: minute }))).task.id;
+    const heldFence = (await claimLease(db, held, 'w', 10 * minute))!.fence;
+    const waiting = (await createTask(db, newTask({ ttlMs: minute }))).task.id;
+    await requestInput(
+      db,
+      (await claimLease(db, waiting, 'w', minute))!.fence,
+      { k: {} },
+      null,
+      null,
+    );
+    const young = (await createTask(db, newTask({ ttlMs: 10 * minute }))).task.id;
+    const immortal = (await createTask(db, newTask({ ttlMs: null }))).task.id;
+    const done = (await createTask(db, newTask({ ttlMs: minute }))).task.id;
+    await completeTask(db, (await claimLease(db, done, 'w', minute))!.fence, { content: [] });
+    const doneRow = await rawRow(db, done);
+
+    const expired = await expireTasks(db, later(2 * minute));
+    expect(expired).toEqual(expect.arrayContaining([working, held, waiting]));
+    expect(expired).not.toContain(young);
+    expect(expired).not.toContain(immortal);
+    expect(expired).not.toContain(done);
+    for (const id of [working, held, waiting]) {
+      expect(await getTask(db, id)).toMatchObject({
+        status: 'failed',
+        statusMessage: 'task expired',
+        error: { code: -32603, message: 'task expired' },
+        inputRequests: {},
+        lease: null,
+      });
+    }
+    expect(await rawRow(db, done)).toEqual(doneRow);
+    // The worker that held one finds out on its next write.
+    await expect(completeTask(db, heldFence, { content: [] })).rejects.toBeInstanceOf(
+      StaleLeaseError,
+    );
+    expect(await expireTasks(db, later(2 * minute))).not.toContain(working);
+  });
+
+  it('deletes terminal tasks only once expiry plus retention passed', async () => {
+    const old = (await createTask(db, newTask({ ttlMs: minute }))).task.id;
+    const active = (await createTask(db, newTask({ ttlMs: minute }))).task.id;
+    const immortal = (await createTask(db, newTask({ ttlMs: null }))).task.id;
+    await requestCancel(db, alice, old);
+    await requestCancel(db, alice, immortal);
+
+    expect(await deleteExpiredTasks(db, later(2 * minute), 10 * minute)).toBe(0);
+    expect(await getTask(db, old)).toBeDefined();
+    const deleted = await deleteExpiredTasks(db, later(20 * minute), 10 * minute);
+    expect(deleted).toBeGreaterThanOrEqual(1);
+    expect(await getTask(db, old)).toBeUndefined();
+    expect(await getTask(db, active)).toBeDefined(); // not terminal: expireTasks first, then delete
+    expect(await getTask(db, immortal)).toBeDefined();
+  });
+});
+
+describe('tryAcquireLeadership', () => {
+  it('elects one leader until it releases', async () => {
+    const url = fixture.database.connectionString;
+    const name = `sweeper-${fixture.database.name}`;
+    const contenders = await Promise.all(
+      Array.from({ length: 5 }, () => tryAcquireLeadership(url, name)),
+    );
+    const leaders = contenders.filter((c) => c !== null);
+    expect(leaders).toHaveLength(1);
+    expect(await tryAcquireLeadership(url, name)).toBeNull();
+    const other = await tryAcquireLeadership(url, `${name}-other`);
+    expect(other).not.toBeNull();
+    await other!.release();
+    await leaders[0]!.release();
+    await leaders[0]!.release();
+    const next = await tryAcquireLeadership(url, name);
+    expect(next).not.toBeNull();
+    await next!.release();
+  });
+
+  it('reports a lost connection, which frees the lock for another process', async () => {
+    const url = fixture.database.connectionString;
+    const name = `lost-${fixture.database.name}`;
+    const leader = (await tryAcquireLeadership(url, name))!;
+    expect(await terminateConnections(db, LEADERSHIP_APPLICATION_NAME)).toBe(1);
+    await leader.lost;
+    const next = await tryAcquireLeadership(url, name);
+    expect(next).not.toBeNull();
+    await next!.release();
+    await leader.release();
+  });
+});
