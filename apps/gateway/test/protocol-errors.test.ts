@@ -23,7 +23,7 @@ beforeAll(async () => {
   gw = buildGateway(infra);
 });
 afterAll(async () => {
-  await infra.close();
+  await infra?.close();
 });
 
 const requiredTasks = { requiredCapabilities: { extensions: { [TASKS_EXT]: {} } } };

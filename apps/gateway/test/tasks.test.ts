@@ -1,0 +1,421 @@
+import { claimLease, completeTask, failTask, getTask, requestInput } from '@mcp-tasks/store';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SERVER_INFO } from '../src/app.js';
+import {
+  buildGateway,
+  startInfrastructure,
+  type GatewayUnderTest,
+  type Infrastructure,
+} from './support/harness.js';
+import { CAPS_NONE, TASKS_EXT, rpc, type RpcOptions } from './support/rpc.js';
+
+let infra: Infrastructure;
+let gw: GatewayUnderTest;
+const serverInfoMeta = { 'io.modelcontextprotocol/serverInfo': SERVER_INFO };
+
+beforeAll(async () => {
+  infra = await startInfrastructure('gw_tasks');
+  gw = buildGateway(infra);
+});
+afterAll(async () => {
+  await infra?.close();
+});
+
+async function createReportTask(options: RpcOptions = {}): Promise<string> {
+  const reply = await rpc(
+    gw.app,
+    'tools/call',
+    { name: 'generate_report', arguments: { size: 'small' } },
+    options,
+  );
+  expect(reply.status).toBe(200);
+  expect(reply.body.result.resultType).toBe('task');
+  return reply.body.result.taskId as string;
+}
+
+async function getTaskResult(taskId: string, options: RpcOptions = {}) {
+  return rpc(gw.app, 'tasks/get', { taskId }, options);
+}
+
+const elicitation = (message: string) => ({
+  method: 'elicitation/create',
+  params: {
+    mode: 'form',
+    message,
+    requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } } },
+  },
+});
+const accept = (content: Record<string, unknown>) => ({ action: 'accept', content });
+
+describe('discovery and tools', () => {
+  it('answers server/discover with versions, capabilities, cache hints and identity (R7)', async () => {
+    const reply = await rpc(gw.app, 'server/discover', {}, { caps: CAPS_NONE });
+    expect(reply.status).toBe(200);
+    expect(reply.body).toEqual({
+      jsonrpc: '2.0',
+      id: 1,
+      result: {
+        resultType: 'complete',
+        supportedVersions: ['2026-07-28'],
+        capabilities: { tools: {}, extensions: { [TASKS_EXT]: {} } },
+        ttlMs: 300_000,
+        cacheScope: 'public',
+        _meta: serverInfoMeta,
+      },
+    });
+  });
+
+  it('lists every tool sorted by name with object input schemas and cache hints, byte-identical across instances (R8)', async () => {
+    const first = await rpc(gw.app, 'tools/list', {});
+    const second = await rpc(buildGateway(infra).app, 'tools/list', {}, { as: 'eve' });
+    expect(first.text).toBe(second.text);
+    const { result } = first.body;
+    expect(result).toMatchObject({
+      resultType: 'complete',
+      ttlMs: 300_000,
+      cacheScope: 'public',
+      _meta: serverInfoMeta,
+    });
+    const names = (result.tools as { name: string }[]).map((tool) => tool.name);
+    expect(names).toEqual([...names].sort());
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'confirm_delete',
+        'failing_job',
+        'generate_report',
+        'greet',
+        'multi_input',
+        'protocol_error_job',
+        'slow_compute',
+        'test_tool_with_task',
+      ]),
+    );
+    for (const tool of result.tools as { inputSchema: { type: string } }[])
+      expect(tool.inputSchema.type).toBe('object');
+  });
+
+  it('answers a sync tool directly with resultType complete and serverInfo', async () => {
+    const reply = await rpc(gw.app, 'tools/call', { name: 'greet', arguments: { name: 'Ada' } });
+    expect(reply.body).toEqual({
+      jsonrpc: '2.0',
+      id: 1,
+      result: {
+        resultType: 'complete',
+        content: [{ type: 'text', text: 'Hello, Ada!' }],
+        _meta: serverInfoMeta,
+      },
+    });
+  });
+
+  it('ignores a legacy params.task hint: a sync tool stays sync', async () => {
+    const reply = await rpc(gw.app, 'tools/call', {
+      name: 'greet',
+      arguments: { name: 'Ada' },
+      task: { ttl: 1000 },
+    });
+    expect(reply.body.result.resultType).toBe('complete');
+  });
+
+  it('serves a task-optional tool synchronously to a non-declaring client and as a task to a declaring one', async () => {
+    const sync = await rpc(
+      gw.app,
+      'tools/call',
+      { name: 'slow_compute', arguments: { seconds: 1 } },
+      { caps: CAPS_NONE },
+    );
+    expect(sync.body.result.resultType).toBe('complete');
+    const task = await rpc(gw.app, 'tools/call', {
+      name: 'slow_compute',
+      arguments: { seconds: 2 },
+    });
+    expect(task.body.result.resultType).toBe('task');
+  });
+});
+
+describe('creating a task (R10, R11)', () => {
+  it('returns a flat CreateTaskResult that tasks/get resolves immediately, and enqueues a wake-up', async () => {
+    const reply = await rpc(gw.app, 'tools/call', {
+      name: 'generate_report',
+      arguments: { size: 'small' },
+    });
+    const result = reply.body.result;
+    expect(Object.keys(result).sort()).toEqual([
+      '_meta',
+      'createdAt',
+      'lastUpdatedAt',
+      'pollIntervalMs',
+      'resultType',
+      'status',
+      'statusMessage',
+      'taskId',
+      'ttlMs',
+    ]);
+    expect(result).toMatchObject({
+      resultType: 'task',
+      status: 'working',
+      ttlMs: 3_600_000,
+      pollIntervalMs: 1000,
+      _meta: serverInfoMeta,
+    });
+    expect(result.taskId).toMatch(/^tsk_[A-Za-z0-9_-]{24}$/);
+    expect(result.createdAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}/);
+    const get = await getTaskResult(result.taskId);
+    expect(get.body.result).toEqual({ ...result, resultType: 'complete' });
+    await expect(infra.queue.hasLiveJob(result.taskId)).resolves.toBe(true);
+    const stored = await getTask(infra.db, result.taskId);
+    expect(stored?.owner).toEqual({ tenant: 'acme', principal: 'alice' });
+    expect(stored?.operation).toEqual({
+      method: 'tools/call',
+      toolName: 'generate_report',
+      arguments: { size: 'small' },
+    });
+  });
+
+  it('still returns a valid handle when the enqueue fails after the commit', async () => {
+    const broken = buildGateway(infra, {
+      dispatcher: { enqueue: () => Promise.reject(new Error('redis down')) },
+    });
+    const reply = await rpc(broken.app, 'tools/call', {
+      name: 'generate_report',
+      arguments: { size: 'small' },
+    });
+    expect(reply.status).toBe(200);
+    const taskId = reply.body.result.taskId as string;
+    const get = await rpc(broken.app, 'tasks/get', { taskId });
+    expect(get.body.result.status).toBe('working');
+  });
+
+  it('counts created tasks in /metrics', async () => {
+    const metrics = await (await gw.app.request('/metrics')).text();
+    expect(metrics).toMatch(/mcp_tasks_created_total\{tool="generate_report"\} [1-9]/);
+    expect(metrics).toMatch(
+      /mcp_requests_total\{method="tools\/call",code="ok",status="200"\} [1-9]/,
+    );
+    expect(metrics).toContain('mcp_request_duration_seconds_bucket');
+  });
+});
+
+describe('tenancy (R12, R15)', () => {
+  it('answers a foreign task exactly like a missing one, on every task method', async () => {
+    const taskId = await createReportTask();
+    const missing = await getTaskResult('tsk_doesnotexistdoesnotexist');
+    for (const as of ['eve', 'bob'] as const) {
+      for (const [method, params] of [
+        ['tasks/get', { taskId }],
+        ['tasks/update', { taskId, inputResponses: {} }],
+        ['tasks/cancel', { taskId }],
+      ] as const) {
+        const reply = await rpc(gw.app, method, params, { as });
+        expect(reply.status).toBe(missing.status);
+        expect(reply.body.error).toEqual(missing.body.error);
+      }
+    }
+    const stored = await getTask(infra.db, taskId);
+    expect(stored?.cancelRequestedAt).toBeNull();
+  });
+});
+
+describe('observing, answering and cancelling (R14, R17, R18)', () => {
+  it('shows input_required with every outstanding request, keeps it on a partial answer and resumes on the last', async () => {
+    const taskId = await createReportTask();
+    const claim = await claimLease(infra.db, taskId, 'test-worker', 30_000);
+    if (claim === null) throw new Error('not claimable');
+    await requestInput(
+      infra.db,
+      claim.fence,
+      { first: elicitation('one?'), second: elicitation('two?') },
+      { step: 1 },
+      'Need answers',
+    );
+    const parked = await getTaskResult(taskId);
+    expect(parked.body.result).toMatchObject({
+      resultType: 'complete',
+      status: 'input_required',
+      statusMessage: 'Need answers',
+      inputRequests: { first: elicitation('one?'), second: elicitation('two?') },
+    });
+    expect(parked.body.result.result).toBeUndefined();
+
+    const partial = await rpc(gw.app, 'tasks/update', {
+      taskId,
+      inputResponses: { first: accept({ ok: true }), never_issued: accept({}) },
+    });
+    expect(partial.body).toEqual({
+      jsonrpc: '2.0',
+      id: 1,
+      result: { resultType: 'complete', _meta: serverInfoMeta },
+    });
+    const still = await getTaskResult(taskId);
+    expect(still.body.result.status).toBe('input_required');
+    expect(Object.keys(still.body.result.inputRequests)).toEqual(['second']);
+
+    await rpc(gw.app, 'tasks/update', {
+      taskId,
+      inputResponses: { second: accept({ ok: false }) },
+    });
+    const resumed = await getTaskResult(taskId);
+    expect(resumed.body.result.status).toBe('working');
+    expect(resumed.body.result.inputRequests).toBeUndefined();
+  });
+
+  it('inlines a completed result with its own resultType and serverInfo', async () => {
+    const taskId = await createReportTask();
+    const claim = await claimLease(infra.db, taskId, 'test-worker', 30_000);
+    if (claim === null) throw new Error('not claimable');
+    await completeTask(infra.db, claim.fence, { content: [{ type: 'text', text: 'done' }] });
+    const reply = await getTaskResult(taskId);
+    expect(reply.body.result).toMatchObject({
+      resultType: 'complete',
+      status: 'completed',
+      result: {
+        resultType: 'complete',
+        content: [{ type: 'text', text: 'done' }],
+        _meta: serverInfoMeta,
+      },
+      _meta: serverInfoMeta,
+    });
+    expect(reply.body.result.error).toBeUndefined();
+  });
+
+  it('shows a failed task with its JSON-RPC error and no result', async () => {
+    const taskId = await createReportTask();
+    const claim = await claimLease(infra.db, taskId, 'test-worker', 30_000);
+    if (claim === null) throw new Error('not claimable');
+    await failTask(infra.db, claim.fence, { code: -32603, message: 'boom' }, 'It broke');
+    const reply = await getTaskResult(taskId);
+    expect(reply.body.result).toMatchObject({
+      status: 'failed',
+      statusMessage: 'It broke',
+      error: { code: -32603, message: 'boom' },
+    });
+    expect(reply.body.result.result).toBeUndefined();
+  });
+
+  it('acknowledges a cancel, also again and on a terminal task', async () => {
+    const taskId = await createReportTask();
+    const ack = {
+      jsonrpc: '2.0',
+      id: 1,
+      result: { resultType: 'complete', _meta: serverInfoMeta },
+    };
+    expect((await rpc(gw.app, 'tasks/cancel', { taskId })).body).toEqual(ack);
+    // Unleased and working: the store cancels it directly.
+    expect((await getTaskResult(taskId)).body.result.status).toBe('cancelled');
+    expect((await rpc(gw.app, 'tasks/cancel', { taskId })).body).toEqual(ack);
+  });
+});
+
+describe('MRTR before task creation (R13)', () => {
+  const call = { name: 'test_tool_with_task', arguments: {} };
+
+  async function firstRound(options: RpcOptions = {}) {
+    const reply = await rpc(gw.app, 'tools/call', call, options);
+    expect(reply.body.result.resultType).toBe('input_required');
+    return reply.body.result as { requestState: string; inputRequests: Record<string, unknown> };
+  }
+
+  it('asks for input with a requestState, then creates the task from the gathered answer', async () => {
+    const round = await firstRound();
+    expect(Object.keys(round.inputRequests)).toEqual(['user_name']);
+    expect(round).not.toHaveProperty('taskId');
+    expect(typeof round.requestState).toBe('string');
+    const reply = await rpc(
+      gw.app,
+      'tools/call',
+      {
+        ...call,
+        inputResponses: { user_name: accept({ name: 'Alice' }) },
+        requestState: round.requestState,
+      },
+      { id: 2 },
+    );
+    expect(reply.body.result.resultType).toBe('task');
+    expect(reply.body.result).not.toHaveProperty('requestState');
+    const stored = await getTask(infra.db, reply.body.result.taskId);
+    expect(stored?.operation.arguments).toEqual({ name: 'Alice' });
+  });
+
+  it('answers a tampered requestState with -32602', async () => {
+    const round = await firstRound();
+    const tampered = `${round.requestState.slice(0, -2)}${round.requestState.endsWith('AA') ? 'BB' : 'AA'}`;
+    const reply = await rpc(gw.app, 'tools/call', {
+      ...call,
+      inputResponses: { user_name: accept({ name: 'A' }) },
+      requestState: tampered,
+    });
+    expect(reply.status).toBe(400);
+    expect(reply.body.error.code).toBe(-32602);
+  });
+
+  it('answers a requestState replayed by another principal or with other arguments with -32602', async () => {
+    const round = await firstRound();
+    const inputResponses = { user_name: accept({ name: 'A' }) };
+    const replayed = await rpc(
+      gw.app,
+      'tools/call',
+      { ...call, inputResponses, requestState: round.requestState },
+      { as: 'bob' },
+    );
+    expect(replayed.body.error.code).toBe(-32602);
+    const otherArgs = await rpc(gw.app, 'tools/call', {
+      ...call,
+      arguments: { name: 'sneaky' },
+      inputResponses,
+      requestState: round.requestState,
+    });
+    expect(otherArgs.body.error.code).toBe(-32602);
+  });
+
+  it('answers an expired requestState with -32602', async () => {
+    const shortLived = buildGateway(infra, { config: { requestStateTtlMs: 1 } });
+    const first = await rpc(shortLived.app, 'tools/call', call);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const reply = await rpc(shortLived.app, 'tools/call', {
+      ...call,
+      inputResponses: { user_name: accept({ name: 'A' }) },
+      requestState: first.body.result.requestState,
+    });
+    expect(reply.status).toBe(400);
+    expect(reply.body.error).toMatchObject({
+      code: -32602,
+      message: expect.stringContaining('expired'),
+    });
+  });
+});
+
+describe('operations', () => {
+  it('rate-limits tasks/get faster than pollIntervalMs when enabled', async () => {
+    const limited = buildGateway(infra, {
+      config: { pollRateLimit: true, taskPollIntervalMs: 60_000 },
+    });
+    const created = await rpc(limited.app, 'tools/call', {
+      name: 'generate_report',
+      arguments: { size: 'small' },
+    });
+    const taskId = created.body.result.taskId as string;
+    const statuses: number[] = [];
+    for (let i = 0; i < 7; i += 1)
+      statuses.push((await rpc(limited.app, 'tasks/get', { taskId })).status);
+    expect(statuses.slice(0, 5)).toEqual([200, 200, 200, 200, 200]);
+    expect(statuses[5]).toBe(429);
+    const limitedReply = await rpc(limited.app, 'tasks/get', { taskId });
+    expect(limitedReply.body.error.code).toBe(-32600);
+    expect(limitedReply.headers.get('retry-after')).toMatch(/^\d+$/);
+  });
+
+  it('reports liveness, readiness of Postgres and Redis, and drains on shutdown', async () => {
+    const local = buildGateway(infra);
+    expect((await local.app.request('/healthz')).status).toBe(200);
+    const ready = await local.app.request('/readyz');
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({
+      status: 'ready',
+      checks: { postgres: 'ok', redis: 'ok' },
+    });
+    local.shutdown.abort();
+    expect((await local.app.request('/readyz')).status).toBe(503);
+    const refused = await rpc(local.app, 'server/discover', {});
+    expect(refused.status).toBe(503);
+    expect(refused.body.error.code).toBe(-32603);
+  });
+});
