@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import { TOOL_PACKS, createToolCatalogue } from './catalogue.js';
+
+describe('createToolCatalogue', () => {
+  it('lists every tool of all packs sorted by name', () => {
+    const names = createToolCatalogue({ packs: TOOL_PACKS })
+      .list()
+      .map((t) => t.name);
+    expect(names).toEqual([
+      'confirm_delete',
+      'failing_job',
+      'generate_report',
+      'greet',
+      'multi_input',
+      'protocol_error_job',
+      'slow_compute',
+      'test_tool_with_task',
+    ]);
+  });
+
+  it('serves only the enabled packs', () => {
+    const catalogue = createToolCatalogue({ packs: ['reports'] });
+    expect(catalogue.list().map((t) => t.name)).toEqual(['generate_report']);
+    expect(catalogue.get('greet')).toBeUndefined();
+    expect(catalogue.get('generate_report')?.mode).toBe('task');
+  });
+
+  it('throws on an unknown pack, naming the valid ones', () => {
+    expect(() => createToolCatalogue({ packs: ['reports', 'nope'] })).toThrow(
+      /unknown tool pack\(s\) "nope"; valid packs: reports, conformance/,
+    );
+  });
+
+  it('gives every tool an object input schema and a program matching its mode', () => {
+    for (const tool of createToolCatalogue({ packs: TOOL_PACKS }).list()) {
+      expect(tool.inputSchema.type).toBe('object');
+      if (tool.mode === 'sync') expect(tool.runSync).toBeTypeOf('function');
+      else expect(tool.task).toBeDefined();
+      if (tool.mode === 'task-optional') {
+        expect(tool.runSync).toBeTypeOf('function');
+        expect(tool.prefersTask).toBeTypeOf('function');
+      }
+    }
+  });
+
+  it('produces the same listing bytes on every call', () => {
+    const a = JSON.stringify(createToolCatalogue({ packs: TOOL_PACKS }).list());
+    const b = JSON.stringify(createToolCatalogue({ packs: ['conformance', 'reports'] }).list());
+    expect(a).toBe(b);
+  });
+});

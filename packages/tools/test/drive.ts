@@ -1,0 +1,39 @@
+import type { InputResponses, JsonObject, JsonValue } from '@mcp-tasks/tasks';
+import type { StepContext, StepOutcome, ToolDefinition } from '../src/tool.js';
+
+/** Drives a task program directly, the way the worker would, minus Postgres. */
+export function context(
+  inputResponses: InputResponses = {},
+  signal: StepContext['signal'] = new AbortController().signal,
+): StepContext {
+  return { signal, inputResponses, settings: { reportStepMs: 0 } };
+}
+
+export interface Run {
+  outcomes: StepOutcome[];
+  last: StepOutcome;
+  state: JsonValue;
+}
+
+/** Steps until the program stops at input, completes or cancels. */
+export async function runUntilStop(
+  tool: ToolDefinition,
+  args: JsonObject,
+  state: JsonValue,
+  ctx: StepContext,
+): Promise<Run> {
+  const program = tool.task;
+  if (program === undefined) throw new Error(`${tool.name} has no task program`);
+  const outcomes: StepOutcome[] = [];
+  for (let i = 0; i < 100; i += 1) {
+    const outcome = await program.step(state, args, ctx);
+    outcomes.push(outcome);
+    if (outcome.kind === 'continue') {
+      state = outcome.state;
+      continue;
+    }
+    if (outcome.kind === 'input') state = outcome.state;
+    return { outcomes, last: outcome, state };
+  }
+  throw new Error('program did not stop within 100 steps');
+}
