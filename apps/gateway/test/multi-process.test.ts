@@ -1,0 +1,140 @@
+import { createDb, migrateToLatest, type Db } from '@mcp-tasks/store';
+import {
+  createTestDatabase,
+  createTestRedis,
+  freePort,
+  launchProcess,
+  type LaunchedProcess,
+  type TestDatabase,
+} from '@mcp-tasks/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MCP_TOKENS, remote, rpc, rpcBody, rpcHeaders, sseReader } from './support/rpc.js';
+
+/** Two real gateway processes on two ports sharing one Postgres and one Redis prefix. */
+let database: TestDatabase;
+let db: Db;
+let replicaA: { process: LaunchedProcess; url: string };
+let replicaB: { process: LaunchedProcess; url: string };
+
+async function startReplica(env: Record<string, string>) {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const process = await launchProcess({
+    entry: 'apps/gateway/src/main.ts',
+    env: { ...env, PORT: String(port), HOST: '127.0.0.1' },
+    readyUrl: `${url}/healthz`,
+  });
+  return { process, url };
+}
+
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  database = await createTestDatabase('gw_multi');
+  const redis = await createTestRedis('gw_multi');
+  db = createDb({ connectionString: database.connectionString });
+  await migrateToLatest(db);
+  env = {
+    DATABASE_URL: database.connectionString,
+    REDIS_URL: redis.url,
+    REDIS_PREFIX: redis.prefix,
+    MCP_AUTH: 'tokens',
+    MCP_TOKENS,
+    REQUEST_STATE_SECRET: 'multi-process-request-state-secret-0123456789',
+    LOG_LEVEL: 'warn',
+  };
+  [replicaA, replicaB] = await Promise.all([startReplica(env), startReplica(env)]);
+}, 60_000);
+
+afterAll(async () => {
+  await Promise.allSettled([replicaA?.process.stop(), replicaB?.process.stop()]);
+  await db?.destroy();
+  await database?.drop();
+});
+
+const createReport = (url: string) =>
+  rpc(remote(url), 'tools/call', { name: 'generate_report', arguments: { size: 'small' } });
+
+describe('two gateway replicas', () => {
+  it('are ready when Postgres and Redis are reachable', async () => {
+    const ready = await fetch(`${replicaA.url}/readyz`);
+    expect(ready.status).toBe(200);
+  });
+
+  it('resolve on replica B a task created on replica A, immediately', async () => {
+    const created = await createReport(replicaA.url);
+    expect(created.status).toBe(200);
+    const taskId = created.body.result.taskId as string;
+    const got = await rpc(remote(replicaB.url), 'tasks/get', { taskId });
+    expect(got.status).toBe(200);
+    expect(got.body.result).toMatchObject({ resultType: 'complete', taskId, status: 'working' });
+  });
+
+  it('resolve all of 100 concurrent creates on the other replica at once', async () => {
+    const created = await Promise.all(
+      Array.from({ length: 100 }, () => createReport(replicaA.url)),
+    );
+    expect(created.map((reply) => reply.status)).toEqual(Array(100).fill(200));
+    const ids = created.map((reply) => reply.body.result.taskId as string);
+    expect(new Set(ids).size).toBe(100);
+    const got = await Promise.all(
+      ids.map((taskId) => rpc(remote(replicaB.url), 'tasks/get', { taskId })),
+    );
+    expect(got.map((reply) => reply.body.result?.taskId)).toEqual(ids);
+  });
+
+  it('deliver a change made through replica A to a listener on replica B', async () => {
+    const created = await createReport(replicaA.url);
+    const taskId = created.body.result.taskId as string;
+    const params = { notifications: { taskIds: [taskId] } };
+    const response = await fetch(`${replicaB.url}/mcp`, {
+      method: 'POST',
+      headers: rpcHeaders('subscriptions/listen', params),
+      body: JSON.stringify(rpcBody('subscriptions/listen', params, { id: 'x-replica' })),
+    });
+    const events = sseReader(response);
+    expect((await events.next())?.data).toMatchObject({
+      method: 'notifications/subscriptions/acknowledged',
+    });
+    expect((await events.next())?.data).toMatchObject({ params: { taskId, status: 'working' } });
+    // Unleased and working, so the cancel lands at once and the change feed carries it.
+    await rpc(remote(replicaA.url), 'tasks/cancel', { taskId });
+    expect((await events.next())?.data).toMatchObject({ params: { taskId, status: 'cancelled' } });
+    expect((await events.next())?.data).toMatchObject({
+      id: 'x-replica',
+      result: { resultType: 'complete' },
+    });
+  });
+
+  it('end listen streams gracefully and exit 0 on SIGTERM', async () => {
+    const replica = await startReplica(env);
+    const created = await createReport(replica.url);
+    const taskId = created.body.result.taskId as string;
+    const params = { notifications: { taskIds: [taskId] } };
+    const response = await fetch(`${replica.url}/mcp`, {
+      method: 'POST',
+      headers: rpcHeaders('subscriptions/listen', params),
+      body: JSON.stringify(rpcBody('subscriptions/listen', params, { id: 'bye' })),
+    });
+    const events = sseReader(response);
+    await events.next();
+    await events.next();
+    const exit = replica.process.stop(15_000);
+    expect((await events.next())?.data).toMatchObject({
+      id: 'bye',
+      result: { resultType: 'complete' },
+    });
+    await expect(exit).resolves.toBe(0);
+  });
+
+  it('exits non-zero listing every configuration problem', async () => {
+    const bad = await launchProcess({
+      entry: 'apps/gateway/src/main.ts',
+      env: { DATABASE_URL: '', REDIS_URL: 'nope', MCP_AUTH: '', PORT: 'x' },
+    });
+    await expect(bad.exited).resolves.toBe(1);
+    const output = bad.output();
+    for (const name of ['DATABASE_URL', 'REDIS_URL', 'MCP_AUTH', 'PORT'])
+      expect(output).toContain(`- ${name}`);
+  });
+});

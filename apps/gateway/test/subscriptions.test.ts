@@ -1,0 +1,163 @@
+import { claimLease, completeTask, requestInput, saveCheckpoint } from '@mcp-tasks/store';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SERVER_INFO } from '../src/app.js';
+import {
+  buildGateway,
+  startInfrastructure,
+  type GatewayUnderTest,
+  type Infrastructure,
+} from './support/harness.js';
+import { rpc, rpcBody, rpcHeaders, sseReader, type RpcOptions } from './support/rpc.js';
+
+let infra: Infrastructure;
+let gw: GatewayUnderTest;
+const SUB = 'io.modelcontextprotocol/subscriptionId';
+
+beforeAll(async () => {
+  infra = await startInfrastructure('gw_listen');
+  gw = buildGateway(infra);
+});
+afterAll(async () => {
+  await infra?.close();
+});
+
+async function createTask(options: RpcOptions = {}): Promise<string> {
+  const reply = await rpc(
+    gw.app,
+    'tools/call',
+    { name: 'generate_report', arguments: { size: 'small' } },
+    options,
+  );
+  return reply.body.result.taskId as string;
+}
+
+async function listen(app: GatewayUnderTest['app'], taskIds: string[], options: RpcOptions = {}) {
+  const params = { notifications: { taskIds } };
+  const response = await app.request('/mcp', {
+    method: 'POST',
+    headers: rpcHeaders('subscriptions/listen', params, options),
+    body: JSON.stringify(rpcBody('subscriptions/listen', params, { id: 'sub-1', ...options })),
+  });
+  return { response, events: sseReader(response) };
+}
+
+describe('subscriptions/listen (R21)', () => {
+  it('streams the ack, the current snapshot, a snapshot per committed change, then the graceful end', async () => {
+    const taskId = await createTask();
+    const { response, events } = await listen(gw.app, [taskId]);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    expect(response.headers.get('cache-control')).toMatch(/no-cache/);
+    expect(response.headers.get('x-accel-buffering')).toBe('no');
+
+    const ack = await events.next();
+    expect(ack?.data).toEqual({
+      jsonrpc: '2.0',
+      method: 'notifications/subscriptions/acknowledged',
+      params: { notifications: { taskIds: [taskId] }, _meta: { [SUB]: 'sub-1' } },
+    });
+    const current = await events.next();
+    expect(current?.data).toMatchObject({
+      jsonrpc: '2.0',
+      method: 'notifications/tasks',
+      params: { taskId, status: 'working', _meta: { [SUB]: 'sub-1' } },
+    });
+    expect((current?.data as { params: Record<string, unknown> }).params).not.toHaveProperty(
+      'resultType',
+    );
+
+    // Drive transitions through the store, as a worker on any process would.
+    const claim = await claimLease(infra.db, taskId, 'test-worker', 30_000);
+    if (claim === null) throw new Error('not claimable');
+    await saveCheckpoint(infra.db, claim.fence, { step: 1 }, 'Halfway');
+    const progress = await events.next();
+    expect(progress?.data).toMatchObject({
+      params: { taskId, status: 'working', statusMessage: 'Halfway' },
+    });
+
+    await completeTask(infra.db, claim.fence, { content: [{ type: 'text', text: 'done' }] });
+    const done = await events.next();
+    expect(done?.data).toMatchObject({
+      method: 'notifications/tasks',
+      params: {
+        taskId,
+        status: 'completed',
+        result: { resultType: 'complete', content: [{ type: 'text', text: 'done' }] },
+        _meta: { [SUB]: 'sub-1' },
+      },
+    });
+    const end = await events.next();
+    expect(end?.data).toEqual({
+      jsonrpc: '2.0',
+      id: 'sub-1',
+      result: {
+        resultType: 'complete',
+        _meta: { [SUB]: 'sub-1', 'io.modelcontextprotocol/serverInfo': SERVER_INFO },
+      },
+    });
+    await expect(events.next()).resolves.toBeUndefined();
+  });
+
+  it('acknowledges only the caller own tasks: foreign and unknown ids are left out', async () => {
+    const mine = await createTask();
+    const foreign = await createTask({ as: 'eve' });
+    const { events } = await listen(gw.app, [
+      mine,
+      foreign,
+      'tsk_doesnotexistdoesnotexist',
+      'garbage',
+    ]);
+    const ack = await events.next();
+    expect((ack?.data as { params: { notifications: unknown } }).params.notifications).toEqual({
+      taskIds: [mine],
+    });
+    const snapshot = await events.next();
+    expect(snapshot?.data).toMatchObject({ params: { taskId: mine } });
+    await events.cancel();
+  });
+
+  it('delivers input_required with its requests to the subscriber', async () => {
+    const taskId = await createTask();
+    const { events } = await listen(gw.app, [taskId]);
+    await events.next();
+    await events.next();
+    const claim = await claimLease(infra.db, taskId, 'test-worker', 30_000);
+    if (claim === null) throw new Error('not claimable');
+    const request = {
+      method: 'elicitation/create',
+      params: { mode: 'form', message: 'ok?', requestedSchema: { type: 'object', properties: {} } },
+    };
+    await requestInput(infra.db, claim.fence, { approve: request }, { step: 1 }, 'Waiting');
+    const parked = await events.next();
+    expect(parked?.data).toMatchObject({
+      params: { taskId, status: 'input_required', inputRequests: { approve: request } },
+    });
+    await events.cancel();
+  });
+
+  it('ends open streams with the graceful end message when the gateway shuts down', async () => {
+    const local = buildGateway(infra);
+    const taskId = await createTask();
+    const { events } = await listen(local.app, [taskId]);
+    await events.next();
+    await events.next();
+    local.shutdown.abort();
+    const end = await events.next();
+    expect(end?.data).toMatchObject({
+      id: 'sub-1',
+      result: { resultType: 'complete', _meta: { [SUB]: 'sub-1' } },
+    });
+    await expect(events.next()).resolves.toBeUndefined();
+  });
+
+  it('ends at once, after the ack, when no requested task is the caller own', async () => {
+    const foreign = await createTask({ as: 'eve' });
+    const { events } = await listen(gw.app, [foreign]);
+    const ack = await events.next();
+    expect((ack?.data as { params: { notifications: unknown } }).params.notifications).toEqual({
+      taskIds: [],
+    });
+    const end = await events.next();
+    expect(end?.data).toMatchObject({ id: 'sub-1', result: { resultType: 'complete' } });
+  });
+});
