@@ -1,0 +1,147 @@
+import { newTaskId } from '@mcp-tasks/tasks';
+import { createTestRedis, type TestRedis } from '@mcp-tasks/testing';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RunTaskJobSchema, jobIdFor, type RunTaskJob } from './job-catalog.js';
+import { createTaskConsumer, type TaskConsumer } from './task-consumer.js';
+import { createTaskQueue, type TaskQueue } from './task-queue.js';
+
+let redis: TestRedis;
+let admin: Redis;
+
+beforeAll(async () => {
+  redis = await createTestRedis('queue');
+  admin = new Redis(redis.url);
+});
+
+afterAll(async () => {
+  const keys = await admin.keys(`${redis.prefix}*`);
+  if (keys.length > 0) await admin.del(...keys);
+  admin.disconnect();
+});
+
+async function eventually(
+  check: () => boolean | Promise<boolean>,
+  timeoutMs = 10_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+describe('jobIdFor', () => {
+  it('uses the bare task id for created and distinct colon-free ids for later wake-ups', () => {
+    const taskId = newTaskId();
+    expect(jobIdFor(taskId, 'created')).toBe(taskId);
+    const a = jobIdFor(taskId, 'resumed');
+    const b = jobIdFor(taskId, 'resumed');
+    expect(a).not.toBe(b);
+    expect(a.startsWith(`${taskId}.resumed.`)).toBe(true);
+    for (const id of [a, b, jobIdFor(taskId, 'swept')]) expect(id).not.toContain(':');
+  });
+});
+
+describe('RunTaskJobSchema', () => {
+  it('accepts a task id with a known reason and refuses anything else', () => {
+    expect(RunTaskJobSchema.safeParse({ taskId: newTaskId(), reason: 'swept' }).success).toBe(true);
+    expect(RunTaskJobSchema.safeParse({ taskId: 'nope', reason: 'swept' }).success).toBe(false);
+    expect(RunTaskJobSchema.safeParse({ taskId: newTaskId(), reason: 'because' }).success).toBe(
+      false,
+    );
+  });
+});
+
+describe('task queue and consumer on real Redis', () => {
+  let queue: TaskQueue;
+  let consumer: TaskConsumer | undefined;
+  const received: RunTaskJob[] = [];
+  const invalid: string[] = [];
+  let gate: Promise<void> = Promise.resolve();
+
+  beforeAll(() => {
+    queue = createTaskQueue({ redisUrl: redis.url, prefix: redis.prefix });
+  });
+  afterAll(async () => {
+    await consumer?.close();
+    await queue.close();
+  });
+
+  it('deduplicates a repeated created wake-up while it waits, and reports it live', async () => {
+    const taskId = newTaskId();
+    await queue.enqueue(taskId, 'created');
+    await queue.enqueue(taskId, 'created');
+    expect(await queue.hasLiveJob(taskId)).toBe(true);
+    expect(await queue.hasLiveJob(newTaskId())).toBe(false);
+    const waiting = await admin.llen(`${redis.prefix}:mcp-tasks-run:wait`);
+    expect(waiting).toBe(1);
+  });
+
+  it('delivers every wake-up, drops an invalid payload, and keeps no finished job in Redis', async () => {
+    let release!: () => void;
+    gate = new Promise<void>((resolve) => (release = resolve));
+    consumer = createTaskConsumer({
+      redisUrl: redis.url,
+      prefix: redis.prefix,
+      concurrency: 2,
+      handle: async (job) => {
+        received.push(job);
+        await gate;
+      },
+      onInvalidPayload: (jobId) => invalid.push(String(jobId)),
+    });
+    await consumer.waitUntilReady();
+    // The created job from the previous test is delivered and held active by the gate.
+    await eventually(() => received.length === 1);
+    const taskId = received[0]!.taskId;
+    // A resume enqueued while the created job is still active is NOT swallowed by it.
+    await queue.enqueue(taskId, 'resumed');
+    await eventually(() => received.length === 2);
+    expect(received.map((j) => j.reason)).toEqual(['created', 'resumed']);
+    expect(await queue.hasLiveJob(taskId)).toBe(true);
+    release();
+    await eventually(async () => !(await queue.hasLiveJob(taskId)));
+
+    // A payload that fails validation is dropped, never handed to the handler.
+    // (A raw BullMQ producer, as a buggy or older release might write.)
+    const url = new URL(redis.url);
+    const raw = new Queue('mcp-tasks-run', {
+      connection: { host: url.hostname, port: Number(url.port || 6379) },
+      prefix: redis.prefix,
+    });
+    await raw.add('run-task', { taskId: 'garbage', reason: 'created' }, { removeOnComplete: true });
+    await eventually(() => invalid.length === 1);
+    await raw.close();
+    expect(received).toHaveLength(2);
+    await eventually(
+      async () => (await admin.keys(`${redis.prefix}:mcp-tasks-run:tsk_*`)).length === 0,
+    );
+    expect(await admin.zcard(`${redis.prefix}:mcp-tasks-run:completed`)).toBe(0);
+    expect(await admin.zcard(`${redis.prefix}:mcp-tasks-run:failed`)).toBe(0);
+  });
+
+  it('holds a delayed wake-up until its delay passes', async () => {
+    const taskId = newTaskId();
+    const before = received.length;
+    await queue.enqueue(taskId, 'retry', { delayMs: 400 });
+    expect(await queue.hasLiveJob(taskId)).toBe(true);
+    await new Promise((r) => setTimeout(r, 150));
+    expect(received.length).toBe(before);
+    await eventually(() => received.some((j) => j.taskId === taskId && j.reason === 'retry'));
+  });
+
+  it('pings Redis', async () => {
+    await expect(queue.ping()).resolves.toBeUndefined();
+  });
+});
+
+describe('a producer with Redis unreachable', () => {
+  it('fails an enqueue and a ping quickly instead of hanging', async () => {
+    const dead = createTaskQueue({ redisUrl: 'redis://127.0.0.1:1', commandTimeoutMs: 300 });
+    await expect(dead.enqueue(newTaskId(), 'created')).rejects.toThrow();
+    await expect(dead.ping()).rejects.toThrow();
+    await dead.close();
+  });
+});
