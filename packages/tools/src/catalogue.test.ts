@@ -2,15 +2,20 @@ import { describe, expect, it } from 'vitest';
 import { TOOL_PACKS, createToolCatalogue } from './catalogue.js';
 
 describe('createToolCatalogue', () => {
-  it('lists every tool of all packs sorted by name', () => {
+  it('lists sync tools first, then task tools, each by name', () => {
     const names = createToolCatalogue({ packs: TOOL_PACKS })
       .list()
       .map((t) => t.name);
     expect(names).toEqual([
+      'greet',
+      'test_logging_tool',
+      'test_missing_capability',
+      'test_streaming_elicitation',
+      'test_trigger_prompt_change',
+      'test_trigger_tool_change',
       'confirm_delete',
       'failing_job',
       'generate_report',
-      'greet',
       'multi_input',
       'protocol_error_job',
       'slow_compute',

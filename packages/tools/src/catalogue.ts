@@ -11,9 +11,19 @@ const PACK_TOOLS: Record<ToolPack, readonly ToolDefinition[]> = {
 };
 
 export interface ToolCatalogue {
-  /** Deterministic: sorted by name, the same on every replica with the same packs (R8). */
+  /**
+   * Deterministic, the same on every replica with the same packs (R8): synchronous tools first,
+   * then task tools, each group by name. Generic clients probe the first listed tool with `{}`
+   * and no Tasks extension; a cheap sync tool answers that, a task-only one could not.
+   */
   list(): ToolDefinition[];
   get(name: string): ToolDefinition | undefined;
+}
+
+function compareForListing(a: ToolDefinition, b: ToolDefinition): number {
+  const group = Number(a.mode !== 'sync') - Number(b.mode !== 'sync');
+  if (group !== 0) return group;
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 }
 
 function isToolPack(name: string): name is ToolPack {
@@ -36,9 +46,7 @@ export function createToolCatalogue(options: { packs: readonly string[] }): Tool
       byName.set(tool.name, tool);
     }
   }
-  const sorted = [...byName.values()].sort((a, b) =>
-    a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
-  );
+  const sorted = [...byName.values()].sort(compareForListing);
   return {
     list: () => [...sorted],
     get: (name) => byName.get(name),

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { defineTool } from '../define-tool.js';
 import { textResult } from '../text.js';
 
-const GreetArgsSchema = z.object({ name: z.string() });
+// `name` defaults so a generic client calling the first listed tool with `{}` gets an answer.
+const GreetArgsSchema = z.object({ name: z.string().default('World') });
 
 /** Conformance fixture: a cheap synchronous tool, never a task. */
 export const greet = defineTool<z.infer<typeof GreetArgsSchema>>({
@@ -10,8 +11,7 @@ export const greet = defineTool<z.infer<typeof GreetArgsSchema>>({
   description: 'Says hello to someone (synchronous).',
   inputSchema: {
     type: 'object',
-    properties: { name: { type: 'string' } },
-    required: ['name'],
+    properties: { name: { type: 'string', default: 'World' } },
   },
   arguments: GreetArgsSchema,
   mode: 'sync',
