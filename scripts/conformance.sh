@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# `pnpm conformance`: starts the built stack (one gateway, one worker) on a fresh database and a
+# private Redis prefix, runs the official MCP conformance suite (Node 22) against it, stops the stack.
+# Scenarios that cannot pass are listed with their reasons in conformance/expected-failures.yml.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+bash scripts/install-tools.sh >/dev/null
+node22="$root/.tools/node22/node_modules/node/bin/node"
+suite="$root/.tools/conformance/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+
+base_url="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test}"
+export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379}"
+db_name="mcpt_conformance_$(date +%s)_$$"
+psql -q "$base_url" -c "CREATE DATABASE $db_name" >/dev/null
+export DATABASE_URL="${base_url%/*}/$db_name"
+export REDIS_PREFIX="mcpt-conformance-$$"
+port="${CONFORMANCE_PORT:-18080}"
+logs="$root/results/conformance"
+mkdir -p "$logs"
+
+[ -f apps/gateway/dist/main.js ] && [ -f apps/worker/dist/main.js ] || pnpm build >/dev/null
+
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  psql -q "$base_url" -c "DROP DATABASE IF EXISTS $db_name WITH (FORCE)" >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+
+pnpm --silent db:migrate >/dev/null
+MCP_AUTH=none PORT="$port" HOST=127.0.0.1 LOG_LEVEL=warn \
+  node apps/gateway/dist/main.js >"$logs/gateway.log" 2>&1 &
+pids+=($!)
+METRICS_PORT=0 LOG_LEVEL=warn SWEEP_INTERVAL_MS=1000 REPORT_STEP_MS=100 \
+  node apps/worker/dist/main.js >"$logs/worker.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 100); do
+  curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break
+  sleep 0.2
+done
+curl -fsS "http://127.0.0.1:$port/readyz" >/dev/null
+
+scenarios=(
+  server-stateless tools-list http-header-validation caching dns-rebinding-protection
+  tasks-lifecycle tasks-capability-negotiation tasks-wire-fields tasks-request-state-removal
+  tasks-mrtr-input tasks-request-headers tasks-dispatch-and-envelope tasks-status-notifications
+  tasks-required-task-error tasks-mrtr-composition
+)
+# Scenarios introduced before 2026-07-28 default to the stateful 2025-11-25 wire (initialize);
+# pin them to the stateless wire. Extension (tasks-*) scenarios must NOT get --spec-version: the
+# runner would skip them and exit 0.
+spec_args() {
+  case "$1" in
+    tools-list | dns-rebinding-protection) echo "--spec-version 2026-07-28" ;;
+  esac
+}
+failed=()
+for scenario in "${scenarios[@]}"; do
+  # shellcheck disable=SC2046
+  if "$node22" "$suite" server --url "http://127.0.0.1:$port/mcp" --scenario "$scenario" \
+    $(spec_args "$scenario") --expected-failures conformance/expected-failures.yml \
+    >"$logs/$scenario.log" 2>&1 && ! grep -q 'SKIPPED.*not applicable' "$logs/$scenario.log"; then
+    printf 'conformance %-32s passed\n' "$scenario"
+  else
+    printf 'conformance %-32s FAILED (see results/conformance/%s.log)\n' "$scenario" "$scenario"
+    tail -n 30 "$logs/$scenario.log"
+    failed+=("$scenario")
+  fi
+done
+echo "${#scenarios[@]} scenarios: $((${#scenarios[@]} - ${#failed[@]})) passed, ${#failed[@]} failed"
+[ "${#failed[@]}" -eq 0 ]
