@@ -74,6 +74,7 @@ describe('task queue and consumer on real Redis', () => {
     await queue.enqueue(taskId, 'created');
     await queue.enqueue(taskId, 'created');
     expect(await queue.hasLiveJob(taskId)).toBe(true);
+    expect(await queue.hasPendingJob(taskId)).toBe(true);
     expect(await queue.hasLiveJob(newTaskId())).toBe(false);
     const waiting = await admin.llen(`${redis.prefix}:mcp-tasks-run:wait`);
     expect(waiting).toBe(1);
@@ -101,6 +102,8 @@ describe('task queue and consumer on real Redis', () => {
     await eventually(() => received.length === 2);
     expect(received.map((j) => j.reason)).toEqual(['created', 'resumed']);
     expect(await queue.hasLiveJob(taskId)).toBe(true);
+    // Both wake-ups are active now: live, but nothing is pending delivery.
+    expect(await queue.hasPendingJob(taskId)).toBe(false);
     release();
     await eventually(async () => !(await queue.hasLiveJob(taskId)));
 

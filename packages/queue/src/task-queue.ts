@@ -21,6 +21,12 @@ export interface TaskQueue extends TaskDispatcher {
   enqueue(taskId: string, reason: RunTaskReason, options?: EnqueueOptions): Promise<void>;
   /** A waiting, delayed or active-and-locked wake-up exists for the task (advisory: for the sweeper and ops). */
   hasLiveJob(taskId: string): Promise<boolean>;
+  /**
+   * A waiting or delayed wake-up exists (active ones do not count). The sweeper asks this: for a
+   * task Postgres calls orphaned, an active job is a dead or finishing worker's, not a delivery
+   * still to come, so only a pending job makes a re-dispatch redundant.
+   */
+  hasPendingJob(taskId: string): Promise<boolean>;
   /** Throws if Redis is unreachable (for /readyz). */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -60,13 +66,32 @@ export function createTaskQueue(options: TaskQueueOptions): TaskQueue {
   });
   queue.on('error', () => undefined);
 
-  const isLive = async (jobId: string): Promise<boolean> => {
+  const isLive = async (jobId: string, countActive: boolean): Promise<boolean> => {
     const state = await queue.getJobState(jobId);
     if (LIVE_STATES.has(state)) return true;
+    if (!countActive) return false;
     // An active job whose worker died keeps its state until BullMQ's stalled check runs; only a
     // held lock (renewed by a live worker) means someone is really on it.
     if (state === 'active') return (await connection.exists(`${queue.toKey(jobId)}:lock`)) === 1;
     return false;
+  };
+
+  /**
+   * Looks at the created job and the latest later wake-up (a pointer written by enqueue): older
+   * wake-ups of a task are superseded by the latest one for this purpose.
+   */
+  const hasJob = (taskId: string, countActive: boolean): Promise<boolean> => {
+    const check = async () => {
+      const latest = await connection.get(latestJobKey(prefix, taskId));
+      const candidates = latest === null || latest === taskId ? [taskId] : [taskId, latest];
+      for (const jobId of candidates) if (await isLive(jobId, countActive)) return true;
+      return false;
+    };
+    return withDeadline(
+      check(),
+      timeoutMs,
+      `job lookup for ${taskId} timed out after ${timeoutMs} ms`,
+    );
   };
 
   return {
@@ -86,19 +111,8 @@ export function createTaskQueue(options: TaskQueueOptions): TaskQueue {
         `enqueue of task ${taskId} timed out after ${timeoutMs} ms`,
       );
     },
-    async hasLiveJob(taskId) {
-      const check = async () => {
-        const latest = await connection.get(latestJobKey(prefix, taskId));
-        const candidates = latest === null || latest === taskId ? [taskId] : [taskId, latest];
-        for (const jobId of candidates) if (await isLive(jobId)) return true;
-        return false;
-      };
-      return withDeadline(
-        check(),
-        timeoutMs,
-        `hasLiveJob(${taskId}) timed out after ${timeoutMs} ms`,
-      );
-    },
+    hasLiveJob: (taskId) => hasJob(taskId, true),
+    hasPendingJob: (taskId) => hasJob(taskId, false),
     async ping() {
       await withDeadline(
         connection.ping(),
