@@ -27,12 +27,11 @@ export function createSseStream(options: {
   let controller: ReadableStreamDefaultController<Uint8Array> | undefined;
   let closed = false;
   const closeCallbacks: (() => void)[] = [];
-  let keepAlive: NodeJS.Timeout | undefined;
 
   const finish = (): void => {
     if (closed) return;
     closed = true;
-    if (keepAlive !== undefined) clearInterval(keepAlive);
+    clearInterval(keepAlive);
     for (const callback of closeCallbacks.splice(0)) callback();
   };
 
@@ -57,7 +56,7 @@ export function createSseStream(options: {
   });
 
   // A comment line keeps idle connections from being cut by proxies and load balancers.
-  keepAlive = setInterval(() => write(': keep-alive\n\n'), options.keepAliveMs);
+  const keepAlive = setInterval(() => write(': keep-alive\n\n'), options.keepAliveMs);
   keepAlive.unref();
 
   return {

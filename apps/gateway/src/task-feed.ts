@@ -51,5 +51,8 @@ export async function createTaskChangeFeed(options: {
   });
   const wrapped = taskChangeFeedFrom(listener);
   resync = wrapped.resync;
-  return { subscribe: wrapped.feed.subscribe, close: () => listener.close() };
+  return {
+    subscribe: (onChange, onResync) => wrapped.feed.subscribe(onChange, onResync),
+    close: () => listener.close(),
+  };
 }

@@ -64,10 +64,10 @@ describe('two gateway replicas', () => {
   it('resolve on replica B a task created on replica A, immediately', async () => {
     const created = await createReport(replicaA.url);
     expect(created.status).toBe(200);
-    const taskId = created.body.result.taskId as string;
+    const taskId = created.result.taskId as string;
     const got = await rpc(remote(replicaB.url), 'tasks/get', { taskId });
     expect(got.status).toBe(200);
-    expect(got.body.result).toMatchObject({ resultType: 'complete', taskId, status: 'working' });
+    expect(got.result).toMatchObject({ resultType: 'complete', taskId, status: 'working' });
   });
 
   it('resolve all of 100 concurrent creates on the other replica at once', async () => {
@@ -75,17 +75,17 @@ describe('two gateway replicas', () => {
       Array.from({ length: 100 }, () => createReport(replicaA.url)),
     );
     expect(created.map((reply) => reply.status)).toEqual(Array(100).fill(200));
-    const ids = created.map((reply) => reply.body.result.taskId as string);
+    const ids = created.map((reply) => reply.result.taskId as string);
     expect(new Set(ids).size).toBe(100);
     const got = await Promise.all(
       ids.map((taskId) => rpc(remote(replicaB.url), 'tasks/get', { taskId })),
     );
-    expect(got.map((reply) => reply.body.result?.taskId)).toEqual(ids);
+    expect(got.map((reply) => reply.result.taskId)).toEqual(ids);
   });
 
   it('deliver a change made through replica A to a listener on replica B', async () => {
     const created = await createReport(replicaA.url);
-    const taskId = created.body.result.taskId as string;
+    const taskId = created.result.taskId as string;
     const params = { notifications: { taskIds: [taskId] } };
     const response = await fetch(`${replicaB.url}/mcp`, {
       method: 'POST',
@@ -109,7 +109,7 @@ describe('two gateway replicas', () => {
   it('end listen streams gracefully and exit 0 on SIGTERM', async () => {
     const replica = await startReplica(env);
     const created = await createReport(replica.url);
-    const taskId = created.body.result.taskId as string;
+    const taskId = created.result.taskId as string;
     const params = { notifications: { taskIds: [taskId] } };
     const response = await fetch(`${replica.url}/mcp`, {
       method: 'POST',

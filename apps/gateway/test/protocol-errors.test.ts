@@ -47,7 +47,7 @@ describe('HTTP layer', () => {
     headers.set('Content-Type', 'text/plain');
     const reply = await post(JSON.stringify(rpcBody('server/discover', {})), headers);
     expect(reply.status).toBe(415);
-    expect(reply.body.error.code).toBe(-32600);
+    expect(reply.error.code).toBe(-32600);
   });
 
   it('refuses an Accept that allows neither JSON nor SSE with 406', async () => {
@@ -108,13 +108,13 @@ describe('HTTP layer', () => {
       rpcHeaders('server/discover', {}),
     );
     expect(batch.status).toBe(400);
-    expect(batch.body.error.code).toBe(-32600);
+    expect(batch.error.code).toBe(-32600);
     const noVersion = await post(
       JSON.stringify({ id: 1, method: 'server/discover' }),
       rpcHeaders('server/discover', {}),
     );
     expect(noVersion.status).toBe(400);
-    expect(noVersion.body.error.code).toBe(-32600);
+    expect(noVersion.error.code).toBe(-32600);
   });
 
   it('accepts a notification with 202 and no body (R1)', async () => {
@@ -180,7 +180,7 @@ describe('envelope and _meta (R2, R3, R5)', () => {
       },
     );
     expect(noVersion.status).toBe(400);
-    expect(noVersion.body.error.code).toBe(-32602);
+    expect(noVersion.error.code).toBe(-32602);
     const numericVersion = await rpc(
       gw.app,
       'server/discover',
@@ -192,7 +192,7 @@ describe('envelope and _meta (R2, R3, R5)', () => {
         },
       },
     );
-    expect(numericVersion.body.error.code).toBe(-32602);
+    expect(numericVersion.error.code).toBe(-32602);
     const noCaps = await rpc(
       gw.app,
       'server/discover',
@@ -202,7 +202,7 @@ describe('envelope and _meta (R2, R3, R5)', () => {
       },
     );
     expect(noCaps.status).toBe(400);
-    expect(noCaps.body.error.code).toBe(-32602);
+    expect(noCaps.error.code).toBe(-32602);
   });
 
   it('serves a request without clientInfo', async () => {
@@ -231,8 +231,8 @@ describe('envelope and _meta (R2, R3, R5)', () => {
       },
     );
     expect(reply.status).toBe(400);
-    expect(reply.body.error.code).toBe(-32022);
-    expect(reply.body.error.data).toEqual({ supported: ['2026-07-28'], requested: 'v999.0.0' });
+    expect(reply.error.code).toBe(-32022);
+    expect(reply.error.data).toEqual({ supported: ['2026-07-28'], requested: 'v999.0.0' });
   });
 });
 
@@ -245,21 +245,21 @@ describe('routing headers (R23)', () => {
       { version: 'v999.0.0', headers: { 'MCP-Protocol-Version': PROTOCOL } },
     );
     expect(reply.status).toBe(400);
-    expect(reply.body.error.code).toBe(-32020);
+    expect(reply.error.code).toBe(-32020);
   });
 
   it('answers missing MCP-Protocol-Version or Mcp-Method with -32020', async () => {
     for (const header of ['MCP-Protocol-Version', 'Mcp-Method']) {
       const reply = await rpc(gw.app, 'server/discover', {}, { headers: { [header]: null } });
       expect(reply.status).toBe(400);
-      expect(reply.body.error.code).toBe(-32020);
+      expect(reply.error.code).toBe(-32020);
     }
   });
 
   it('answers an Mcp-Method that disagrees with the body with -32020', async () => {
     const reply = await rpc(gw.app, 'tools/list', {}, { headers: { 'Mcp-Method': 'tools/call' } });
     expect(reply.status).toBe(400);
-    expect(reply.body.error.code).toBe(-32020);
+    expect(reply.error.code).toBe(-32020);
   });
 
   it('answers a missing or mismatched Mcp-Name with -32020 and accepts the base64 form', async () => {
@@ -270,7 +270,7 @@ describe('routing headers (R23)', () => {
       { headers: { 'Mcp-Name': null } },
     );
     expect(missing.status).toBe(400);
-    expect(missing.body.error.code).toBe(-32020);
+    expect(missing.error.code).toBe(-32020);
     const wrong = await rpc(
       gw.app,
       'tasks/get',
@@ -278,7 +278,7 @@ describe('routing headers (R23)', () => {
       { headers: { 'Mcp-Name': 'tsk_bbbbbbbbbbbbbbbbbbbbbbbb' } },
     );
     expect(wrong.status).toBe(400);
-    expect(wrong.body.error.code).toBe(-32020);
+    expect(wrong.error.code).toBe(-32020);
     const encoded = `=?base64?${Buffer.from('greet').toString('base64')}?=`;
     const ok = await rpc(
       gw.app,
@@ -301,8 +301,8 @@ describe('capabilities (R4, R9)', () => {
     ] as const) {
       const reply = await rpc(gw.app, method, params, { caps: CAPS_NONE });
       expect(reply.status).toBe(400);
-      expect(reply.body.error.code).toBe(-32021);
-      expect(reply.body.error.data).toEqual(requiredTasks);
+      expect(reply.error.code).toBe(-32021);
+      expect(reply.error.data).toEqual(requiredTasks);
     }
   });
 
@@ -313,7 +313,7 @@ describe('capabilities (R4, R9)', () => {
       { taskId },
       { caps: { tasks: { requests: { tools: { call: {} } } } } },
     );
-    expect(reply.body.error.code).toBe(-32021);
+    expect(reply.error.code).toBe(-32021);
   });
 
   it('answers subscriptions/listen with taskIds from a non-declaring request with -32021', async () => {
@@ -324,8 +324,8 @@ describe('capabilities (R4, R9)', () => {
       { caps: CAPS_NONE },
     );
     expect(reply.status).toBe(400);
-    expect(reply.body.error.code).toBe(-32021);
-    expect(reply.body.error.data).toEqual(requiredTasks);
+    expect(reply.error.code).toBe(-32021);
+    expect(reply.error.data).toEqual(requiredTasks);
   });
 
   it('answers a task-only tool from a non-declaring request with -32021', async () => {
@@ -336,8 +336,8 @@ describe('capabilities (R4, R9)', () => {
       { caps: CAPS_NONE },
     );
     expect(reply.status).toBe(400);
-    expect(reply.body.error.code).toBe(-32021);
-    expect(reply.body.error.data).toEqual(requiredTasks);
+    expect(reply.error.code).toBe(-32021);
+    expect(reply.error.data).toEqual(requiredTasks);
   });
 });
 
@@ -345,20 +345,20 @@ describe('params (-32602)', () => {
   it('answers an unknown tool and invalid arguments with -32602', async () => {
     const unknown = await rpc(gw.app, 'tools/call', { name: 'no_such_tool', arguments: {} });
     expect(unknown.status).toBe(400);
-    expect(unknown.body.error.code).toBe(-32602);
+    expect(unknown.error.code).toBe(-32602);
     const invalid = await rpc(gw.app, 'tools/call', {
       name: 'generate_report',
       arguments: { size: 'huge' },
     });
     expect(invalid.status).toBe(400);
-    expect(invalid.body.error.code).toBe(-32602);
-    expect(invalid.body.error.data.issues[0].path).toBe('params.arguments.size');
+    expect(invalid.error.code).toBe(-32602);
+    expect(invalid.error.data).toMatchObject({ issues: [{ path: 'params.arguments.size' }] });
   });
 
   it('answers tasks methods without a string taskId with -32602', async () => {
     const reply = await rpc(gw.app, 'tasks/get', { taskId: 42 });
     expect(reply.status).toBe(400);
-    expect(reply.body.error.code).toBe(-32602);
+    expect(reply.error.code).toBe(-32602);
   });
 
   it('answers an unknown or malformed task id with the same -32602 on get, update and cancel', async () => {
@@ -371,7 +371,7 @@ describe('params (-32602)', () => {
       ] as const) {
         const reply = await rpc(gw.app, method, params);
         expect(reply.status).toBe(400);
-        errors.push(reply.body.error);
+        errors.push(reply.error);
       }
     }
     expect(errors[0]).toEqual({ code: -32602, message: 'Task not found or expired' });

@@ -28,7 +28,7 @@ async function createTask(options: RpcOptions = {}): Promise<string> {
     { name: 'generate_report', arguments: { size: 'small' } },
     options,
   );
-  return reply.body.result.taskId as string;
+  return reply.result.taskId as string;
 }
 
 async function listen(app: GatewayUnderTest['app'], taskIds: string[], options: RpcOptions = {}) {

@@ -1,4 +1,5 @@
 import { claimLease, completeTask, failTask, getTask, requestInput } from '@mcp-tasks/store';
+import { TOOL_PACKS, createToolCatalogue } from '@mcp-tasks/tools';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SERVER_INFO } from '../src/app.js';
 import {
@@ -29,8 +30,8 @@ async function createReportTask(options: RpcOptions = {}): Promise<string> {
     options,
   );
   expect(reply.status).toBe(200);
-  expect(reply.body.result.resultType).toBe('task');
-  return reply.body.result.taskId as string;
+  expect(reply.result.resultType).toBe('task');
+  return reply.result.taskId as string;
 }
 
 async function getTaskResult(taskId: string, options: RpcOptions = {}) {
@@ -65,11 +66,11 @@ describe('discovery and tools', () => {
     });
   });
 
-  it('lists every tool sorted by name with object input schemas and cache hints, byte-identical across instances (R8)', async () => {
+  it('lists every tool in catalogue order with object input schemas and cache hints, byte-identical across instances (R8)', async () => {
     const first = await rpc(gw.app, 'tools/list', {});
     const second = await rpc(buildGateway(infra).app, 'tools/list', {}, { as: 'eve' });
     expect(first.text).toBe(second.text);
-    const { result } = first.body;
+    const result = first.result;
     expect(result).toMatchObject({
       resultType: 'complete',
       ttlMs: 300_000,
@@ -77,7 +78,12 @@ describe('discovery and tools', () => {
       _meta: serverInfoMeta,
     });
     const names = (result.tools as { name: string }[]).map((tool) => tool.name);
-    expect(names).toEqual([...names].sort());
+    // The catalogue fixes the order (deterministic, not necessarily alphabetical).
+    expect(names).toEqual(
+      createToolCatalogue({ packs: [...TOOL_PACKS] })
+        .list()
+        .map((tool) => tool.name),
+    );
     expect(names).toEqual(
       expect.arrayContaining([
         'confirm_delete',
@@ -113,7 +119,7 @@ describe('discovery and tools', () => {
       arguments: { name: 'Ada' },
       task: { ttl: 1000 },
     });
-    expect(reply.body.result.resultType).toBe('complete');
+    expect(reply.result.resultType).toBe('complete');
   });
 
   it('serves a task-optional tool synchronously to a non-declaring client and as a task to a declaring one', async () => {
@@ -123,12 +129,12 @@ describe('discovery and tools', () => {
       { name: 'slow_compute', arguments: { seconds: 1 } },
       { caps: CAPS_NONE },
     );
-    expect(sync.body.result.resultType).toBe('complete');
+    expect(sync.result.resultType).toBe('complete');
     const task = await rpc(gw.app, 'tools/call', {
       name: 'slow_compute',
       arguments: { seconds: 2 },
     });
-    expect(task.body.result.resultType).toBe('task');
+    expect(task.result.resultType).toBe('task');
   });
 });
 
@@ -138,7 +144,7 @@ describe('creating a task (R10, R11)', () => {
       name: 'generate_report',
       arguments: { size: 'small' },
     });
-    const result = reply.body.result;
+    const result = reply.result;
     expect(Object.keys(result).sort()).toEqual([
       '_meta',
       'createdAt',
@@ -159,10 +165,11 @@ describe('creating a task (R10, R11)', () => {
     });
     expect(result.taskId).toMatch(/^tsk_[A-Za-z0-9_-]{24}$/);
     expect(result.createdAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}/);
-    const get = await getTaskResult(result.taskId);
-    expect(get.body.result).toEqual({ ...result, resultType: 'complete' });
-    await expect(infra.queue.hasLiveJob(result.taskId)).resolves.toBe(true);
-    const stored = await getTask(infra.db, result.taskId);
+    const taskId = result.taskId as string;
+    const get = await getTaskResult(taskId);
+    expect(get.result).toEqual({ ...result, resultType: 'complete' });
+    await expect(infra.queue.hasLiveJob(taskId)).resolves.toBe(true);
+    const stored = await getTask(infra.db, taskId);
     expect(stored?.owner).toEqual({ tenant: 'acme', principal: 'alice' });
     expect(stored?.operation).toEqual({
       method: 'tools/call',
@@ -180,9 +187,9 @@ describe('creating a task (R10, R11)', () => {
       arguments: { size: 'small' },
     });
     expect(reply.status).toBe(200);
-    const taskId = reply.body.result.taskId as string;
+    const taskId = reply.result.taskId as string;
     const get = await rpc(broken.app, 'tasks/get', { taskId });
-    expect(get.body.result.status).toBe('working');
+    expect(get.result.status).toBe('working');
   });
 
   it('counts created tasks in /metrics', async () => {
@@ -207,7 +214,7 @@ describe('tenancy (R12, R15)', () => {
       ] as const) {
         const reply = await rpc(gw.app, method, params, { as });
         expect(reply.status).toBe(missing.status);
-        expect(reply.body.error).toEqual(missing.body.error);
+        expect(reply.error).toEqual(missing.error);
       }
     }
     const stored = await getTask(infra.db, taskId);
@@ -228,13 +235,13 @@ describe('observing, answering and cancelling (R14, R17, R18)', () => {
       'Need answers',
     );
     const parked = await getTaskResult(taskId);
-    expect(parked.body.result).toMatchObject({
+    expect(parked.result).toMatchObject({
       resultType: 'complete',
       status: 'input_required',
       statusMessage: 'Need answers',
       inputRequests: { first: elicitation('one?'), second: elicitation('two?') },
     });
-    expect(parked.body.result.result).toBeUndefined();
+    expect(parked.result.result).toBeUndefined();
 
     const partial = await rpc(gw.app, 'tasks/update', {
       taskId,
@@ -246,16 +253,16 @@ describe('observing, answering and cancelling (R14, R17, R18)', () => {
       result: { resultType: 'complete', _meta: serverInfoMeta },
     });
     const still = await getTaskResult(taskId);
-    expect(still.body.result.status).toBe('input_required');
-    expect(Object.keys(still.body.result.inputRequests)).toEqual(['second']);
+    expect(still.result.status).toBe('input_required');
+    expect(Object.keys(still.result.inputRequests as object)).toEqual(['second']);
 
     await rpc(gw.app, 'tasks/update', {
       taskId,
       inputResponses: { second: accept({ ok: false }) },
     });
     const resumed = await getTaskResult(taskId);
-    expect(resumed.body.result.status).toBe('working');
-    expect(resumed.body.result.inputRequests).toBeUndefined();
+    expect(resumed.result.status).toBe('working');
+    expect(resumed.result.inputRequests).toBeUndefined();
   });
 
   it('inlines a completed result with its own resultType and serverInfo', async () => {
@@ -264,7 +271,7 @@ describe('observing, answering and cancelling (R14, R17, R18)', () => {
     if (claim === null) throw new Error('not claimable');
     await completeTask(infra.db, claim.fence, { content: [{ type: 'text', text: 'done' }] });
     const reply = await getTaskResult(taskId);
-    expect(reply.body.result).toMatchObject({
+    expect(reply.result).toMatchObject({
       resultType: 'complete',
       status: 'completed',
       result: {
@@ -274,7 +281,7 @@ describe('observing, answering and cancelling (R14, R17, R18)', () => {
       },
       _meta: serverInfoMeta,
     });
-    expect(reply.body.result.error).toBeUndefined();
+    expect(reply.result.error).toBeUndefined();
   });
 
   it('shows a failed task with its JSON-RPC error and no result', async () => {
@@ -283,12 +290,12 @@ describe('observing, answering and cancelling (R14, R17, R18)', () => {
     if (claim === null) throw new Error('not claimable');
     await failTask(infra.db, claim.fence, { code: -32603, message: 'boom' }, 'It broke');
     const reply = await getTaskResult(taskId);
-    expect(reply.body.result).toMatchObject({
+    expect(reply.result).toMatchObject({
       status: 'failed',
       statusMessage: 'It broke',
       error: { code: -32603, message: 'boom' },
     });
-    expect(reply.body.result.result).toBeUndefined();
+    expect(reply.result.result).toBeUndefined();
   });
 
   it('acknowledges a cancel, also again and on a terminal task', async () => {
@@ -300,7 +307,7 @@ describe('observing, answering and cancelling (R14, R17, R18)', () => {
     };
     expect((await rpc(gw.app, 'tasks/cancel', { taskId })).body).toEqual(ack);
     // Unleased and working: the store cancels it directly.
-    expect((await getTaskResult(taskId)).body.result.status).toBe('cancelled');
+    expect((await getTaskResult(taskId)).result.status).toBe('cancelled');
     expect((await rpc(gw.app, 'tasks/cancel', { taskId })).body).toEqual(ack);
   });
 });
@@ -310,8 +317,8 @@ describe('MRTR before task creation (R13)', () => {
 
   async function firstRound(options: RpcOptions = {}) {
     const reply = await rpc(gw.app, 'tools/call', call, options);
-    expect(reply.body.result.resultType).toBe('input_required');
-    return reply.body.result as { requestState: string; inputRequests: Record<string, unknown> };
+    expect(reply.result.resultType).toBe('input_required');
+    return reply.result as { requestState: string; inputRequests: Record<string, unknown> };
   }
 
   it('asks for input with a requestState, then creates the task from the gathered answer', async () => {
@@ -329,9 +336,9 @@ describe('MRTR before task creation (R13)', () => {
       },
       { id: 2 },
     );
-    expect(reply.body.result.resultType).toBe('task');
-    expect(reply.body.result).not.toHaveProperty('requestState');
-    const stored = await getTask(infra.db, reply.body.result.taskId);
+    expect(reply.result.resultType).toBe('task');
+    expect(reply.result).not.toHaveProperty('requestState');
+    const stored = await getTask(infra.db, reply.result.taskId as string);
     expect(stored?.operation.arguments).toEqual({ name: 'Alice' });
   });
 
@@ -344,7 +351,7 @@ describe('MRTR before task creation (R13)', () => {
       requestState: tampered,
     });
     expect(reply.status).toBe(400);
-    expect(reply.body.error.code).toBe(-32602);
+    expect(reply.error.code).toBe(-32602);
   });
 
   it('answers a requestState replayed by another principal or with other arguments with -32602', async () => {
@@ -356,14 +363,14 @@ describe('MRTR before task creation (R13)', () => {
       { ...call, inputResponses, requestState: round.requestState },
       { as: 'bob' },
     );
-    expect(replayed.body.error.code).toBe(-32602);
+    expect(replayed.error.code).toBe(-32602);
     const otherArgs = await rpc(gw.app, 'tools/call', {
       ...call,
       arguments: { name: 'sneaky' },
       inputResponses,
       requestState: round.requestState,
     });
-    expect(otherArgs.body.error.code).toBe(-32602);
+    expect(otherArgs.error.code).toBe(-32602);
   });
 
   it('answers an expired requestState with -32602', async () => {
@@ -373,13 +380,11 @@ describe('MRTR before task creation (R13)', () => {
     const reply = await rpc(shortLived.app, 'tools/call', {
       ...call,
       inputResponses: { user_name: accept({ name: 'A' }) },
-      requestState: first.body.result.requestState,
+      requestState: first.result.requestState,
     });
     expect(reply.status).toBe(400);
-    expect(reply.body.error).toMatchObject({
-      code: -32602,
-      message: expect.stringContaining('expired'),
-    });
+    expect(reply.error.code).toBe(-32602);
+    expect(reply.error.message).toContain('expired');
   });
 });
 
@@ -392,14 +397,14 @@ describe('operations', () => {
       name: 'generate_report',
       arguments: { size: 'small' },
     });
-    const taskId = created.body.result.taskId as string;
+    const taskId = created.result.taskId as string;
     const statuses: number[] = [];
     for (let i = 0; i < 7; i += 1)
       statuses.push((await rpc(limited.app, 'tasks/get', { taskId })).status);
     expect(statuses.slice(0, 5)).toEqual([200, 200, 200, 200, 200]);
     expect(statuses[5]).toBe(429);
     const limitedReply = await rpc(limited.app, 'tasks/get', { taskId });
-    expect(limitedReply.body.error.code).toBe(-32600);
+    expect(limitedReply.error.code).toBe(-32600);
     expect(limitedReply.headers.get('retry-after')).toMatch(/^\d+$/);
   });
 
@@ -416,6 +421,6 @@ describe('operations', () => {
     expect((await local.app.request('/readyz')).status).toBe(503);
     const refused = await rpc(local.app, 'server/discover', {});
     expect(refused.status).toBe(503);
-    expect(refused.body.error.code).toBe(-32603);
+    expect(refused.error.code).toBe(-32603);
   });
 });

@@ -67,7 +67,7 @@ describe('body reading', () => {
       method: 'POST',
       body,
       duplex: 'half',
-    } as RequestInit);
+    });
     await expect(readBodyWithLimit(request, 1000)).rejects.toMatchObject({ status: 413 });
   });
 

@@ -102,7 +102,7 @@ function gatherInput(
     toolName: tool.name,
     argumentsDigest: digestArguments(rawArguments),
   };
-  let responses: InputResponses = {};
+  const responses: InputResponses = {};
   if (params.requestState !== undefined) {
     const verified = services.requestState.verify(params.requestState, binding);
     if (!verified.ok) {

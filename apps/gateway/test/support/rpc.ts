@@ -67,12 +67,22 @@ export function rpcHeaders(
   return headers;
 }
 
+export interface WireError {
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
 export interface RpcReply {
   status: number;
   headers: Headers;
   text: string;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  body: any;
+  /** The decoded body, or undefined when it was empty or not JSON. */
+  body: unknown;
+  /** `body.result`; throws (failing the test with the body) when the reply is not a result. */
+  readonly result: Record<string, unknown>;
+  /** `body.error`; throws when the reply is not an error. */
+  readonly error: WireError;
 }
 
 export interface FetchLike {
@@ -87,7 +97,25 @@ export async function readReply(response: Response): Promise<RpcReply> {
   } catch {
     body = undefined;
   }
-  return { status: response.status, headers: response.headers, text, body };
+  const field = (name: 'result' | 'error'): unknown => {
+    const value = (body as Record<string, unknown> | undefined)?.[name];
+    if (typeof value !== 'object' || value === null) {
+      throw new Error(`expected a JSON-RPC ${name}, got HTTP ${response.status}: ${text}`);
+    }
+    return value;
+  };
+  return {
+    status: response.status,
+    headers: response.headers,
+    text,
+    body,
+    get result() {
+      return field('result') as Record<string, unknown>;
+    },
+    get error() {
+      return field('error') as WireError;
+    },
+  };
 }
 
 /** One JSON-RPC call over in-process HTTP (`app.request`) or a real URL (`{ request: fetch-to-url }`). */
@@ -121,7 +149,7 @@ export function sseReader(response: Response): {
   cancel(): Promise<void>;
 } {
   if (response.body === null) throw new Error('no body');
-  const reader = response.body.getReader();
+  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
   const decoder = new TextDecoder();
   let buffer = '';
   const pending: SseEvent[] = [];
