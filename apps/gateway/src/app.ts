@@ -147,12 +147,19 @@ export function createGateway(options: GatewayOptions): Hono<GatewayEnv> {
     const stopTimer = metrics.duration.startTimer();
     await next();
     const method = methodLabel(c.get('rpcMethod'));
-    stopTimer({ method });
-    metrics.requests.inc({
-      method,
-      code: c.get('rpcCode') ?? 'none',
-      status: String(c.res.status),
-    });
+    const seconds = stopTimer({ method });
+    const code = c.get('rpcCode') ?? 'none';
+    metrics.requests.inc({ method, code, status: String(c.res.status) });
+    // One access line per request (for listen: when the stream opened); the request id is bound.
+    c.get('log').info(
+      {
+        method: c.get('rpcMethod'),
+        code,
+        status: c.res.status,
+        durationMs: Math.round(seconds * 1000),
+      },
+      'mcp request',
+    );
   });
   app.post('/mcp', (c) =>
     handleMcpPost(c, {

@@ -135,6 +135,17 @@ describe('subscriptions/listen (R21)', () => {
     await events.cancel();
   });
 
+  it('sends every current snapshot again after the change listener reconnects', async () => {
+    const taskId = await createTask();
+    const { events } = await listen(gw.app, [taskId]);
+    await events.next();
+    const first = await events.next();
+    infra.resync();
+    const again = await events.next();
+    expect(again?.data).toEqual(first?.data);
+    await events.cancel();
+  });
+
   it('ends open streams with the graceful end message when the gateway shuts down', async () => {
     const local = buildGateway(infra);
     const taskId = await createTask();

@@ -192,6 +192,32 @@ describe('creating a task (R10, R11)', () => {
     expect(get.result.status).toBe('working');
   });
 
+  it('answers an unexpected failure with -32603 and 500, without its message', async () => {
+    const failing = buildGateway(infra, {
+      taskService: {
+        createAndDispatch: () => Promise.reject(new Error('connection refused to 10.0.0.7')),
+        submitInputResponses: () => Promise.reject(new Error('unused')),
+        cancel: () => Promise.reject(new Error('unused')),
+        redispatchOrphans: () => Promise.reject(new Error('unused')),
+      },
+    });
+    const reply = await rpc(
+      failing.app,
+      'tools/call',
+      {
+        name: 'generate_report',
+        arguments: { size: 'small' },
+      },
+      { id: 'boom' },
+    );
+    expect(reply.status).toBe(500);
+    expect(reply.body).toEqual({
+      jsonrpc: '2.0',
+      id: 'boom',
+      error: { code: -32603, message: 'Internal error' },
+    });
+  });
+
   it('counts created tasks in /metrics', async () => {
     const metrics = await (await gw.app.request('/metrics')).text();
     expect(metrics).toMatch(/mcp_tasks_created_total\{tool="generate_report"\} [1-9]/);

@@ -140,6 +140,9 @@ export const subscriptionsListen: MethodHandler = async (
         wake = undefined;
         continue;
       }
+      // After a listener reconnect every snapshot is sent again, changed or not: the client may
+      // have missed changes during the gap and must not have to diff to find out.
+      if (resyncAll) lastSent.clear();
       const ids = resyncAll ? [...watching] : [...changed];
       resyncAll = false;
       changed.clear();

@@ -1,10 +1,12 @@
 import { createTaskQueue, type TaskQueue } from '@mcp-tasks/queue';
 import {
   createDb,
+  createTaskChangeListener,
   createTaskService,
   migrateToLatest,
   type Db,
   type TaskDispatcher,
+  type TaskService,
 } from '@mcp-tasks/store';
 import {
   createTestDatabase,
@@ -18,7 +20,7 @@ import { createGateway, type GatewayAppConfig } from '../../src/app.js';
 import { createAuthenticator } from '../../src/auth/index.js';
 import { parseTokenList } from '../../src/env.js';
 import { createMetrics, type GatewayMetrics } from '../../src/metrics.js';
-import { createTaskChangeFeed, type ClosableTaskChangeFeed } from '../../src/task-feed.js';
+import { taskChangeFeedFrom, type TaskChangeFeed } from '../../src/task-feed.js';
 import { MCP_TOKENS } from './rpc.js';
 
 export const TEST_CONFIG: GatewayAppConfig = {
@@ -39,7 +41,9 @@ export interface Infrastructure {
   redis: TestRedis;
   db: Db;
   queue: TaskQueue;
-  changes: ClosableTaskChangeFeed;
+  changes: TaskChangeFeed;
+  /** What a reconnect of the LISTEN connection triggers. */
+  resync(): void;
   close(): Promise<void>;
 }
 
@@ -49,18 +53,17 @@ export async function startInfrastructure(label: string): Promise<Infrastructure
   const db = createDb({ connectionString: database.connectionString });
   await migrateToLatest(db);
   const queue = createTaskQueue({ redisUrl: redis.url, prefix: redis.prefix });
-  const changes = await createTaskChangeFeed({
-    connectionString: database.connectionString,
-    logger: pino({ level: 'silent' }),
-  });
+  const listener = await createTaskChangeListener({ connectionString: database.connectionString });
+  const { feed: changes, resync } = taskChangeFeedFrom(listener);
   return {
     database,
     redis,
     db,
     queue,
     changes,
+    resync,
     async close() {
-      await changes.close();
+      await listener.close();
       await queue.close();
       await db.destroy();
       await database.drop();
@@ -76,15 +79,18 @@ export interface GatewayUnderTest {
 
 export function buildGateway(
   infra: Infrastructure,
-  overrides: { config?: Partial<GatewayAppConfig>; dispatcher?: TaskDispatcher } = {},
+  overrides: {
+    config?: Partial<GatewayAppConfig>;
+    dispatcher?: TaskDispatcher;
+    taskService?: TaskService;
+  } = {},
 ): GatewayUnderTest {
   const metrics = createMetrics();
   const shutdown = new AbortController();
   const app = createGateway({
-    taskService: createTaskService({
-      db: infra.db,
-      dispatcher: overrides.dispatcher ?? infra.queue,
-    }),
+    taskService:
+      overrides.taskService ??
+      createTaskService({ db: infra.db, dispatcher: overrides.dispatcher ?? infra.queue }),
     db: infra.db,
     queue: infra.queue,
     catalogue: createToolCatalogue({ packs: [...TOOL_PACKS] }),
