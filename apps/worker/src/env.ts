@@ -1,0 +1,59 @@
+import { hostname } from 'node:os';
+import { TOOL_PACKS } from '@mcp-tasks/tools';
+import { z } from 'zod';
+
+const int = (min: number) => z.coerce.number().int().min(min);
+
+const EnvSchema = z
+  .object({
+    DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }),
+    REDIS_URL: z.url({ protocol: /^rediss?$/ }),
+    REDIS_PREFIX: z.string().min(1).optional(),
+    WORKER_CONCURRENCY: int(1).default(8),
+    LEASE_MS: int(500).default(30_000),
+    SWEEP_INTERVAL_MS: int(50).default(5_000),
+    /** How long a wake-up may sit in the queue before the sweeper sends another; default LEASE_MS. */
+    ENQUEUE_GRACE_MS: int(0).optional(),
+    MAX_ATTEMPTS: int(1).default(3),
+    REPORT_STEP_MS: int(0).default(500),
+    TASK_RETENTION_MS: int(0).default(24 * 60 * 60 * 1_000),
+    MCP_TOOL_PACKS: z
+      .string()
+      .default(TOOL_PACKS.join(','))
+      .transform((value) =>
+        value
+          .split(',')
+          .map((pack) => pack.trim())
+          .filter((pack) => pack.length > 0),
+      )
+      .pipe(z.array(z.enum(TOOL_PACKS)).min(1)),
+    METRICS_PORT: int(0).max(65_535).default(9464),
+    WORKER_ID: z.string().min(1).default(`${hostname()}-${process.pid}`),
+    LOG_LEVEL: z
+      .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+      .default('info'),
+    SHUTDOWN_GRACE_MS: int(0).default(10_000),
+  })
+  .transform((env) => ({ ...env, ENQUEUE_GRACE_MS: env.ENQUEUE_GRACE_MS ?? env.LEASE_MS }));
+
+export type WorkerEnv = z.infer<typeof EnvSchema>;
+
+export class EnvError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid worker environment:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'EnvError';
+  }
+}
+
+/** Parses the worker's environment once, reporting every problem at the same time. */
+export function parseEnv(source: Record<string, string | undefined>): WorkerEnv {
+  // An empty variable means "unset" (compose files and k8s often render optional vars as "").
+  const cleaned = Object.fromEntries(
+    Object.entries(source).filter(([, v]) => v !== undefined && v !== ''),
+  );
+  const parsed = EnvSchema.safeParse(cleaned);
+  if (parsed.success) return parsed.data;
+  throw new EnvError(
+    parsed.error.issues.map((issue) => `${issue.path.join('.') || '(env)'}: ${issue.message}`),
+  );
+}

@@ -1,0 +1,48 @@
+import type { RunTaskJob, TaskQueue } from '@mcp-tasks/queue';
+import type { Logger } from './logger.js';
+import type { WorkerMetrics } from './metrics.js';
+import { isTransientInfrastructureError } from './retry-policy.js';
+import type { TaskRunner } from './task-runner.js';
+
+/**
+ * One BullMQ delivery. The task's fate is settled in Postgres by the runner; what reaches here is
+ * infrastructure trouble. A transient outage sends the wake-up again after a lease period (by then
+ * any lease this attempt held has expired); anything else is logged and the job dropped, since
+ * Postgres still says `working` and the sweeper re-dispatches it.
+ */
+export function createJobHandler(options: {
+  runner: TaskRunner;
+  queue: TaskQueue;
+  leaseMs: number;
+  logger: Logger;
+  metrics: WorkerMetrics;
+}): (job: RunTaskJob) => Promise<void> {
+  const { runner, queue, logger, metrics } = options;
+  return async (job) => {
+    try {
+      const outcome = await runner.run(job.taskId);
+      metrics.jobs.inc({ outcome });
+    } catch (error) {
+      metrics.jobs.inc({ outcome: 'error' });
+      if (!isTransientInfrastructureError(error)) {
+        logger.error(
+          { err: error, taskId: job.taskId },
+          'wake-up failed; the sweeper will re-dispatch',
+        );
+        return;
+      }
+      logger.warn(
+        { err: error, taskId: job.taskId },
+        'infrastructure unavailable; retrying the wake-up',
+      );
+      await queue
+        .enqueue(job.taskId, 'retry', { delayMs: options.leaseMs })
+        .catch((requeueError: unknown) => {
+          logger.warn(
+            { err: requeueError, taskId: job.taskId },
+            'could not requeue; the sweeper will',
+          );
+        });
+    }
+  };
+}

@@ -1,0 +1,72 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export type JobOutcome =
+  | 'skipped'
+  | 'completed'
+  | 'failed'
+  | 'cancelled'
+  | 'input_required'
+  | 'retry_scheduled'
+  | 'released'
+  | 'lease_lost'
+  | 'error';
+
+export interface WorkerMetrics {
+  registry: Registry;
+  jobs: Counter<'outcome'>;
+  steps: Counter<'tool'>;
+  stepDuration: Histogram<'tool'>;
+  leasesLost: Counter;
+  sweeps: Counter<'role'>;
+  redispatched: Counter;
+  heldTasks: Gauge;
+}
+
+/** A registry per process (never the global one), so tests can build several. */
+export function createWorkerMetrics(): WorkerMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  return {
+    registry,
+    jobs: new Counter({
+      name: 'mcp_worker_jobs_total',
+      help: 'Wake-ups processed, by what became of the task',
+      labelNames: ['outcome'],
+      registers: [registry],
+    }),
+    steps: new Counter({
+      name: 'mcp_worker_steps_total',
+      help: 'Tool steps executed',
+      labelNames: ['tool'],
+      registers: [registry],
+    }),
+    stepDuration: new Histogram({
+      name: 'mcp_worker_step_duration_seconds',
+      help: 'Duration of one tool step',
+      labelNames: ['tool'],
+      buckets: [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    }),
+    leasesLost: new Counter({
+      name: 'mcp_worker_leases_lost_total',
+      help: 'Attempts stopped because their lease was superseded (writes rejected by the fence)',
+      registers: [registry],
+    }),
+    sweeps: new Counter({
+      name: 'mcp_worker_sweeps_total',
+      help: 'Sweeper ticks, by whether this worker led the sweep',
+      labelNames: ['role'],
+      registers: [registry],
+    }),
+    redispatched: new Counter({
+      name: 'mcp_worker_tasks_redispatched_total',
+      help: 'Orphaned tasks the sweeper re-enqueued',
+      registers: [registry],
+    }),
+    heldTasks: new Gauge({
+      name: 'mcp_worker_held_tasks',
+      help: 'Tasks this worker holds a lease on right now',
+      registers: [registry],
+    }),
+  };
+}

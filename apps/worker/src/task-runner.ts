@@ -1,0 +1,222 @@
+import { performance } from 'node:perf_hooks';
+import { ErrorCode, ProtocolError } from '@mcp-tasks/protocol';
+import {
+  CANCELLED_BY_REQUEST,
+  StaleLeaseError,
+  claimLease,
+  completeTask,
+  failTask,
+  markCancelled,
+  recordAttemptFailure,
+  releaseLease,
+  renewLease,
+  requestInput,
+  saveCheckpoint,
+  type Db,
+  type Fence,
+} from '@mcp-tasks/store';
+import type { JsonObject, JsonValue, Task, TaskError } from '@mcp-tasks/tasks';
+import type { ToolCatalogue, ToolSettings } from '@mcp-tasks/tools';
+import { abortWith, type AbortReason, type HeldTasks } from './held-tasks.js';
+import { startLeaseKeeper } from './lease-keeper.js';
+import type { Logger } from './logger.js';
+import type { JobOutcome, WorkerMetrics } from './metrics.js';
+import { decideAfterUnexpectedError, type RetryPolicy } from './retry-policy.js';
+
+export interface TaskRunnerOptions {
+  db: Db;
+  catalogue: ToolCatalogue;
+  workerId: string;
+  leaseMs: number;
+  retry: RetryPolicy;
+  settings: ToolSettings;
+  heldTasks: HeldTasks;
+  /** True once shutdown began: stop each task at its next checkpoint and give it back. */
+  isDraining(): boolean;
+  /** Sends the task another wake-up (a retry after backoff, or a task given back at shutdown). */
+  requeue(taskId: string, reason: 'retry' | 'released', delayMs: number): Promise<void>;
+  logger: Logger;
+  metrics: WorkerMetrics;
+}
+
+export interface TaskRunner {
+  /** One attempt at a task. Never throws for the task's own failures; infrastructure errors propagate. */
+  run(taskId: string): Promise<JobOutcome>;
+}
+
+const protocolErrorToTaskError = (error: ProtocolError): TaskError => {
+  const wire = error.toJsonRpcError();
+  return wire.data === undefined
+    ? { code: wire.code, message: wire.message }
+    : { code: wire.code, message: wire.message, data: wire.data as JsonValue };
+};
+
+/**
+ * Runs a task step by step under a lease. Every write carries the fence, so once another worker
+ * has claimed (or the task ended), our writes are rejected with StaleLeaseError and this attempt
+ * stops without writing anything more.
+ */
+export function createTaskRunner(options: TaskRunnerOptions): TaskRunner {
+  const { db, leaseMs, logger, metrics } = options;
+
+  async function settleAbort(fence: Fence, reason: AbortReason): Promise<JobOutcome> {
+    switch (reason) {
+      case 'lease lost':
+        metrics.leasesLost.inc();
+        return 'lease_lost';
+      case 'cancel':
+        // Completion may have won meanwhile; then this write loses (StaleLeaseError) and that is fine.
+        await markCancelled(db, fence, CANCELLED_BY_REQUEST);
+        return 'cancelled';
+      case 'shutdown':
+        await releaseLease(db, fence);
+        await options.requeue(fence.taskId, 'released', 0).catch((error: unknown) => {
+          logger.warn(
+            { err: error, taskId: fence.taskId },
+            'could not requeue a released task; the sweeper will',
+          );
+        });
+        return 'released';
+    }
+  }
+
+  async function handleUnexpected(fence: Fence, task: Task, error: unknown): Promise<JobOutcome> {
+    const message = error instanceof Error ? error.message : String(error);
+    const decision = decideAfterUnexpectedError(task.attempts, options.retry);
+    logger.error(
+      { err: error, taskId: task.id, attempt: task.attempts, decision: decision.kind },
+      'task attempt failed unexpectedly',
+    );
+    if (decision.kind === 'fail') {
+      await failTask(db, fence, decision.error, `Failed: ${decision.error.message}`);
+      return 'failed';
+    }
+    await recordAttemptFailure(db, fence, message);
+    await options.requeue(task.id, 'retry', decision.delayMs).catch((requeueError: unknown) => {
+      logger.warn(
+        { err: requeueError, taskId: task.id },
+        'could not schedule a retry; the sweeper will',
+      );
+    });
+    return 'retry_scheduled';
+  }
+
+  async function execute(fence: Fence, task: Task, signal: AbortSignal): Promise<JobOutcome> {
+    if (task.cancelRequestedAt !== null) {
+      await markCancelled(db, fence, CANCELLED_BY_REQUEST);
+      return 'cancelled';
+    }
+    const toolName = task.operation.toolName;
+    try {
+      const tool = options.catalogue.get(toolName);
+      // Not a protocol error: another worker (other packs, newer release) may have the tool.
+      if (tool?.task === undefined)
+        throw new Error(`tool ${toolName} has no task program on this worker`);
+      const program = tool.task;
+      const parsed = tool.arguments.safeParse(task.operation.arguments);
+      if (!parsed.success) {
+        throw new ProtocolError(ErrorCode.InvalidParams, `invalid arguments for ${toolName}`, {
+          issues: parsed.error.issues.map((issue) => issue.message),
+        });
+      }
+      const args = parsed.data;
+      let state: JsonValue = task.checkpoint ?? program.start(args);
+      let statusMessage = task.statusMessage;
+
+      for (;;) {
+        if (signal.aborted) return await settleAbort(fence, signal.reason as AbortReason);
+        if (options.isDraining()) return await settleAbort(fence, 'shutdown');
+        // Before each step: prove we still hold the task and read the cancel flag, in one write.
+        const { cancelRequested } = await renewLease(db, fence, leaseMs);
+        if (cancelRequested) return await settleAbort(fence, 'cancel');
+
+        const started = performance.now();
+        let outcome;
+        try {
+          outcome = await program.step(state, args, {
+            signal,
+            inputResponses: task.inputResponses,
+            settings: options.settings,
+          });
+        } catch (error) {
+          if (signal.aborted) return await settleAbort(fence, signal.reason as AbortReason);
+          throw error;
+        } finally {
+          metrics.steps.inc({ tool: toolName });
+          metrics.stepDuration.observe({ tool: toolName }, (performance.now() - started) / 1_000);
+        }
+        if (signal.aborted && signal.reason === 'lease lost')
+          return await settleAbort(fence, 'lease lost');
+
+        switch (outcome.kind) {
+          case 'continue':
+            statusMessage = outcome.statusMessage ?? statusMessage;
+            // Saved even when a cancel or shutdown is pending: the progress is kept either way.
+            await saveCheckpoint(db, fence, outcome.state, statusMessage);
+            state = outcome.state;
+            continue;
+          case 'input':
+            await requestInput(
+              db,
+              fence,
+              outcome.inputRequests,
+              outcome.state,
+              outcome.statusMessage ?? statusMessage,
+            );
+            return 'input_required';
+          case 'complete':
+            // A finished result beats a pending cancel (R18: the task may still complete).
+            await completeTask(db, fence, outcome.result as unknown as JsonObject);
+            return 'completed';
+          case 'cancel':
+            await markCancelled(db, fence, outcome.statusMessage);
+            return 'cancelled';
+        }
+      }
+    } catch (error) {
+      if (error instanceof StaleLeaseError) throw error;
+      if (error instanceof ProtocolError) {
+        await failTask(db, fence, protocolErrorToTaskError(error), `Failed: ${error.message}`);
+        return 'failed';
+      }
+      return await handleUnexpected(fence, task, error);
+    }
+  }
+
+  return {
+    async run(taskId) {
+      const claim = await claimLease(db, taskId, options.workerId, leaseMs);
+      if (claim === null) return 'skipped';
+      const { fence, task } = claim;
+      const controller = new AbortController();
+      const unregister = options.heldTasks.add(fence, controller);
+      metrics.heldTasks.set(options.heldTasks.size());
+      const keeper = startLeaseKeeper({
+        db,
+        fence,
+        leaseMs,
+        logger,
+        onCancelRequested: () => abortWith(controller, 'cancel'),
+        onLeaseLost: () => abortWith(controller, 'lease lost'),
+      });
+      const log = logger.child({ taskId, epoch: fence.epoch, tool: task.operation.toolName });
+      log.debug({ attempt: task.attempts }, 'claimed task');
+      try {
+        const outcome = await execute(fence, task, controller.signal);
+        log.debug({ outcome }, 'attempt ended');
+        return outcome;
+      } catch (error) {
+        if (error instanceof StaleLeaseError) {
+          metrics.leasesLost.inc();
+          log.info('lease superseded; stopped without further writes');
+          return 'lease_lost';
+        }
+        throw error;
+      } finally {
+        keeper.stop();
+        unregister();
+        metrics.heldTasks.set(options.heldTasks.size());
+      }
+    },
+  };
+}
