@@ -124,7 +124,9 @@ export const subscriptionsListen: MethodHandler = async (
     wake?.();
   });
 
-  const honoured = { taskIds: accepted.map((task) => task.id) };
+  // Echo only what was asked for and is honoured (SUB: never announce unrequested types).
+  const honoured =
+    params.notifications.taskIds === undefined ? {} : { taskIds: accepted.map((task) => task.id) };
   stream.send(buildSubscriptionsAcknowledged(subscriptionId, honoured));
   for (const task of accepted) sendSnapshot(task);
 
