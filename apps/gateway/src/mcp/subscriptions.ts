@@ -160,9 +160,6 @@ export const subscriptionsListen: MethodHandler = async (
     ctx.log.error({ err: error }, 'listen stream failed; closing it');
     stream.close();
   });
-  ctx.log.debug(
-    { accepted: honoured.taskIds.length, requested: requested.length },
-    'listen stream opened',
-  );
+  ctx.log.debug({ accepted: accepted.length, requested: requested.length }, 'listen stream opened');
   return { kind: 'stream', response: stream.response };
 };
