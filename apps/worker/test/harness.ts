@@ -1,0 +1,173 @@
+import { createTaskQueue, type TaskQueue } from '@mcp-tasks/queue';
+import {
+  createDb,
+  createTaskService,
+  getTask,
+  migrateToLatest,
+  type Db,
+  type TaskService,
+} from '@mcp-tasks/store';
+import { newTaskId, type JsonObject, type Task, type TaskOwner } from '@mcp-tasks/tasks';
+import {
+  createTestDatabase,
+  createTestRedis,
+  freePort,
+  launchProcess,
+  type LaunchedProcess,
+  type TestDatabase,
+  type TestRedis,
+} from '@mcp-tasks/testing';
+import { TOOL_PACKS, createToolCatalogue } from '@mcp-tasks/tools';
+import { Redis } from 'ioredis';
+
+export const OWNER: TaskOwner = { tenant: 'tenant-a', principal: 'alice' };
+const catalogue = createToolCatalogue({ packs: TOOL_PACKS });
+
+/** Test-speed settings: short leases and sweeps, quick report sections. */
+export const FAST_ENV = {
+  LEASE_MS: '2000',
+  SWEEP_INTERVAL_MS: '300',
+  REPORT_STEP_MS: '150',
+  MAX_ATTEMPTS: '3',
+  WORKER_CONCURRENCY: '4',
+  SHUTDOWN_GRACE_MS: '2000',
+};
+
+export interface Harness {
+  database: TestDatabase;
+  redis: TestRedis;
+  db: Db;
+  queue: TaskQueue;
+  service: TaskService;
+  admin: Redis;
+  workers: WorkerProcess[];
+  startWorker(env?: Record<string, string>): Promise<WorkerProcess>;
+  createTask(toolName: string, args: JsonObject, ttlMs?: number | null): Promise<Task>;
+  task(taskId: string): Promise<Task>;
+  waitFor(taskId: string, done: (task: Task) => boolean, timeoutMs?: number): Promise<Task>;
+  close(): Promise<void>;
+}
+
+export interface WorkerProcess {
+  id: string;
+  port: number;
+  process: LaunchedProcess;
+  /** One counter or gauge sample from /metrics (summed over label sets matching `labels`). */
+  metric(name: string, labels?: Record<string, string>): Promise<number>;
+}
+
+export async function sleep(ms: number): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+export async function createHarness(label: string): Promise<Harness> {
+  const database = await createTestDatabase(label);
+  const redis = await createTestRedis(label);
+  const db = createDb({ connectionString: database.connectionString, max: 4 });
+  await migrateToLatest(db);
+  const queue = createTaskQueue({ redisUrl: redis.url, prefix: redis.prefix });
+  const service = createTaskService({ db, dispatcher: queue });
+  const admin = new Redis(redis.url);
+  const workers: WorkerProcess[] = [];
+
+  const harness: Harness = {
+    database,
+    redis,
+    db,
+    queue,
+    service,
+    admin,
+    workers,
+    async startWorker(env = {}) {
+      const port = await freePort();
+      const id = `w${workers.length + 1}-${port}`;
+      const launched = await launchProcess({
+        entry: 'apps/worker/src/main.ts',
+        env: {
+          DATABASE_URL: database.connectionString,
+          REDIS_URL: redis.url,
+          REDIS_PREFIX: redis.prefix,
+          METRICS_PORT: String(port),
+          WORKER_ID: id,
+          ...FAST_ENV,
+          ...env,
+        },
+        readyUrl: `http://127.0.0.1:${port}/healthz`,
+        readyTimeoutMs: 30_000,
+      });
+      const worker: WorkerProcess = {
+        id,
+        port,
+        process: launched,
+        async metric(name, labels = {}) {
+          const body = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+          let total = 0;
+          for (const line of body.split('\n')) {
+            if (!line.startsWith(name)) continue;
+            const match = /^([a-z_]+)(\{[^}]*\})?\s+(\S+)$/.exec(line);
+            if (match?.[1] !== name) continue;
+            const labelText = match[2] ?? '';
+            if (Object.entries(labels).every(([k, v]) => labelText.includes(`${k}="${v}"`))) {
+              total += Number(match[3]);
+            }
+          }
+          return total;
+        },
+      };
+      workers.push(worker);
+      return worker;
+    },
+    async createTask(toolName, args, ttlMs = null) {
+      const tool = catalogue.get(toolName);
+      if (tool?.task === undefined) throw new Error(`no task tool ${toolName}`);
+      return service.createAndDispatch({
+        id: newTaskId(),
+        owner: OWNER,
+        operation: { method: 'tools/call', toolName, arguments: args },
+        ttlMs,
+        pollIntervalMs: 500,
+        statusMessage: tool.task.initialStatusMessage,
+      });
+    },
+    async task(taskId) {
+      const task = await getTask(db, taskId);
+      if (task === undefined) throw new Error(`task ${taskId} is gone`);
+      return task;
+    },
+    async waitFor(taskId, done, timeoutMs = 20_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const task = await harness.task(taskId);
+        if (done(task)) return task;
+        if (Date.now() > deadline) {
+          throw new Error(
+            `task ${taskId} did not reach the expected state in ${timeoutMs} ms; last: ${JSON.stringify(
+              {
+                status: task.status,
+                statusMessage: task.statusMessage,
+                checkpoint: task.checkpoint,
+                lease: task.lease,
+              },
+            )}\n${workers.map((w) => `--- ${w.id}\n${w.process.output().slice(-3000)}`).join('\n')}`,
+          );
+        }
+        await sleep(50);
+      }
+    },
+    async close() {
+      await Promise.all(workers.map((w) => w.process.stop(5_000)));
+      await queue.close();
+      const keys = await admin.keys(`${redis.prefix}*`);
+      if (keys.length > 0) await admin.del(...keys);
+      admin.disconnect();
+      await db.destroy();
+      await database.drop();
+    },
+  };
+  return harness;
+}
+
+export const isTerminal = (task: Task): boolean =>
+  task.status === 'completed' || task.status === 'failed' || task.status === 'cancelled';
+
+export const accept = (content: JsonObject): JsonObject => ({ action: 'accept', content });
