@@ -51,9 +51,12 @@ export async function createTaskChangeListener(
       connectionString: options.connectionString,
       application_name: CHANGE_LISTENER_APPLICATION_NAME,
     });
+    // Until LISTEN succeeded, failures belong to the caller of connect(), not to the reconnect loop
+    // (otherwise a failed first connect would leave a retry timer running behind a rejected promise).
+    let live = false;
     let dropped = false;
     const onDrop = (error?: unknown): void => {
-      if (dropped) return;
+      if (!live || dropped) return;
       dropped = true;
       if (client === next) client = undefined;
       if (closed) return;
@@ -77,7 +80,6 @@ export async function createTaskChangeListener(
       await next.connect();
       await next.query(`LISTEN ${TASK_CHANGES_CHANNEL}`);
     } catch (error) {
-      dropped = true;
       await next.end().catch(() => undefined);
       throw error;
     }
@@ -85,6 +87,7 @@ export async function createTaskChangeListener(
       await next.end().catch(() => undefined);
       return;
     }
+    live = true;
     client = next;
   };
 

@@ -4,6 +4,7 @@ import {
   sql,
   type ColumnType,
   type Generated,
+  type LogConfig,
   type RawBuilder,
   type Selectable,
 } from 'kysely';
@@ -62,6 +63,8 @@ export interface CreateDbOptions {
   connectionString: string;
   max?: number;
   applicationName?: string;
+  /** Kysely's query log hook (e.g. the benchmark counts round trips with it). */
+  log?: LogConfig;
 }
 
 export function createDb(options: CreateDbOptions): Db {
@@ -73,7 +76,10 @@ export function createDb(options: CreateDbOptions): Db {
   // An idle client dropped by the server emits 'error' on the pool; unhandled, it would kill the
   // process. The next checkout simply gets a fresh connection.
   pool.on('error', () => undefined);
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return new Kysely<Database>({
+    dialect: new PostgresDialect({ pool }),
+    ...(options.log === undefined ? {} : { log: options.log }),
+  });
 }
 
 /**

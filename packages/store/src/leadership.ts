@@ -8,6 +8,7 @@ export interface Leadership {
   /**
    * Resolves if the connection drops: a session lock dies with its session, so from then on this
    * process is no longer the leader and must stop sweeping (and may try to acquire again).
+   * Also resolves after release().
    */
   readonly lost: Promise<void>;
 }
