@@ -91,6 +91,22 @@ describe('change notifications', () => {
     expect(await notificationsFor(expired, 2)).toBe(2);
   });
 
+  it('do not announce a change that rolled back', async () => {
+    const { task } = await createTask(db, newTask());
+    await notificationsFor(task.id, 1);
+    const fence = (await claimLease(db, task.id, 'w', 30_000))!.fence;
+    await db
+      .transaction()
+      .execute(async (trx) => {
+        await saveCheckpoint(trx, fence, { step: 1 }, 'never committed');
+        throw new Error('roll back');
+      })
+      .catch(() => undefined);
+    const marker = (await createTask(db, newTask())).task.id;
+    await notificationsFor(marker, 1);
+    expect(seen.filter((id) => id === task.id)).toHaveLength(1);
+  });
+
   it('reach several subscribers, and stop after unsubscribe', async () => {
     const extra: string[] = [];
     const unsubscribe = listener.subscribe((id) => extra.push(id));
