@@ -19,6 +19,7 @@ import {
 } from '@mcp-tasks/testing';
 import { TOOL_PACKS, createToolCatalogue } from '@mcp-tasks/tools';
 import { Redis } from 'ioredis';
+import pg from 'pg';
 
 export const OWNER: TaskOwner = { tenant: 'tenant-a', principal: 'alice' };
 const catalogue = createToolCatalogue({ packs: TOOL_PACKS });
@@ -45,6 +46,8 @@ export interface Harness {
   createTask(toolName: string, args: JsonObject, ttlMs?: number | null): Promise<Task>;
   task(taskId: string): Promise<Task>;
   waitFor(taskId: string, done: (task: Task) => boolean, timeoutMs?: number): Promise<Task>;
+  /** Raw SQL on the test database, for setting up conditions no API produces (e.g. corruption). */
+  query<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<R[]>;
   close(): Promise<void>;
 }
 
@@ -152,6 +155,15 @@ export async function createHarness(label: string): Promise<Harness> {
           );
         }
         await sleep(50);
+      }
+    },
+    async query<R extends pg.QueryResultRow>(text: string, values: unknown[] = []) {
+      const client = new pg.Client({ connectionString: database.connectionString });
+      await client.connect();
+      try {
+        return (await client.query<R>(text, values)).rows;
+      } finally {
+        await client.end();
       }
     },
     async close() {
