@@ -93,8 +93,11 @@ describe.skipIf(unavailable !== null)('waitUntilVisible against a real streaming
         dispatcher,
         visibilityTimeoutMs: 200,
       });
-      await expect(lagging.createAndDispatch(newTask())).rejects.toBeInstanceOf(ReplicaLagError);
+      const withdrawn = newTask();
+      await expect(lagging.createAndDispatch(withdrawn)).rejects.toBeInstanceOf(ReplicaLagError);
       expect(enqueued).toEqual([task.id]);
+      // Never handed out, so never run: it is cancelled on the primary, not left for the sweeper.
+      expect((await getTask(primary, withdrawn.id))?.status).toBe('cancelled');
     } finally {
       await sql`SELECT pg_wal_replay_resume()`.execute(replica);
     }

@@ -74,7 +74,15 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
     async createAndDispatch(input) {
       const { task, commitLsn } = await createTask(db, input);
       if (readDb !== undefined) {
-        await waitUntilVisible(readDb, commitLsn, { timeoutMs: visibilityTimeoutMs });
+        try {
+          await waitUntilVisible(readDb, commitLsn, { timeoutMs: visibilityTimeoutMs });
+        } catch (error) {
+          // The client gets an error, not a handle, so nobody could observe or cancel this task:
+          // withdraw it (unheld and never enqueued, so it is cancelled at once) before the
+          // sweeper finds it and runs work nobody asked to see.
+          await requestCancel(db, input.owner, task.id);
+          throw error;
+        }
       }
       await dispatch(task.id, 'created');
       return task;
