@@ -27,7 +27,7 @@ describe('cancellation', () => {
   });
 
   it('cancels a task waiting for input at once, and no worker touches it afterwards', async () => {
-    const created = await h.createTask('generate_report', { size: 'small' });
+    const created = await h.createTask('confirm_delete', { filename: 'keep.txt' });
     await h.waitFor(created.id, (t) => t.status === 'input_required');
     await h.service.cancel(OWNER, created.id);
     const done = await h.task(created.id);
@@ -35,7 +35,7 @@ describe('cancellation', () => {
     expect(done.inputRequests).toEqual({});
     // A late answer neither resumes nor changes it.
     await h.service.submitInputResponses(OWNER, created.id, {
-      approve_outline: accept({ approved: true }),
+      confirm_delete: accept({ confirm: true }),
     });
     await sleep(800);
     expect(await h.task(created.id)).toMatchObject({ status: 'cancelled', result: null });
