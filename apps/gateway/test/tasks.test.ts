@@ -100,6 +100,23 @@ describe('discovery and tools', () => {
       expect(tool.inputSchema.type).toBe('object');
   });
 
+  it('answers prompts/list, resources/list and resources/templates/list with empty cacheable lists', async () => {
+    for (const [method, field] of [
+      ['prompts/list', 'prompts'],
+      ['resources/list', 'resources'],
+      ['resources/templates/list', 'resourceTemplates'],
+    ] as const) {
+      const reply = await rpc(gw.app, method, {});
+      expect(reply.result).toEqual({
+        resultType: 'complete',
+        [field]: [],
+        ttlMs: 300_000,
+        cacheScope: 'public',
+        _meta: serverInfoMeta,
+      });
+    }
+  });
+
   it('answers a sync tool directly with resultType complete and serverInfo', async () => {
     const reply = await rpc(gw.app, 'tools/call', { name: 'greet', arguments: { name: 'Ada' } });
     expect(reply.body).toEqual({
@@ -289,6 +306,21 @@ describe('observing, answering and cancelling (R14, R17, R18)', () => {
     const resumed = await getTaskResult(taskId);
     expect(resumed.result.status).toBe('working');
     expect(resumed.result.inputRequests).toBeUndefined();
+  });
+
+  it('acknowledges an update whose keys are not outstanding, whatever their shape', async () => {
+    const taskId = await createReportTask();
+    const reply = await rpc(gw.app, 'tasks/update', {
+      taskId,
+      inputResponses: { 'unknown-key': { ignored: true } },
+    });
+    expect(reply.status).toBe(200);
+    expect(reply.result).toEqual({ resultType: 'complete', _meta: serverInfoMeta });
+    const invalid = await rpc(gw.app, 'tasks/update', {
+      taskId,
+      inputResponses: { k: 'not-an-object' },
+    });
+    expect(invalid.error.code).toBe(-32602);
   });
 
   it('inlines a completed result with its own resultType and serverInfo', async () => {

@@ -1,6 +1,7 @@
 import { Method, methodNotFoundError } from '@mcp-tasks/protocol';
 import type { MethodHandler } from './context.js';
 import { serverDiscover } from './discover.js';
+import { promptsList, resourceTemplatesList, resourcesList } from './empty-lists.js';
 import { subscriptionsListen } from './subscriptions.js';
 import { tasksCancel, tasksGet, tasksUpdate } from './tasks.js';
 import { toolsCall, toolsList } from './tools.js';
@@ -14,6 +15,9 @@ export const METHOD_HANDLERS: Readonly<Record<string, MethodHandler>> = {
   [Method.TasksUpdate]: tasksUpdate,
   [Method.TasksCancel]: tasksCancel,
   [Method.SubscriptionsListen]: subscriptionsListen,
+  'prompts/list': promptsList,
+  'resources/list': resourcesList,
+  'resources/templates/list': resourceTemplatesList,
 };
 
 export function handlerFor(method: string): MethodHandler {

@@ -3,14 +3,14 @@ import {
   GetTaskParamsSchema,
   CancelTaskParamsSchema,
   ProtocolError,
-  UpdateTaskParamsSchema,
   buildEmptyResult,
   buildGetTaskResult,
   parseParams,
 } from '@mcp-tasks/protocol';
 import { getTaskForPrincipal } from '@mcp-tasks/store';
-import { buildTaskSnapshot, isWellFormedTaskId, type InputResponses } from '@mcp-tasks/tasks';
+import { buildTaskSnapshot, isWellFormedTaskId } from '@mcp-tasks/tasks';
 import { HttpProtocolError } from '../errors.js';
+import { LenientUpdateTaskParamsSchema } from '../wire/lenient-params.js';
 import { result, type MethodHandler } from './context.js';
 
 /**
@@ -48,12 +48,12 @@ export const tasksGet: MethodHandler = async (ctx, services) => {
 
 /** R17: acknowledged only after the write is applied, so a tasks/get right after sees it. */
 export const tasksUpdate: MethodHandler = async (ctx, services) => {
-  const { taskId, inputResponses } = parseParams(UpdateTaskParamsSchema, ctx.params);
+  const { taskId, inputResponses } = parseParams(LenientUpdateTaskParamsSchema, ctx.params);
   if (!isWellFormedTaskId(taskId)) throw taskNotFound();
   const { found } = await services.taskService.submitInputResponses(
     ctx.identity,
     taskId,
-    inputResponses as InputResponses,
+    inputResponses,
   );
   if (!found) throw taskNotFound();
   return result(buildEmptyResult(services.serverInfo));

@@ -1,5 +1,4 @@
 import {
-  CallToolParamsSchema,
   ErrorCode,
   ListToolsParamsSchema,
   ProtocolError,
@@ -21,6 +20,7 @@ import {
 } from '@mcp-tasks/tasks';
 import type { CallContext, ToolDefinition } from '@mcp-tasks/tools';
 import { z } from 'zod';
+import { LenientCallToolParamsSchema } from '../wire/lenient-params.js';
 import { digestArguments, type RequestStateBinding } from '../mrtr/request-state.js';
 import { result, type McpServices, type MethodHandler, type RequestContext } from './context.js';
 
@@ -128,7 +128,7 @@ function gatherInput(
 }
 
 export const toolsCall: MethodHandler = async (ctx, services) => {
-  const params = parseParams(CallToolParamsSchema, ctx.params);
+  const params = parseParams(LenientCallToolParamsSchema, ctx.params);
   const tool = services.catalogue.get(params.name);
   if (tool === undefined) {
     throw new ProtocolError(
