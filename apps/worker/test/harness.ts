@@ -48,6 +48,8 @@ export interface Harness {
   waitFor(taskId: string, done: (task: Task) => boolean, timeoutMs?: number): Promise<Task>;
   /** Raw SQL on the test database, for setting up conditions no API produces (e.g. corruption). */
   query<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<R[]>;
+  /** SIGTERM every worker started so far and forget them. */
+  stopWorkers(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -166,8 +168,12 @@ export async function createHarness(label: string): Promise<Harness> {
         await client.end();
       }
     },
-    async close() {
+    async stopWorkers() {
       await Promise.all(workers.map((w) => w.process.stop(5_000)));
+      workers.length = 0;
+    },
+    async close() {
+      await harness.stopWorkers();
       await queue.close();
       const keys = await admin.keys(`${redis.prefix}*`);
       if (keys.length > 0) await admin.del(...keys);
