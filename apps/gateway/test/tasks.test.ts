@@ -58,7 +58,7 @@ describe('discovery and tools', () => {
       result: {
         resultType: 'complete',
         supportedVersions: ['2026-07-28'],
-        capabilities: { tools: {}, extensions: { [TASKS_EXT]: {} } },
+        capabilities: { tools: {}, prompts: {}, resources: {}, extensions: { [TASKS_EXT]: {} } },
         ttlMs: 300_000,
         cacheScope: 'public',
         _meta: serverInfoMeta,

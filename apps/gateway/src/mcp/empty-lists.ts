@@ -8,9 +8,9 @@ const ListParamsSchema = z.looseObject({
 });
 
 /**
- * This server has no prompts or resources and does not advertise them, but the conformance
- * `caching` scenario lists them regardless and expects cache hints (SEP-2549), so they answer an
- * empty, publicly cacheable list instead of -32601.
+ * This server has no prompts or resources, but the conformance `caching` scenario lists them and
+ * expects cache hints (SEP-2549), so they answer an empty, publicly cacheable list instead of
+ * -32601, and discover declares them (server-stateless: capabilities match the handlers).
  */
 function emptyList(field: 'prompts' | 'resources' | 'resourceTemplates'): MethodHandler {
   return (ctx, services) => {
