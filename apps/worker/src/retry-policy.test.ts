@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import { decideAfterUnexpectedError, isTransientInfrastructureError } from './retry-policy.js';
+
+const policy = { maxAttempts: 3, baseDelayMs: 250, maxDelayMs: 1_000 };
+
+describe('decideAfterUnexpectedError', () => {
+  it('retries with doubling backoff while attempts remain', () => {
+    expect(decideAfterUnexpectedError(1, policy)).toEqual({ kind: 'retry', delayMs: 250 });
+    expect(decideAfterUnexpectedError(2, policy)).toEqual({ kind: 'retry', delayMs: 500 });
+  });
+
+  it('caps the backoff', () => {
+    expect(decideAfterUnexpectedError(4, { ...policy, maxAttempts: 10 })).toEqual({
+      kind: 'retry',
+      delayMs: 1_000,
+    });
+  });
+
+  it('gives up with a JSON-RPC internal error naming the attempts once the budget is spent', () => {
+    expect(decideAfterUnexpectedError(3, policy)).toEqual({
+      kind: 'fail',
+      error: { code: -32603, message: 'internal error after 3 attempts' },
+    });
+    expect(decideAfterUnexpectedError(1, { ...policy, maxAttempts: 1 })).toMatchObject({
+      kind: 'fail',
+    });
+  });
+});
+
+describe('isTransientInfrastructureError', () => {
+  it.each([
+    ['a refused connection', Object.assign(new Error('connect'), { code: 'ECONNREFUSED' })],
+    ['a serialization failure', Object.assign(new Error('could not serialize'), { code: '40001' })],
+    ['an admin shutdown', Object.assign(new Error('terminating'), { code: '57P01' })],
+    ['a dropped pg connection', new Error('Connection terminated unexpectedly')],
+    [
+      'an aggregate of refused sockets',
+      new AggregateError([Object.assign(new Error(), { code: 'ECONNREFUSED' })]),
+    ],
+  ])('treats %s as transient', (_label, error) => {
+    expect(isTransientInfrastructureError(error)).toBe(true);
+  });
+
+  it.each([
+    ['a constraint violation', Object.assign(new Error('duplicate key'), { code: '23505' })],
+    ['a plain bug', new TypeError('x is undefined')],
+    ['a non-error', 'boom'],
+    ['null', null],
+  ])('does not treat %s as transient', (_label, error) => {
+    expect(isTransientInfrastructureError(error)).toBe(false);
+  });
+});
