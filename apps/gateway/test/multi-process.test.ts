@@ -43,7 +43,12 @@ beforeAll(async () => {
     REQUEST_STATE_SECRET: 'multi-process-request-state-secret-0123456789',
     LOG_LEVEL: 'warn',
   };
-  [replicaA, replicaB] = await Promise.all([startReplica(env), startReplica(env)]);
+  // B reads through DATABASE_READ_URL (the same primary here: the wait-for-visibility path runs
+  // and passes at once, as it does for a read pool that is not a replica).
+  [replicaA, replicaB] = await Promise.all([
+    startReplica(env),
+    startReplica({ ...env, DATABASE_READ_URL: database.connectionString }),
+  ]);
 }, 60_000);
 
 afterAll(async () => {
@@ -59,6 +64,11 @@ describe('two gateway replicas', () => {
   it('are ready when Postgres and Redis are reachable', async () => {
     const ready = await fetch(`${replicaA.url}/readyz`);
     expect(ready.status).toBe(200);
+    const withReadPool = await fetch(`${replicaB.url}/readyz`);
+    expect(await withReadPool.json()).toEqual({
+      status: 'ready',
+      checks: { postgres: 'ok', postgres_read: 'ok', redis: 'ok' },
+    });
   });
 
   it('resolve on replica B a task created on replica A, immediately', async () => {
@@ -125,6 +135,20 @@ describe('two gateway replicas', () => {
       result: { resultType: 'complete' },
     });
     await expect(exit).resolves.toBe(0);
+  });
+
+  it('refuses to start on a database that is not migrated', async () => {
+    const empty = await createTestDatabase('gw_unmigrated');
+    try {
+      const refused = await launchProcess({
+        entry: 'apps/gateway/src/main.ts',
+        env: { ...env, DATABASE_URL: empty.connectionString, PORT: String(await freePort()) },
+      });
+      await expect(refused.exited).resolves.toBe(1);
+      expect(refused.output()).toContain('database schema check failed');
+    } finally {
+      await empty.drop();
+    }
   });
 
   it('exits non-zero listing every configuration problem', async () => {

@@ -466,6 +466,18 @@ describe('operations', () => {
     expect(limitedReply.headers.get('retry-after')).toMatch(/^\d+$/);
   });
 
+  it('answers a request that outlives MCP_REQUEST_TIMEOUT_MS with 504 and -32603', async () => {
+    const impatient = buildGateway(infra, { config: { requestTimeoutMs: 100 } });
+    const reply = await rpc(
+      impatient.app,
+      'tools/call',
+      { name: 'slow_compute', arguments: { seconds: 1 } },
+      { caps: CAPS_NONE },
+    );
+    expect(reply.status).toBe(504);
+    expect(reply.error.code).toBe(-32603);
+  });
+
   it('reports liveness, readiness of Postgres and Redis, and drains on shutdown', async () => {
     const local = buildGateway(infra);
     expect((await local.app.request('/healthz')).status).toBe(200);

@@ -1,4 +1,6 @@
-import { SignJWT } from 'jose';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { SignJWT, exportJWK, generateKeyPair } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { createJwtAuthenticator } from './jwt.js';
 import { createTokenAuthenticator } from './tokens.js';
@@ -78,5 +80,50 @@ describe('jwt authentication', () => {
       .setIssuer('https://issuer.example')
       .sign(new TextEncoder().encode('k'.repeat(64)));
     await expect(auth.authenticate(`Bearer ${token}`)).rejects.toMatchObject({ status: 401 });
+  });
+});
+
+describe('jwt authentication with a JWKS URL', () => {
+  it('verifies tokens signed by a key the JWKS publishes and rejects others', async () => {
+    const { publicKey, privateKey } = await generateKeyPair('ES256');
+    const stranger = await generateKeyPair('ES256');
+    const jwk = { ...(await exportJWK(publicKey)), kid: 'k1', alg: 'ES256', use: 'sig' };
+    const server = createServer((_req, res) => {
+      res.setHeader('Content-Type', 'application/json');
+      res.end(JSON.stringify({ keys: [jwk] }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const auth = createJwtAuthenticator({
+        jwksUrl: `http://127.0.0.1:${port}/jwks.json`,
+        tenantClaim: 'tenant',
+        audience: 'mcp-tasks',
+      });
+      const claims = { sub: 'alice', tenant: 'acme' };
+      const good = await new SignJWT(claims)
+        .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
+        .setAudience('mcp-tasks')
+        .setExpirationTime('5m')
+        .sign(privateKey);
+      await expect(auth.authenticate(`Bearer ${good}`)).resolves.toEqual({
+        tenant: 'acme',
+        principal: 'alice',
+      });
+      const forged = await new SignJWT(claims)
+        .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
+        .setAudience('mcp-tasks')
+        .sign(stranger.privateKey);
+      await expect(auth.authenticate(`Bearer ${forged}`)).rejects.toMatchObject({ status: 401 });
+      const wrongAudience = await new SignJWT(claims)
+        .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
+        .setAudience('other')
+        .sign(privateKey);
+      await expect(auth.authenticate(`Bearer ${wrongAudience}`)).rejects.toMatchObject({
+        status: 401,
+      });
+    } finally {
+      server.close();
+    }
   });
 });
