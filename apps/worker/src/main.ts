@@ -36,112 +36,119 @@ process.on('unhandledRejection', (reason) => {
   process.exit(1);
 });
 
-const db = createDb({
-  connectionString: env.DATABASE_URL,
-  max: env.WORKER_CONCURRENCY + 4,
-  applicationName: `mcp-tasks worker ${env.WORKER_ID}`,
-});
-await assertSchemaCompatible(db);
+async function main(env: WorkerEnv): Promise<void> {
+  const db = createDb({
+    connectionString: env.DATABASE_URL,
+    max: env.WORKER_CONCURRENCY + 4,
+    applicationName: `mcp-tasks worker ${env.WORKER_ID}`,
+  });
+  await assertSchemaCompatible(db);
 
-const catalogue = createToolCatalogue({ packs: env.MCP_TOOL_PACKS });
-const queue = createTaskQueue({ redisUrl: env.REDIS_URL, prefix: env.REDIS_PREFIX });
-const metrics = createWorkerMetrics();
-const heldTasks = createHeldTasks();
-let draining = false;
+  const catalogue = createToolCatalogue({ packs: env.MCP_TOOL_PACKS });
+  const queue = createTaskQueue({ redisUrl: env.REDIS_URL, prefix: env.REDIS_PREFIX });
+  const metrics = createWorkerMetrics();
+  const heldTasks = createHeldTasks();
+  let draining = false;
 
-const runner = createTaskRunner({
-  db,
-  catalogue,
-  workerId: env.WORKER_ID,
-  leaseMs: env.LEASE_MS,
-  retry: { maxAttempts: env.MAX_ATTEMPTS, baseDelayMs: 250, maxDelayMs: 10_000 },
-  settings: { reportStepMs: env.REPORT_STEP_MS },
-  heldTasks,
-  isDraining: () => draining,
-  requeue: (taskId, reason, delayMs) => queue.enqueue(taskId, reason, { delayMs }),
-  logger,
-  metrics,
-});
-
-// The listener reports reconnects before the watcher exists; the watcher subscribes to it after.
-const watcherRef: { current?: CancelWatcher } = {};
-const listener = await createTaskChangeListener({
-  connectionString: env.DATABASE_URL,
-  onError: (error) => logger.warn({ err: error }, 'change listener error'),
-  onReconnect: () => watcherRef.current?.recheckAll(),
-});
-const cancelWatcher = watchForCancellation({ db, listener, heldTasks, logger });
-watcherRef.current = cancelWatcher;
-
-const consumer = createTaskConsumer({
-  redisUrl: env.REDIS_URL,
-  prefix: env.REDIS_PREFIX,
-  concurrency: env.WORKER_CONCURRENCY,
-  // Redeliver a dead worker's job on the lease's time scale; the lease decides who works.
-  lockDurationMs: Math.max(1_000, Math.floor(env.LEASE_MS / 2)),
-  handle: createJobHandler({ runner, queue, leaseMs: env.LEASE_MS, logger, metrics }),
-  onInvalidPayload: (jobId, issues) =>
-    logger.warn({ jobId, issues }, 'dropped a job with an invalid payload'),
-  onError: (error) => logger.warn({ err: error }, 'queue consumer error'),
-});
-await consumer.waitUntilReady();
-
-const sweeper = createSweeper({
-  connectionString: env.DATABASE_URL,
-  db,
-  taskService: createTaskService({
+  const runner = createTaskRunner({
     db,
-    dispatcher: createSweepDispatcher(queue),
-    enqueueGraceMs: env.ENQUEUE_GRACE_MS,
-    onDispatchError: (taskId, error) =>
-      logger.warn({ err: error, taskId }, 'sweeper could not re-dispatch'),
-  }),
-  intervalMs: env.SWEEP_INTERVAL_MS,
-  retentionMs: env.TASK_RETENTION_MS,
-  logger,
-  metrics,
-});
-sweeper.start();
+    catalogue,
+    workerId: env.WORKER_ID,
+    leaseMs: env.LEASE_MS,
+    retry: { maxAttempts: env.MAX_ATTEMPTS, baseDelayMs: 250, maxDelayMs: 10_000 },
+    settings: { reportStepMs: env.REPORT_STEP_MS },
+    heldTasks,
+    isDraining: () => draining,
+    requeue: (taskId, reason, delayMs) => queue.enqueue(taskId, reason, { delayMs }),
+    logger,
+    metrics,
+  });
 
-let health: HealthServer | undefined;
-if (env.METRICS_PORT !== 0) {
-  health = await startHealthServer({ port: env.METRICS_PORT, registry: metrics.registry });
-}
-logger.info(
-  { concurrency: env.WORKER_CONCURRENCY, packs: env.MCP_TOOL_PACKS, leaseMs: env.LEASE_MS },
-  'worker ready',
-);
+  // The listener reports reconnects before the watcher exists; the watcher subscribes to it after.
+  const watcherRef: { current?: CancelWatcher } = {};
+  const listener = await createTaskChangeListener({
+    connectionString: env.DATABASE_URL,
+    onError: (error) => logger.warn({ err: error }, 'change listener error'),
+    onReconnect: () => watcherRef.current?.recheckAll(),
+  });
+  const cancelWatcher = watchForCancellation({ db, listener, heldTasks, logger });
+  watcherRef.current = cancelWatcher;
 
-let shuttingDown = false;
-async function shutdown(signal: string): Promise<void> {
-  if (shuttingDown) return;
-  shuttingDown = true;
-  const graceMs = env.SHUTDOWN_GRACE_MS;
-  logger.info({ signal, held: heldTasks.size(), graceMs }, 'shutting down');
-  // Stop taking jobs; running tasks stop at their next checkpoint and give their lease back.
-  draining = true;
-  health?.markShuttingDown();
-  const graceTimer = setTimeout(() => heldTasks.abortAll('shutdown'), graceMs);
-  const lastResort = setTimeout(() => {
-    logger.error('shutdown did not finish in time; exiting');
-    process.exit(1);
-  }, graceMs + 10_000);
-  lastResort.unref();
-  try {
-    await sweeper.stop();
-    await consumer.close();
-    clearTimeout(graceTimer);
-    cancelWatcher.stop();
-    await listener.close();
-    await queue.close();
-    await db.destroy();
-    await health?.close();
-    logger.info('stopped');
-    process.exit(0);
-  } catch (error) {
-    logger.error({ err: error }, 'shutdown failed');
-    process.exit(1);
+  const consumer = createTaskConsumer({
+    redisUrl: env.REDIS_URL,
+    prefix: env.REDIS_PREFIX,
+    concurrency: env.WORKER_CONCURRENCY,
+    // Redeliver a dead worker's job on the lease's time scale; the lease decides who works.
+    lockDurationMs: Math.max(1_000, Math.floor(env.LEASE_MS / 2)),
+    handle: createJobHandler({ runner, queue, leaseMs: env.LEASE_MS, logger, metrics }),
+    onInvalidPayload: (jobId, issues) =>
+      logger.warn({ jobId, issues }, 'dropped a job with an invalid payload'),
+    onError: (error) => logger.warn({ err: error }, 'queue consumer error'),
+  });
+  await consumer.waitUntilReady();
+
+  const sweeper = createSweeper({
+    connectionString: env.DATABASE_URL,
+    db,
+    taskService: createTaskService({
+      db,
+      dispatcher: createSweepDispatcher(queue),
+      enqueueGraceMs: env.ENQUEUE_GRACE_MS,
+      onDispatchError: (taskId, error) =>
+        logger.warn({ err: error, taskId }, 'sweeper could not re-dispatch'),
+    }),
+    intervalMs: env.SWEEP_INTERVAL_MS,
+    retentionMs: env.TASK_RETENTION_MS,
+    logger,
+    metrics,
+  });
+  sweeper.start();
+
+  let health: HealthServer | undefined;
+  if (env.METRICS_PORT !== 0) {
+    health = await startHealthServer({ port: env.METRICS_PORT, registry: metrics.registry });
   }
+  logger.info(
+    { concurrency: env.WORKER_CONCURRENCY, packs: env.MCP_TOOL_PACKS, leaseMs: env.LEASE_MS },
+    'worker ready',
+  );
+
+  let shuttingDown = false;
+  async function shutdown(signal: string): Promise<void> {
+    if (shuttingDown) return;
+    shuttingDown = true;
+    const graceMs = env.SHUTDOWN_GRACE_MS;
+    logger.info({ signal, held: heldTasks.size(), graceMs }, 'shutting down');
+    // Stop taking jobs; running tasks stop at their next checkpoint and give their lease back.
+    draining = true;
+    health?.markShuttingDown();
+    const graceTimer = setTimeout(() => heldTasks.abortAll('shutdown'), graceMs);
+    const lastResort = setTimeout(() => {
+      logger.error('shutdown did not finish in time; exiting');
+      process.exit(1);
+    }, graceMs + 10_000);
+    lastResort.unref();
+    try {
+      await sweeper.stop();
+      await consumer.close();
+      clearTimeout(graceTimer);
+      cancelWatcher.stop();
+      await listener.close();
+      await queue.close();
+      await db.destroy();
+      await health?.close();
+      logger.info('stopped');
+      process.exit(0);
+    } catch (error) {
+      logger.error({ err: error }, 'shutdown failed');
+      process.exit(1);
+    }
+  }
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  process.once('SIGINT', () => void shutdown('SIGINT'));
 }
-process.once('SIGTERM', () => void shutdown('SIGTERM'));
-process.once('SIGINT', () => void shutdown('SIGINT'));
+
+main(env).catch((error: unknown) => {
+  logger.fatal({ err: error }, 'worker failed to start');
+  process.exit(1);
+});
