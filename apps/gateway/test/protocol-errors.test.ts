@@ -167,6 +167,16 @@ describe('envelope and _meta (R2, R3, R5)', () => {
     }
   });
 
+  it('treats id: null as a request and answers it with id: null (R1)', async () => {
+    const reply = await rpc(gw.app, 'server/discover', {}, { id: null });
+    expect(reply.status).toBe(200);
+    expect(reply.body).toMatchObject({
+      jsonrpc: '2.0',
+      id: null,
+      result: { resultType: 'complete' },
+    });
+  });
+
   it('answers a missing _meta, version or capabilities with -32602 and 400', async () => {
     const noMeta = await rpc(gw.app, 'server/discover', {}, { meta: null, id: 7 });
     expect(noMeta.status).toBe(400);
