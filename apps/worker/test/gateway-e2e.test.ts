@@ -1,0 +1,189 @@
+import { freePort, launchProcess, type LaunchedProcess } from '@mcp-tasks/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHarness, sleep, type Harness } from './harness.js';
+
+/**
+ * The whole product over HTTP: two gateway processes and two worker processes on one Postgres
+ * and one Redis prefix. Every request goes to a different replica than the one before.
+ */
+const PROTOCOL = '2026-07-28';
+const CAPS = { elicitation: {}, extensions: { 'io.modelcontextprotocol/tasks': {} } };
+
+let h: Harness;
+const gateways: { process: LaunchedProcess; url: string }[] = [];
+
+beforeAll(async () => {
+  h = await createHarness('worker_e2e');
+  const env = {
+    DATABASE_URL: h.database.connectionString,
+    REDIS_URL: h.redis.url,
+    REDIS_PREFIX: h.redis.prefix,
+    MCP_AUTH: 'none',
+    LOG_LEVEL: 'warn',
+  };
+  for (let i = 0; i < 2; i += 1) {
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const process = await launchProcess({
+      entry: 'apps/gateway/src/main.ts',
+      env: { ...env, PORT: String(port), HOST: '127.0.0.1' },
+      readyUrl: `${url}/healthz`,
+      readyTimeoutMs: 30_000,
+    });
+    gateways.push({ process, url });
+  }
+  await h.startWorker();
+  await h.startWorker();
+}, 90_000);
+
+afterAll(async () => {
+  await Promise.allSettled(gateways.map((g) => g.process.stop()));
+  await h?.close();
+});
+
+let turn = 0;
+let nextId = 1;
+
+/** One JSON-RPC request to the next gateway in turn; answers the result (or throws the error). */
+async function call(
+  method: string,
+  params: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
+  const gateway = gateways[turn++ % gateways.length]!;
+  const headers: Record<string, string> = {
+    'Content-Type': 'application/json',
+    Accept: 'application/json, text/event-stream',
+    'MCP-Protocol-Version': PROTOCOL,
+    'Mcp-Method': method,
+  };
+  const name = method === 'tools/call' ? params.name : params.taskId;
+  if (typeof name === 'string') headers['Mcp-Name'] = name;
+  const response = await fetch(`${gateway.url}/mcp`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: nextId++,
+      method,
+      params: {
+        ...params,
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': PROTOCOL,
+          'io.modelcontextprotocol/clientCapabilities': CAPS,
+        },
+      },
+    }),
+  });
+  const text = await response.text();
+  // A JSON body, or an SSE stream whose last data line is the response.
+  const payload = response.headers.get('content-type')?.includes('text/event-stream')
+    ? text
+        .split('\n')
+        .filter((line) => line.startsWith('data:'))
+        .map((line) => line.slice(5).trim())
+        .at(-1)
+    : text;
+  const message = JSON.parse(payload ?? 'null') as {
+    result?: Record<string, unknown>;
+    error?: { code: number; message: string };
+  };
+  if (message.error !== undefined) {
+    throw new Error(`${method} failed (${response.status}): ${JSON.stringify(message.error)}`);
+  }
+  expect(response.status).toBe(200);
+  return message.result!;
+}
+
+async function pollUntil(
+  taskId: string,
+  done: (task: Record<string, unknown>) => boolean,
+  timeoutMs = 20_000,
+): Promise<Record<string, unknown>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const task = await call('tasks/get', { taskId });
+    if (done(task)) return task;
+    if (Date.now() > deadline) throw new Error(`task ${taskId} stuck: ${JSON.stringify(task)}`);
+    await sleep(100);
+  }
+}
+
+const terminal = (t: Record<string, unknown>) =>
+  ['completed', 'failed', 'cancelled'].includes(t.status as string);
+
+describe('generate_report end to end over HTTP (2 gateways, 2 workers)', () => {
+  it('creates, asks, accepts a partial answer, resumes and completes a large report', async () => {
+    const created = await call('tools/call', {
+      name: 'generate_report',
+      arguments: { size: 'large' },
+    });
+    expect(created).toMatchObject({ resultType: 'task', status: 'working' });
+    const taskId = created.taskId as string;
+
+    const parked = await pollUntil(taskId, (t) => t.status === 'input_required' || terminal(t));
+    expect(parked.status).toBe('input_required');
+    expect(Object.keys(parked.inputRequests as object).sort()).toEqual([
+      'approve_outline',
+      'choose_format',
+    ]);
+
+    const ack = await call('tasks/update', {
+      taskId,
+      inputResponses: { approve_outline: { action: 'accept', content: { approved: true } } },
+    });
+    expect(ack).not.toHaveProperty('status');
+    expect(ack.resultType).toBe('complete');
+    const partial = await call('tasks/get', { taskId });
+    expect(partial.status).toBe('input_required');
+    expect(Object.keys(partial.inputRequests as object)).toEqual(['choose_format']);
+
+    await call('tasks/update', {
+      taskId,
+      inputResponses: { choose_format: { action: 'accept', content: { format: 'html' } } },
+    });
+    const done = await pollUntil(taskId, terminal);
+    expect(done).toMatchObject({
+      resultType: 'complete',
+      taskId,
+      status: 'completed',
+      result: {
+        resultType: 'complete',
+        content: [{ type: 'text' }],
+        structuredContent: { size: 'large', format: 'html', approved: true, sections: 6 },
+      },
+    });
+    expect(done).not.toHaveProperty('error');
+    expect(done).not.toHaveProperty('inputRequests');
+  });
+
+  it('cancels a running slow_compute over HTTP and reports cancelled', async () => {
+    const created = await call('tools/call', { name: 'slow_compute', arguments: { seconds: 60 } });
+    expect(created.resultType).toBe('task');
+    const taskId = created.taskId as string;
+    await sleep(500);
+    const ack = await call('tasks/cancel', { taskId });
+    expect(ack.resultType).toBe('complete');
+    const done = await pollUntil(taskId, terminal, 10_000);
+    expect(done.status).toBe('cancelled');
+    expect(done).not.toHaveProperty('result');
+  });
+
+  it('runs test_tool_with_task: an MRTR round, then a task greeting the gathered name', async () => {
+    const round1 = await call('tools/call', { name: 'test_tool_with_task', arguments: {} });
+    expect(round1.resultType).toBe('input_required');
+    expect(round1).not.toHaveProperty('taskId');
+    expect(Object.keys(round1.inputRequests as object)).toEqual(['user_name']);
+    const round2 = await call('tools/call', {
+      name: 'test_tool_with_task',
+      arguments: {},
+      inputResponses: { user_name: { action: 'accept', content: { name: 'Alice' } } },
+      requestState: round1.requestState,
+    });
+    expect(round2.resultType).toBe('task');
+    expect(round2).not.toHaveProperty('requestState');
+    const done = await pollUntil(round2.taskId as string, terminal);
+    expect(done.status).toBe('completed');
+    const [block] = (done.result as { content: { text: string }[] }).content;
+    expect(block?.text).toContain('Alice');
+  });
+});
