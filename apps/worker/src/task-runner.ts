@@ -82,9 +82,12 @@ export function createTaskRunner(options: TaskRunnerOptions): TaskRunner {
 
   async function handleUnexpected(fence: Fence, task: Task, error: unknown): Promise<JobOutcome> {
     const message = error instanceof Error ? error.message : String(error);
-    const decision = decideAfterUnexpectedError(task.attempts, options.retry);
+    // This attempt's number in the retry budget: earlier abnormal ends, plus this one. Clean
+    // pauses for input are not failures, so a task with many input rounds keeps its retries.
+    const attempt = task.failures + 1;
+    const decision = decideAfterUnexpectedError(attempt, options.retry);
     logger.error(
-      { err: error, taskId: task.id, attempt: task.attempts, decision: decision.kind },
+      { err: error, taskId: task.id, attempt, decision: decision.kind },
       'task attempt failed unexpectedly',
     );
     if (decision.kind === 'fail') {

@@ -48,6 +48,7 @@ export interface TasksTable {
   lease_expires_at: Date | null;
   lease_epoch: Generated<number>;
   attempts: Generated<number>;
+  failures: Generated<number>;
   last_attempt_error: string | null;
   enqueued_at: Date | null;
 }

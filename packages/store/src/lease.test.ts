@@ -66,6 +66,7 @@ describe('claimLease', () => {
       status: 'working',
       leaseEpoch: 1,
       attempts: 1,
+      failures: 0,
       lease: { owner: 'worker-1', epoch: 1 },
     });
     const remaining = claim!.task.lease!.expiresAt.getTime() - Date.now();
@@ -79,7 +80,21 @@ describe('claimLease', () => {
     await expireLease(fence.taskId);
     const takeover = await claimLease(db, fence.taskId, 'worker-2', 30_000);
     expect(takeover!.fence.epoch).toBe(fence.epoch + 1);
-    expect(takeover!.task).toMatchObject({ attempts: 2, lease: { owner: 'worker-2' } });
+    // The first holder vanished mid-attempt: that counts against the retry budget.
+    expect(takeover!.task).toMatchObject({
+      attempts: 2,
+      failures: 1,
+      lease: { owner: 'worker-2' },
+    });
+  });
+
+  it('does not count a resume after input as a failure', async () => {
+    const fence = await claimedTask();
+    const ask = { method: 'elicitation/create', params: { mode: 'form', message: 'ok?' } };
+    await requestInput(db, fence, { ok: ask }, { step: 1 }, null);
+    await recordInputResponses(db, alice, fence.taskId, { ok: { action: 'accept' } });
+    const resumed = await claimLease(db, fence.taskId, 'worker-2', 30_000);
+    expect(resumed!.task).toMatchObject({ attempts: 2, failures: 0 });
   });
 
   it('refuses missing, malformed, terminal and input_required tasks', async () => {
@@ -250,10 +265,11 @@ describe('worker writes', () => {
 
   it('records an attempt failure and lets a retry claim', async () => {
     const fence = await claimedTask();
-    expect(await recordAttemptFailure(db, fence, 'ECONNRESET')).toEqual({ attempts: 1 });
+    expect(await recordAttemptFailure(db, fence, 'ECONNRESET')).toEqual({ failures: 1 });
     expect((await rawRow(db, fence.taskId))!.last_attempt_error).toBe('ECONNRESET');
     const retry = (await claimLease(db, fence.taskId, 'worker-2', 30_000))!;
-    expect(await recordAttemptFailure(db, retry.fence, 'again')).toEqual({ attempts: 2 });
+    expect(retry.task.failures).toBe(1);
+    expect(await recordAttemptFailure(db, retry.fence, 'again')).toEqual({ failures: 2 });
   });
 
   describe.each(workerWrites)('%s', (_name, write) => {

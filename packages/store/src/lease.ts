@@ -58,6 +58,8 @@ export async function claimLease(
       lease_expires_at: leaseExpiry(leaseMs),
       lease_epoch: sql<number>`lease_epoch + 1`,
       attempts: sql<number>`attempts + 1`,
+      // Taking over a lease nobody released means its holder died mid-attempt.
+      failures: sql<number>`failures + (CASE WHEN lease_owner IS NOT NULL THEN 1 ELSE 0 END)`,
     })
     .where('id', '=', taskId)
     .where('status', '=', 'working')
@@ -219,24 +221,25 @@ export async function markCancelled(
 
 /**
  * An attempt died of an unexpected error: keep the message, give the lease back so a retry can
- * claim (attempts already counts this one). A pending cancel request takes effect instead.
+ * claim; counts one more failure (the retry budget). A pending cancel request takes effect instead.
  */
 export async function recordAttemptFailure(
   db: Db,
   fence: Fence,
   message: string,
-): Promise<{ attempts: number }> {
+): Promise<{ failures: number }> {
   const row = await db
     .updateTable('tasks')
     .set({
+      failures: sql<number>`failures + 1`,
       last_attempt_error: message,
       lease_owner: null,
       lease_expires_at: null,
       ...cancelIfRequested(),
     })
     .where(holds(fence))
-    .returning('attempts')
+    .returning('failures')
     .executeTakeFirst();
   if (row === undefined) throw new StaleLeaseError(fence.taskId, fence.epoch);
-  return { attempts: row.attempts };
+  return { failures: row.failures };
 }

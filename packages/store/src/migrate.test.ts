@@ -57,7 +57,10 @@ describe('migrations', () => {
     expect(await first.exited).toBe(0);
     expect(await second.exited).toBe(0);
     const outputs = [first.output(), second.output()].sort();
-    expect(outputs).toEqual(['applied 0001_create_tasks\n', 'schema up to date\n']);
+    expect(outputs).toEqual([
+      'applied 0001_create_tasks, 0002_count_failures\n',
+      'schema up to date\n',
+    ]);
     const again = await run();
     expect(await again.exited).toBe(0);
     expect(again.output()).toBe('schema up to date\n');

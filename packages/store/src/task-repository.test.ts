@@ -55,6 +55,7 @@ describe('createTask', () => {
       lease: null,
       leaseEpoch: 0,
       attempts: 0,
+      failures: 0,
     });
     expect(task.lastUpdatedAt).toEqual(task.createdAt);
     const row = await rawRow(db, input.id);

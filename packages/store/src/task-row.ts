@@ -26,5 +26,6 @@ export function taskRowToTask(row: TaskRow): Task {
         : { owner: row.lease_owner, expiresAt: row.lease_expires_at, epoch: row.lease_epoch },
     leaseEpoch: row.lease_epoch,
     attempts: row.attempts,
+    failures: row.failures,
   };
 }

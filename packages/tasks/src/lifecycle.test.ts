@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { InputKeyReusedError } from './input-keys.js';
+import type { JsonObject } from './json.js';
 import {
   applyTaskEvent,
   initialLifecycleState,
@@ -80,7 +81,10 @@ const eventArb: fc.Arbitrary<TaskEvent> = fc.oneof(
       .uniqueArray(keyArb, { maxLength: 5 })
       .map((keys) => Object.fromEntries(keys.map((key) => [key, accept]))),
   }),
-  fc.record({ type: fc.constant('complete' as const), result: fc.constant({ content: [] }) }),
+  fc.record({
+    type: fc.constant('complete' as const),
+    result: fc.constant<JsonObject>({ content: [] }),
+  }),
   fc.record({
     type: fc.constant('fail' as const),
     error: fc.constant({ code: -32603, message: 'x' }),

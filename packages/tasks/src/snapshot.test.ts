@@ -22,6 +22,7 @@ const base: Task = {
   lease: null,
   leaseEpoch: 0,
   attempts: 0,
+  failures: 0,
 };
 
 const approve = { method: 'elicitation/create', params: { mode: 'form', message: 'Approve?' } };

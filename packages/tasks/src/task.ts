@@ -64,6 +64,11 @@ export interface Task {
   lease: Lease | null;
   /** The epoch of the most recent claim (0 before any); kept after the lease is released. */
   leaseEpoch: number;
-  /** Executions begun, counting retries after unexpected errors. */
+  /** Claims so far: every execution begun, including each resume after input. */
   attempts: number;
+  /**
+   * Executions that ended abnormally: an unexpected error, or a worker that vanished holding the
+   * lease. The retry budget counts these, never a clean pause for input.
+   */
+  failures: number;
 }

@@ -1,5 +1,6 @@
 import type { Migration, MigrationProvider } from 'kysely';
 import { createTasks } from './0001-create-tasks.js';
+import { countFailures } from './0002-count-failures.js';
 
 /**
  * Every migration this build knows, by name. Code, not files read at run time, so a bundled build
@@ -8,6 +9,7 @@ import { createTasks } from './0001-create-tasks.js';
  */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001_create_tasks': createTasks,
+  '0002_count_failures': countFailures,
 };
 
 export const migrationProvider: MigrationProvider = {
