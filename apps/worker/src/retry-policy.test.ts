@@ -1,7 +1,21 @@
 import { describe, expect, it } from 'vitest';
-import { decideAfterUnexpectedError, isTransientInfrastructureError } from './retry-policy.js';
+import {
+  budgetSpentAtClaim,
+  decideAfterUnexpectedError,
+  isTransientInfrastructureError,
+} from './retry-policy.js';
 
 const policy = { maxAttempts: 3, baseDelayMs: 250, maxDelayMs: 1_000 };
+
+describe('budgetSpentAtClaim', () => {
+  it('lets a claim run until failures reach maxAttempts, then gives the -32603 error', () => {
+    expect(budgetSpentAtClaim(2, policy)).toBeNull();
+    expect(budgetSpentAtClaim(3, policy)).toEqual({
+      code: -32603,
+      message: "internal error after 3 attempts: the task's worker was lost",
+    });
+  });
+});
 
 describe('decideAfterUnexpectedError', () => {
   it('retries with doubling backoff while attempts remain', () => {

@@ -68,6 +68,19 @@ export type AttemptDecision =
   { kind: 'retry'; delayMs: number } | { kind: 'fail'; error: TaskError };
 
 /**
+ * Checked right after a claim. `failures` also counts takeovers of a lease whose holder vanished
+ * (kill -9, OOM, a step that crashes the process), which no error handler ever sees; without this
+ * check a task that kills its worker would be re-run every lease period for ever (R19).
+ */
+export function budgetSpentAtClaim(failures: number, policy: RetryPolicy): TaskError | null {
+  if (failures < policy.maxAttempts) return null;
+  return {
+    code: ErrorCode.InternalError,
+    message: `internal error after ${failures} attempts: the task's worker was lost`,
+  };
+}
+
+/**
  * After an unexpected (non-protocol) error in attempt number `attempts` (counted in Postgres, so
  * the budget survives Redis loss and worker crashes): retry with exponential backoff, or give up
  * with a JSON-RPC internal error once the budget is spent.

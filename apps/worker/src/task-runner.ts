@@ -21,7 +21,11 @@ import { abortWith, type AbortReason, type HeldTasks } from './held-tasks.js';
 import { startLeaseKeeper } from './lease-keeper.js';
 import type { Logger } from './logger.js';
 import type { JobOutcome, WorkerMetrics } from './metrics.js';
-import { decideAfterUnexpectedError, type RetryPolicy } from './retry-policy.js';
+import {
+  budgetSpentAtClaim,
+  decideAfterUnexpectedError,
+  type RetryPolicy,
+} from './retry-policy.js';
 
 export interface TaskRunnerOptions {
   db: Db;
@@ -108,6 +112,12 @@ export function createTaskRunner(options: TaskRunnerOptions): TaskRunner {
     if (task.cancelRequestedAt !== null) {
       await markCancelled(db, fence, CANCELLED_BY_REQUEST);
       return 'cancelled';
+    }
+    const spent = budgetSpentAtClaim(task.failures, options.retry);
+    if (spent !== null) {
+      logger.error({ taskId: task.id, failures: task.failures }, 'crash loop: giving up on task');
+      await failTask(db, fence, spent, `Failed: ${spent.message}`);
+      return 'failed';
     }
     const toolName = task.operation.toolName;
     try {

@@ -112,6 +112,33 @@ describe('how tasks end', () => {
     expect(rows[0]?.last_attempt_error).toMatch(/unreadable generate_report checkpoint/);
   });
 
+  it('fails a task whose worker keeps dying instead of running it again (crash loop)', async () => {
+    // Two earlier attempts died with their worker (as a step that OOMs the process would), and
+    // the last holder's lease has run out: the claim that takes it over is the third failure.
+    const { task } = await createTask(h.db, {
+      id: newTaskId(),
+      owner: OWNER,
+      operation: { method: 'tools/call', toolName: 'slow_compute', arguments: { seconds: 1 } },
+      ttlMs: null,
+      pollIntervalMs: null,
+      statusMessage: null,
+    });
+    await h.query(
+      `UPDATE tasks SET failures = 2, attempts = 2, lease_epoch = 2, lease_owner = 'dead-worker',
+         lease_expires_at = now() - interval '1 second' WHERE id = $1`,
+      [task.id],
+    );
+    await h.queue.enqueue(task.id, 'created');
+    const done = await h.waitFor(task.id, isTerminal);
+    const message = "internal error after 3 attempts: the task's worker was lost";
+    expect(done.status).toBe('failed');
+    expect(done.error).toEqual({ code: -32603, message });
+    expect(done.statusMessage).toBe(`Failed: ${message}`);
+    expect(done.result).toBeNull();
+    expect(done.checkpoint).toBeNull();
+    expect(done.failures).toBe(3);
+  });
+
   it('fails a task whose stored arguments the tool refuses with -32602', async () => {
     const created = await h.createTask('generate_report', { size: 'gigantic' });
     const done = await h.waitFor(created.id, isTerminal);
