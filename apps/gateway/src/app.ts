@@ -2,6 +2,7 @@ import { jsonRpcError, ErrorCode, type Implementation, type RequestId } from '@m
 import type { Db, TaskService } from '@mcp-tasks/store';
 import type { ToolCatalogue } from '@mcp-tasks/tools';
 import { Hono } from 'hono';
+import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import type { Authenticator } from './auth/index.js';
 import type { GatewayConfig } from './env.js';
@@ -89,6 +90,8 @@ export function createGateway(options: GatewayOptions): Hono<GatewayEnv> {
   const { config, logger } = options;
   const metrics = options.metrics ?? createMetrics();
   const shutdownSignal = options.shutdownSignal ?? new AbortController().signal;
+  // Every open listen stream waits on this one signal; hundreds of them are normal, not a leak.
+  setMaxListeners(0, shutdownSignal);
   const readDb = options.readDb ?? options.db;
   const services: McpServices = {
     taskService: options.taskService,

@@ -171,4 +171,43 @@ describe('subscriptions/listen (R21)', () => {
     const end = await events.next();
     expect(end?.data).toMatchObject({ id: 'sub-1', result: { resultType: 'complete' } });
   });
+
+  it('is not cut by MCP_REQUEST_TIMEOUT_MS: a listen whose initial loads outlast it still streams', async () => {
+    const impatient = buildGateway(infra, { config: { requestTimeoutMs: 1 } });
+    const taskIds = await Promise.all(Array.from({ length: 20 }, () => createTask()));
+    const { response, events } = await listen(impatient.app, taskIds);
+    expect(response.status).toBe(200);
+    const ack = await events.next();
+    expect((ack?.data as { params: { notifications: unknown } }).params.notifications).toEqual({
+      taskIds,
+    });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const snapshot = await events.next();
+    expect(snapshot?.data).toMatchObject({ method: 'notifications/tasks' });
+    await events.cancel();
+  });
+
+  it('opens a dozen streams on one gateway without a MaxListenersExceededWarning', async () => {
+    const local = buildGateway(infra);
+    const warnings: string[] = [];
+    const onWarning = (warning: Error): void => {
+      warnings.push(warning.name);
+    };
+    process.on('warning', onWarning);
+    try {
+      const taskId = await createTask();
+      const streams = [];
+      for (let i = 0; i < 12; i += 1) {
+        const { events } = await listen(local.app, [taskId], { id: `sub-${i}` });
+        await events.next();
+        streams.push(events);
+      }
+      // Warnings are emitted on a later tick.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await Promise.all(streams.map((events) => events.cancel()));
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings).toEqual([]);
+  });
 });

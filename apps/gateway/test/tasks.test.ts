@@ -1,6 +1,14 @@
-import { claimLease, completeTask, failTask, getTask, requestInput } from '@mcp-tasks/store';
+import {
+  claimLease,
+  completeTask,
+  createTaskService,
+  failTask,
+  getTask,
+  requestInput,
+  type TaskService,
+} from '@mcp-tasks/store';
 import { TOOL_PACKS, createToolCatalogue } from '@mcp-tasks/tools';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SERVER_INFO } from '../src/app.js';
 import {
   buildGateway,
@@ -476,6 +484,72 @@ describe('operations', () => {
     );
     expect(reply.status).toBe(504);
     expect(reply.error.code).toBe(-32603);
+  });
+
+  it('returns the task handle when creation outlasts MCP_REQUEST_TIMEOUT_MS (no orphan task)', async () => {
+    const real = createTaskService({ db: infra.db, dispatcher: infra.queue });
+    const slowService: TaskService = {
+      ...real,
+      async createAndDispatch(input) {
+        // A replica wait longer than the request timeout.
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        return real.createAndDispatch(input);
+      },
+    };
+    const impatient = buildGateway(infra, {
+      config: { requestTimeoutMs: 100 },
+      taskService: slowService,
+    });
+    const reply = await rpc(impatient.app, 'tools/call', {
+      name: 'generate_report',
+      arguments: { size: 'small' },
+    });
+    expect(reply.status).toBe(200);
+    expect(reply.result.resultType).toBe('task');
+    const fetched = await rpc(impatient.app, 'tasks/get', { taskId: reply.result.taskId });
+    expect(fetched.status).toBe(200);
+    expect(fetched.result.taskId).toBe(reply.result.taskId);
+    expect(fetched.result.status).toBe('working');
+  });
+
+  it('aborts the synchronous work of a request that timed out', async () => {
+    const impatient = buildGateway(infra, { config: { requestTimeoutMs: 100 } });
+    // The catalogue hands out the pack's own definition, so the gateway calls this spy.
+    const slowCompute = createToolCatalogue({ packs: ['conformance'] }).get('slow_compute')!;
+    const original = slowCompute.runSync!;
+    let running: Promise<unknown> | undefined;
+    const spy = vi.spyOn(slowCompute, 'runSync').mockImplementation((args, call) => {
+      running = original(args, call);
+      return running as ReturnType<typeof original>;
+    });
+    try {
+      const reply = await rpc(
+        impatient.app,
+        'tools/call',
+        { name: 'slow_compute', arguments: { seconds: 30 } },
+        { caps: CAPS_NONE },
+      );
+      expect(reply.status).toBe(504);
+      expect(spy).toHaveBeenCalledTimes(1);
+      await expect(running).rejects.toMatchObject({ name: 'AbortError' });
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it('refuses a synchronous slow_compute longer than 60 s with -32602', async () => {
+    const reply = await rpc(
+      gw.app,
+      'tools/call',
+      { name: 'slow_compute', arguments: { seconds: 61 } },
+      { caps: CAPS_NONE },
+    );
+    expect(reply.status).toBe(400);
+    expect(reply.error).toEqual({
+      code: -32602,
+      message:
+        'slow_compute runs at most 60 s without a task; declare the tasks extension for longer',
+    });
   });
 
   it('reports liveness, readiness of Postgres and Redis, and drains on shutdown', async () => {

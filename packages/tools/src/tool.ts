@@ -23,6 +23,8 @@ export interface CallContext {
   tasksDeclared: boolean;
   /** The client's declared capabilities object, as sent. */
   clientCapabilities: JsonObject;
+  /** Aborted when the client goes away or the request times out: sync work should stop. */
+  signal?: AbortSignal;
 }
 
 /**

@@ -42,8 +42,13 @@ export interface RequestContext {
   tasksDeclared: boolean;
   identity: Identity;
   log: Logger;
-  /** Aborted when the client goes away or the request times out. */
+  /** Aborted when the client goes away or the request times out (listen: only the former). */
   signal: AbortSignal;
+  /**
+   * Call before work that must not be cut off (task creation): from here on the request timeout
+   * no longer applies. Throws if the request already timed out or the client left.
+   */
+  commit(): void;
 }
 
 export type HandlerOutcome =

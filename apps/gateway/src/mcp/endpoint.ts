@@ -17,6 +17,7 @@ import { parseJsonBody, readBodyWithLimit } from '../http/read-body.js';
 import type { GatewayEnv } from '../app.js';
 import type { McpServices, RequestContext } from './context.js';
 import { handlerFor } from './dispatch.js';
+import { createRequestDeadline } from './request-deadline.js';
 
 export interface EndpointOptions {
   auth: Authenticator;
@@ -26,23 +27,11 @@ export interface EndpointOptions {
   allowedOrigins: readonly string[] | '*' | undefined;
 }
 
-function withTimeout<T>(work: Promise<T>, timeoutMs: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () =>
-        reject(
-          new HttpProtocolError(
-            504,
-            ErrorCode.InternalError,
-            `Request timed out after ${timeoutMs} ms`,
-          ),
-        ),
-      timeoutMs,
-    );
-  });
-  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
-}
+/**
+ * Long-lived by design: a listen stream stays open until its tasks finish or the replica shuts
+ * down, so the request timeout does not apply (its initial loads are one query per task id).
+ */
+const UNTIMED_METHODS: ReadonlySet<string> = new Set(['subscriptions/listen']);
 
 /**
  * POST /mcp. The checks run in a fixed order, each answering exactly one way:
@@ -99,6 +88,10 @@ export async function handleMcpPost(
     if (!check.ok) throw check.error;
   }
 
+  const deadline = createRequestDeadline(
+    request.signal,
+    UNTIMED_METHODS.has(message.method) ? undefined : options.requestTimeoutMs,
+  );
   const ctx: RequestContext = {
     id: message.id,
     method: message.method,
@@ -109,9 +102,10 @@ export async function handleMcpPost(
     log: c
       .get('log')
       .child({ method: message.method, tenant: identity.tenant, principal: identity.principal }),
-    signal: request.signal,
+    signal: deadline.signal,
+    commit: () => deadline.commit(),
   };
-  const outcome = await withTimeout(handler(ctx, services), options.requestTimeoutMs);
+  const outcome = await deadline.run(handler(ctx, services));
   c.set('rpcCode', 'ok');
   if (outcome.kind === 'stream') return outcome.response;
   return c.json(jsonRpcResult(message.id, outcome.result), 200);

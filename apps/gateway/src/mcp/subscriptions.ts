@@ -77,6 +77,12 @@ export const subscriptionsListen: MethodHandler = async (
     unsubscribe();
     throw error;
   }
+  // A client that left during the loads would never see the stream, and its abort has already
+  // fired, so nothing would ever close it: stop before building it.
+  if (ctx.signal.aborted) {
+    unsubscribe();
+    throw new ProtocolError(ErrorCode.InternalError, 'Client went away');
+  }
   const accepted = initial.filter((task): task is Task => task !== undefined);
   for (const id of [...watching]) if (!accepted.some((task) => task.id === id)) watching.delete(id);
 

@@ -145,12 +145,16 @@ export const toolsCall: MethodHandler = async (ctx, services) => {
   const call: CallContext = {
     tasksDeclared: ctx.tasksDeclared,
     clientCapabilities: ctx.meta.clientCapabilities as JsonObject,
+    signal: ctx.signal,
   };
   const gathered = gatherInput(ctx, services, tool, args, rawArguments, params, call);
   if ('round' in gathered) return result(gathered.round);
   const finalArgs = gathered.ready;
 
   if (servesAsTask(tool, finalArgs, ctx.tasksDeclared)) {
+    // Once the commit starts the client must get the handle: a 504 here would leave a task
+    // running that nobody can see or cancel, and a retry would create a second one.
+    ctx.commit();
     const task = await services.taskService.createAndDispatch({
       id: newTaskId(),
       owner: ctx.identity,

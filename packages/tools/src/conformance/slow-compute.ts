@@ -1,4 +1,5 @@
 import type { JsonValue } from '@mcp-tasks/tasks';
+import { ErrorCode, ProtocolError } from '@mcp-tasks/protocol';
 import { z } from 'zod';
 import { defineTool } from '../define-tool.js';
 import { sleep } from '../sleep.js';
@@ -7,6 +8,8 @@ import { textResult } from '../text.js';
 /** The longest sleep one step takes, so a checkpoint (and a cancel check) happens at least this often. */
 export const SLOW_COMPUTE_SLICE_MS = 1_000;
 const MAX_SECONDS = 3_600;
+/** The longest wait served synchronously (without the tasks extension). */
+export const MAX_SYNC_SECONDS = 60;
 
 const SlowComputeArgsSchema = z.object({
   seconds: z.number().min(0).max(MAX_SECONDS),
@@ -39,10 +42,17 @@ export const slowCompute = defineTool<SlowComputeArgs>({
   arguments: SlowComputeArgsSchema,
   mode: 'task-optional',
   prefersTask: (args) => args.seconds >= 1,
-  async runSync(args) {
-    // Sync only serves short calls (the gateway sends seconds >= 1 to a task when it can), so
-    // there is no signal to honour here; a non-declaring client asked for the wait.
-    await sleep(args.seconds * 1_000, new AbortController().signal);
+  async runSync(args, call) {
+    // A client without the tasks extension gets the wait in the request. It is capped so such
+    // calls cannot pin requests for an hour, and it stops when the request is aborted (client
+    // gone, or the gateway's request timeout) instead of sleeping on unseen.
+    if (args.seconds > MAX_SYNC_SECONDS) {
+      throw new ProtocolError(
+        ErrorCode.InvalidParams,
+        `slow_compute runs at most ${MAX_SYNC_SECONDS} s without a task; declare the tasks extension for longer`,
+      );
+    }
+    await sleep(args.seconds * 1_000, call.signal ?? new AbortController().signal);
     return resultFor(args);
   },
   task: {
