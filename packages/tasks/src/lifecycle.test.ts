@@ -1,7 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { InputKeyReusedError } from './input-keys.js';
-import type { JsonObject } from './json.js';
 import {
   applyTaskEvent,
   initialLifecycleState,
@@ -9,6 +8,7 @@ import {
   type TaskEvent,
 } from './lifecycle.js';
 import { IllegalTransitionError, isTerminalStatus } from './status.js';
+import { taskEventArbitrary } from './testing/task-event-arbitrary.js';
 
 const ask = { method: 'elicitation/create', params: { mode: 'form', message: 'ok?' } };
 const accept = { action: 'accept', content: {} };
@@ -65,38 +65,10 @@ describe('task lifecycle', () => {
   });
 });
 
-const keyArb = fc.constantFrom('a', 'b', 'c', 'd', 'e');
-const eventArb: fc.Arbitrary<TaskEvent> = fc.oneof(
-  fc.record({ type: fc.constant('progress' as const), statusMessage: fc.option(fc.string()) }),
-  fc.record({
-    type: fc.constant('request_input' as const),
-    requests: fc
-      .uniqueArray(keyArb, { minLength: 1, maxLength: 3 })
-      .map((keys) => Object.fromEntries(keys.map((key) => [key, ask]))),
-    statusMessage: fc.constant(null),
-  }),
-  fc.record({
-    type: fc.constant('respond' as const),
-    responses: fc
-      .uniqueArray(keyArb, { maxLength: 5 })
-      .map((keys) => Object.fromEntries(keys.map((key) => [key, accept]))),
-  }),
-  fc.record({
-    type: fc.constant('complete' as const),
-    result: fc.constant<JsonObject>({ content: [] }),
-  }),
-  fc.record({
-    type: fc.constant('fail' as const),
-    error: fc.constant({ code: -32603, message: 'x' }),
-    statusMessage: fc.constant(null),
-  }),
-  fc.record({ type: fc.constant('cancel' as const), statusMessage: fc.constant(null) }),
-);
-
 describe('task lifecycle properties', () => {
   it('never leaves a terminal state and never reissues a key, whatever the events', () => {
     fc.assert(
-      fc.property(fc.array(eventArb, { maxLength: 40 }), (events) => {
+      fc.property(fc.array(taskEventArbitrary, { maxLength: 40 }), (events) => {
         let state = initialLifecycleState();
         let terminal: LifecycleState | undefined;
         for (const event of events) {
