@@ -10,6 +10,18 @@ import type { WorkerMetrics } from './metrics.js';
 
 export const SWEEPER_LOCK_NAME = 'mcp-tasks-sweeper';
 
+/**
+ * The database's clock, read once per sweep. Leases and expiry times are written with Postgres
+ * `now()`, so comparing them with this host's clock would let a skewed host expire tasks early or
+ * see live leases as expired.
+ */
+async function databaseNow(db: Db): Promise<Date> {
+  const row = await db
+    .selectNoFrom((eb) => eb.fn<Date>('now', []).as('now'))
+    .executeTakeFirstOrThrow();
+  return row.now;
+}
+
 export interface Sweeper {
   start(): void;
   /** Stops scheduling and waits for a sweep in progress. */
@@ -43,7 +55,7 @@ export function createSweeper(options: {
       return;
     }
     try {
-      const now = new Date();
+      const now = await databaseNow(db);
       const redispatched = await options.taskService.redispatchOrphans(now);
       const expired = await expireTasks(db, now);
       const deleted = await deleteExpiredTasks(db, now, options.retentionMs);
