@@ -21,6 +21,7 @@ interface Measured {
   name: string;
   samples: number[];
   roundTrips: number;
+  transactions: number;
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -29,12 +30,26 @@ function percentile(sorted: number[], p: number): number {
 
 const database = await createTestDatabase('bench');
 let statements = 0;
+// Transactions, counted from the same query log: an explicit BEGIN..COMMIT is one, and so is every
+// statement outside one (autocommit). Sound because the bench uses one connection at a time.
+let transactions = 0;
+let inTransaction = false;
 const db = createDb({
   connectionString: database.connectionString,
   max: 4,
   applicationName: 'mcp-tasks bench',
   log: (event) => {
-    if (event.level === 'query') statements += 1;
+    if (event.level !== 'query') return;
+    statements += 1;
+    const verb = event.query.sql.trim().split(/\s+/)[0]?.toLowerCase();
+    if (verb === 'begin' || verb === 'start') {
+      inTransaction = true;
+      transactions += 1;
+    } else if (verb === 'commit' || verb === 'rollback') {
+      inTransaction = false;
+    } else if (!inTransaction) {
+      transactions += 1;
+    }
   },
 });
 
@@ -45,12 +60,18 @@ async function measure(
 ): Promise<Measured> {
   const samples: number[] = [];
   const before = statements;
+  const transactionsBefore = transactions;
   for (let i = 0; i < count; i++) {
     const start = process.hrtime.bigint();
     await step(i);
     samples.push(Number(process.hrtime.bigint() - start) / 1e6);
   }
-  return { name, samples, roundTrips: (statements - before) / count };
+  return {
+    name,
+    samples,
+    roundTrips: (statements - before) / count,
+    transactions: (transactions - transactionsBefore) / count,
+  };
 }
 
 try {
@@ -111,6 +132,7 @@ try {
       'p99 ms': percentile(sorted, 99).toFixed(3),
       'mean ms': (r.samples.reduce((a, b) => a + b, 0) / r.samples.length).toFixed(3),
       'round trips/task': r.roundTrips.toFixed(2),
+      'transactions/task': r.transactions.toFixed(2),
       'p50 / baseline': `${(p50 / baseP50).toFixed(2)}x`,
     };
   });
@@ -121,11 +143,12 @@ try {
     `\nstore benchmark: ${tasks} tasks, sequential, one connection in use at a time, Postgres ${version.rows[0]?.v}`,
   );
   console.table(rows);
-  const lifecycle = results.slice(1).reduce((sum, r) => sum + r.roundTrips, 0);
+  const lifecycle = results.slice(1);
+  const sum = (pick: (r: Measured) => number) => lifecycle.reduce((a, r) => a + pick(r), 0);
   console.log(
-    `lifecycle (create + claim + complete): ${lifecycle.toFixed(2)} round trips per task; ` +
-      'createTask is 2 because the WAL position is read after COMMIT (see task-repository.ts); ' +
-      'write transactions per task: 3 (one per step).',
+    `lifecycle (create + claim + complete): ${sum((r) => r.roundTrips).toFixed(2)} round trips and ` +
+      `${sum((r) => r.transactions).toFixed(2)} transactions per task (measured from the query log); ` +
+      'createTask reads the WAL position after COMMIT, on the same connection (see task-repository.ts).',
   );
 } finally {
   await db.destroy();
