@@ -37,14 +37,27 @@ describe('parseEnv', () => {
     if (!result.ok) expect(result.problems.some((p) => p.startsWith('MCP_AUTH'))).toBe(true);
   });
 
-  it('lists every problem at once', () => {
-    const result = parseEnv({ MCP_AUTH: 'tokens', PORT: 'abc', MCP_POLL_RATE_LIMIT: 'maybe' });
-    expect(result.ok).toBe(false);
-    if (result.ok) return;
-    const fields = result.problems.map((p) => p.split(':')[0]);
-    expect(fields).toEqual(
-      expect.arrayContaining(['DATABASE_URL', 'REDIS_URL', 'PORT', 'MCP_POLL_RATE_LIMIT']),
-    );
+  it('lists every problem at once, field and cross-field checks together', () => {
+    const result = parseEnv({
+      MCP_AUTH: 'tokens',
+      PORT: 'abc',
+      MCP_POLL_RATE_LIMIT: 'maybe',
+      MCP_TOOL_PACKS: 'reports,nope',
+      MCP_ALLOWED_ORIGINS: 'bad',
+    });
+    expect(result).toEqual({
+      ok: false,
+      problems: [
+        'DATABASE_URL: Invalid input: expected string, received undefined',
+        'REDIS_URL: Invalid input: expected string, received undefined',
+        'PORT: Invalid input: expected number, received NaN',
+        'MCP_POLL_RATE_LIMIT: Invalid option: expected one of "on"|"off"',
+        'MCP_TOKENS: required when MCP_AUTH=tokens',
+        'REQUEST_STATE_SECRET: required (at least 32 characters) unless MCP_AUTH=none',
+        'MCP_ALLOWED_ORIGINS: "bad" is not an origin (scheme://host[:port])',
+        'MCP_TOOL_PACKS: unknown pack(s) "nope"; valid packs: reports, conformance',
+      ],
+    });
   });
 
   it('reports cross-field problems together: tokens, secret length and origins', () => {

@@ -1,3 +1,4 @@
+import { TOOL_PACKS } from '@mcp-tasks/tools';
 import { z } from 'zod';
 
 /**
@@ -121,8 +122,31 @@ export function parseTokenList(value: string): { tokens: TokenEntry[]; problems:
   return { tokens, problems };
 }
 
-function buildAuth(env: Env, problems: string[]): AuthConfig {
+/**
+ * Each variable on its own, so one bad value does not hide the others: the variables that parse
+ * are kept for the cross-field checks, the rest become problems.
+ */
+function parseFields(cleaned: Record<string, string | undefined>): {
+  env: Partial<Env>;
+  problems: string[];
+} {
+  const env: Record<string, unknown> = {};
+  const problems: string[] = [];
+  for (const [key, schema] of Object.entries(EnvSchema.shape)) {
+    const parsed = schema.safeParse(cleaned[key]);
+    if (parsed.success) env[key] = parsed.data;
+    else
+      for (const issue of parsed.error.issues)
+        problems.push(`${[key, ...issue.path].join('.')}: ${issue.message}`);
+  }
+  return { env, problems };
+}
+
+/** Undefined when MCP_AUTH itself is invalid: the mode's own requirements are then unknown. */
+function buildAuth(env: Partial<Env>, problems: string[]): AuthConfig | undefined {
   switch (env.MCP_AUTH) {
+    case undefined:
+      return undefined;
     case 'none':
       return { mode: 'none' };
     case 'tokens': {
@@ -145,7 +169,7 @@ function buildAuth(env: Env, problems: string[]): AuthConfig {
         mode: 'jwt',
         secret: env.MCP_JWT_SECRET,
         jwksUrl: env.MCP_JWKS_URL,
-        tenantClaim: env.MCP_JWT_TENANT_CLAIM,
+        tenantClaim: env.MCP_JWT_TENANT_CLAIM ?? 'tenant',
         issuer: env.MCP_JWT_ISSUER,
         audience: env.MCP_JWT_AUDIENCE,
       };
@@ -158,17 +182,7 @@ export function parseEnv(source: Record<string, string | undefined>): EnvResult 
   const cleaned = Object.fromEntries(
     Object.entries(source).filter(([, value]) => value !== undefined && value.trim() !== ''),
   );
-  const parsed = EnvSchema.safeParse(cleaned);
-  if (!parsed.success) {
-    return {
-      ok: false,
-      problems: parsed.error.issues.map(
-        (issue) => `${issue.path.join('.') || 'env'}: ${issue.message}`,
-      ),
-    };
-  }
-  const env = parsed.data;
-  const problems: string[] = [];
+  const { env, problems } = parseFields(cleaned);
   const auth = buildAuth(env, problems);
 
   let requestStateSecret = env.REQUEST_STATE_SECRET;
@@ -177,7 +191,7 @@ export function parseEnv(source: Record<string, string | undefined>): EnvResult 
     if (env.MCP_AUTH === 'none') {
       requestStateSecret = DEV_REQUEST_STATE_SECRET;
       requestStateSecretIsDevDefault = true;
-    } else {
+    } else if (env.MCP_AUTH !== undefined) {
       problems.push('REQUEST_STATE_SECRET: required (at least 32 characters) unless MCP_AUTH=none');
     }
   } else if (requestStateSecret.length < 32) {
@@ -197,7 +211,32 @@ export function parseEnv(source: Record<string, string | undefined>): EnvResult 
     }
   }
 
-  if (problems.length > 0) return { ok: false, problems };
+  const toolPacks = splitList(env.MCP_TOOL_PACKS);
+  const unknownPacks = (toolPacks ?? []).filter(
+    (pack) => !(TOOL_PACKS as readonly string[]).includes(pack),
+  );
+  if (unknownPacks.length > 0) {
+    problems.push(
+      `MCP_TOOL_PACKS: unknown pack(s) ${unknownPacks.map((pack) => JSON.stringify(pack)).join(', ')}; valid packs: ${TOOL_PACKS.join(', ')}`,
+    );
+  }
+
+  if (problems.length > 0 || auth === undefined) return { ok: false, problems };
+  // Every field parsed (a failed one is a problem above), so the partial env is complete.
+  return buildConfig(env as Env, auth, requestStateSecret ?? '', requestStateSecretIsDevDefault, {
+    allowedOrigins,
+    toolPacks,
+  });
+}
+
+function buildConfig(
+  env: Env,
+  auth: AuthConfig,
+  requestStateSecret: string,
+  requestStateSecretIsDevDefault: boolean,
+  lists: Pick<GatewayConfig, 'allowedOrigins' | 'toolPacks'>,
+): EnvResult {
+  const { allowedOrigins, toolPacks } = lists;
   return {
     ok: true,
     config: {
@@ -208,10 +247,10 @@ export function parseEnv(source: Record<string, string | undefined>): EnvResult 
       port: env.PORT,
       host: env.HOST,
       auth,
-      requestStateSecret: requestStateSecret ?? '',
+      requestStateSecret,
       requestStateSecretIsDevDefault,
       requestStateTtlMs: env.MCP_REQUEST_STATE_TTL_MS,
-      toolPacks: splitList(env.MCP_TOOL_PACKS),
+      toolPacks,
       maxBodyBytes: env.MCP_MAX_BODY_BYTES,
       pollRateLimit: env.MCP_POLL_RATE_LIMIT === 'on',
       requestTimeoutMs: env.MCP_REQUEST_TIMEOUT_MS,

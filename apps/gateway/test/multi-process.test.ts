@@ -154,11 +154,11 @@ describe('two gateway replicas', () => {
   it('exits non-zero listing every configuration problem', async () => {
     const bad = await launchProcess({
       entry: 'apps/gateway/src/main.ts',
-      env: { DATABASE_URL: '', REDIS_URL: 'nope', MCP_AUTH: '', PORT: 'x' },
+      env: { DATABASE_URL: '', REDIS_URL: 'nope', MCP_AUTH: '', PORT: 'x', MCP_TOOL_PACKS: 'nope' },
     });
     await expect(bad.exited).resolves.toBe(1);
     const output = bad.output();
-    for (const name of ['DATABASE_URL', 'REDIS_URL', 'MCP_AUTH', 'PORT'])
+    for (const name of ['DATABASE_URL', 'REDIS_URL', 'MCP_AUTH', 'PORT', 'MCP_TOOL_PACKS'])
       expect(output).toContain(`- ${name}`);
   });
 });
