@@ -10,10 +10,11 @@ const key = new TextEncoder().encode(secret);
 
 async function sign(
   claims: Record<string, unknown>,
-  options: { alg?: string; exp?: string; iss?: string } = {},
+  /** `exp: null` signs a token that never expires. */
+  options: { alg?: string; exp?: string | null; iss?: string } = {},
 ) {
   let jwt = new SignJWT(claims).setProtectedHeader({ alg: options.alg ?? 'HS256' }).setIssuedAt();
-  if (options.exp) jwt = jwt.setExpirationTime(options.exp);
+  if (options.exp !== null) jwt = jwt.setExpirationTime(options.exp ?? '5m');
   if (options.iss) jwt = jwt.setIssuer(options.iss);
   return jwt.sign(key);
 }
@@ -74,10 +75,24 @@ describe('jwt authentication', () => {
     }
   });
 
+  it('rejects a token without exp, which would otherwise be valid forever', async () => {
+    const forever = await sign(
+      { sub: 'alice', org: 'acme' },
+      { iss: 'https://issuer.example', exp: null },
+    );
+    await expect(auth.authenticate(`Bearer ${forever}`)).rejects.toMatchObject({
+      status: 401,
+      code: -32600,
+      message: 'Unauthorized: invalid bearer token',
+      headers: { 'WWW-Authenticate': 'Bearer realm="mcp", error="invalid_token"' },
+    });
+  });
+
   it('refuses an algorithm other than HS256 for a shared secret', async () => {
     const token = await new SignJWT({ sub: 'alice', org: 'acme' })
       .setProtectedHeader({ alg: 'HS512' })
       .setIssuer('https://issuer.example')
+      .setExpirationTime('5m')
       .sign(new TextEncoder().encode('k'.repeat(64)));
     await expect(auth.authenticate(`Bearer ${token}`)).rejects.toMatchObject({ status: 401 });
   });
@@ -113,11 +128,13 @@ describe('jwt authentication with a JWKS URL', () => {
       const forged = await new SignJWT(claims)
         .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
         .setAudience('mcp-tasks')
+        .setExpirationTime('5m')
         .sign(stranger.privateKey);
       await expect(auth.authenticate(`Bearer ${forged}`)).rejects.toMatchObject({ status: 401 });
       const wrongAudience = await new SignJWT(claims)
         .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
         .setAudience('other')
+        .setExpirationTime('5m')
         .sign(privateKey);
       await expect(auth.authenticate(`Bearer ${wrongAudience}`)).rejects.toMatchObject({
         status: 401,

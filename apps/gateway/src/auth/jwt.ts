@@ -11,11 +11,12 @@ export interface JwtAuthOptions {
 }
 
 /**
- * MCP_AUTH=jwt: the principal is `sub`, the tenant a configurable string claim. The algorithm
+ * MCP_AUTH=jwt: the principal is `sub`, the tenant a configurable string claim; `exp` is required. The algorithm
  * list is pinned per key kind so a token cannot pick a weaker one (alg confusion).
  */
 export function createJwtAuthenticator(options: JwtAuthOptions): Authenticator {
-  const verifyOptions: JWTVerifyOptions = {};
+  // jose checks `exp` only when present: without requiring it a leaked token would work forever.
+  const verifyOptions: JWTVerifyOptions = { requiredClaims: ['exp', 'sub'] };
   if (options.issuer !== undefined) verifyOptions.issuer = options.issuer;
   if (options.audience !== undefined) verifyOptions.audience = options.audience;
   let verify: (token: string) => ReturnType<typeof jwtVerify>;
