@@ -48,6 +48,11 @@ export interface GatewayOptions {
   metrics?: GatewayMetrics;
   /** Abort to drain: new /mcp requests get 503, /readyz fails, listen streams end gracefully. */
   shutdownSignal?: AbortSignal;
+  /**
+   * Abort to fail /readyz only, ahead of `shutdownSignal`: a load balancer stops routing here
+   * while requests (and listen streams) are still served.
+   */
+  notReadySignal?: AbortSignal;
   serverInfo?: Implementation;
   /** Cache hint of server/discover and tools/list (ms). */
   listTtlMs?: number;
@@ -128,7 +133,8 @@ export function createGateway(options: GatewayOptions): Hono<GatewayEnv> {
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
 
   app.get('/readyz', async (c) => {
-    if (shutdownSignal.aborted) return c.json({ status: 'draining' }, 503);
+    if (shutdownSignal.aborted || options.notReadySignal?.aborted === true)
+      return c.json({ status: 'draining' }, 503);
     const checks = await Promise.all([
       probe('postgres', pingDb(options.db), 2000),
       ...(readDb !== options.db ? [probe('postgres_read', pingDb(readDb), 2000)] : []),

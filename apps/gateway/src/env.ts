@@ -28,6 +28,7 @@ export interface GatewayConfig {
   visibilityTimeoutMs: number;
   sseKeepAliveMs: number;
   shutdownGraceMs: number;
+  shutdownDelayMs: number;
   migrateOnStart: boolean;
   logLevel: string;
 }
@@ -87,6 +88,7 @@ const EnvSchema = z.object({
   MCP_VISIBILITY_TIMEOUT_MS: positiveInt(5000),
   MCP_SSE_KEEPALIVE_MS: positiveInt(15_000),
   MCP_SHUTDOWN_GRACE_MS: positiveInt(10_000),
+  MCP_SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).default(1000),
   MCP_MIGRATE_ON_START: z.enum(['true', 'false']).default('false'),
   LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
 });
@@ -260,6 +262,7 @@ function buildConfig(
       visibilityTimeoutMs: env.MCP_VISIBILITY_TIMEOUT_MS,
       sseKeepAliveMs: env.MCP_SSE_KEEPALIVE_MS,
       shutdownGraceMs: env.MCP_SHUTDOWN_GRACE_MS,
+      shutdownDelayMs: env.MCP_SHUTDOWN_DELAY_MS,
       migrateOnStart: env.MCP_MIGRATE_ON_START === 'true',
       logLevel: env.LOG_LEVEL,
     },

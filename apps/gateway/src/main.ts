@@ -14,6 +14,7 @@ import { createGateway } from './app.js';
 import { createAuthenticator } from './auth/index.js';
 import { parseEnv } from './env.js';
 import { createMetrics } from './metrics.js';
+import { createShutdown } from './shutdown.js';
 import { createTaskChangeFeed } from './task-feed.js';
 
 /** Wiring only: env → dependencies → app → node server, and the way back out on SIGTERM. */
@@ -86,7 +87,8 @@ async function main(): Promise<void> {
       ),
   });
   const changes = await createTaskChangeFeed({ connectionString: config.databaseUrl, logger });
-  const shutdown = new AbortController();
+  const notReady = new AbortController();
+  const draining = new AbortController();
   const app = createGateway({
     taskService,
     db,
@@ -98,44 +100,43 @@ async function main(): Promise<void> {
     logger,
     config,
     metrics: createMetrics({ collectDefaults: true }),
-    shutdownSignal: shutdown.signal,
+    shutdownSignal: draining.signal,
+    notReadySignal: notReady.signal,
   });
 
-  const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) =>
+  // Handlers still running, counted so shutdown does not close the pools under them.
+  let inFlight = 0;
+  const fetch: typeof app.fetch = async (...args) => {
+    inFlight += 1;
+    try {
+      return await app.fetch(...args);
+    } finally {
+      inFlight -= 1;
+    }
+  };
+  const server = serve({ fetch, port: config.port, hostname: config.host }, (info) =>
     logger.info(
       { host: info.address, port: info.port, auth: config.auth.mode },
       'gateway listening',
     ),
   ) as Server;
 
-  let stopping = false;
-  const stop = (signal: string): void => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'shutting down: draining requests and ending listen streams');
-    // Streams first: they would otherwise hold server.close() open until the grace runs out.
-    shutdown.abort();
-    const force = setTimeout(() => {
-      logger.warn(
-        { graceMs: config.shutdownGraceMs },
-        'grace period over; closing remaining connections',
-      );
-      server.closeAllConnections();
-    }, config.shutdownGraceMs);
-    force.unref();
-    server.close(() => {
-      clearTimeout(force);
-      void Promise.allSettled([changes.close(), queue.close()])
-        .then(closeDbs)
-        .then(() => {
-          logger.info('gateway stopped');
-          process.exit(0);
-        });
-    });
-    server.closeIdleConnections();
-  };
-  process.once('SIGTERM', () => stop('SIGTERM'));
-  process.once('SIGINT', () => stop('SIGINT'));
+  const stop = createShutdown({
+    server,
+    logger,
+    notReady,
+    draining,
+    inFlight: () => inFlight,
+    readinessDelayMs: config.shutdownDelayMs,
+    graceMs: config.shutdownGraceMs,
+    closeResources: async () => {
+      await Promise.allSettled([changes.close(), queue.close()]);
+      await closeDbs();
+    },
+    exit: (code) => process.exit(code),
+  });
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
 }
 
 main().catch((error: unknown) => {

@@ -137,6 +137,22 @@ describe('two gateway replicas', () => {
     await expect(exit).resolves.toBe(0);
   });
 
+  it('on SIGTERM fail /readyz first while still serving requests, then exit 0', async () => {
+    const replica = await startReplica({ ...env, MCP_SHUTDOWN_DELAY_MS: '5000' });
+    const exit = replica.process.stop(30_000);
+    const deadline = Date.now() + 4_000;
+    let readiness = 200;
+    while (readiness !== 503 && Date.now() < deadline) {
+      readiness = (await fetch(`${replica.url}/readyz`)).status;
+      if (readiness !== 503) await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(readiness).toBe(503);
+    const served = await rpc(remote(replica.url), 'server/discover', {});
+    expect(served.status).toBe(200);
+    expect(served.result.resultType).toBe('complete');
+    await expect(exit).resolves.toBe(0);
+  }, 40_000);
+
   it('refuses to start on a database that is not migrated', async () => {
     const empty = await createTestDatabase('gw_unmigrated');
     try {
