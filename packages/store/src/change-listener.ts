@@ -50,6 +50,11 @@ export async function createTaskChangeListener(
     const next = new pg.Client({
       connectionString: options.connectionString,
       application_name: CHANGE_LISTENER_APPLICATION_NAME,
+      // This connection only receives: a half-open TCP link (NAT or load balancer idle cut)
+      // would otherwise raise neither 'error' nor 'end', and every listen stream would go quiet.
+      // TCP keep-alive probes turn such a link into an error, which triggers the reconnect.
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
     });
     // Until LISTEN succeeded, failures belong to the caller of connect(), not to the reconnect loop
     // (otherwise a failed first connect would leave a retry timer running behind a rejected promise).
