@@ -11,7 +11,7 @@ import { requestIdFrom } from './http/request-id.js';
 import type { McpServices } from './mcp/context.js';
 import { methodLabel } from './mcp/dispatch.js';
 import { handleMcpPost } from './mcp/endpoint.js';
-import { createPollRateLimiter } from './mcp/poll-rate-limit.js';
+import { createPollLimits } from './mcp/poll-rate-limit.js';
 import { createMetrics, type GatewayMetrics } from './metrics.js';
 import { createRequestStateCodec } from './mrtr/request-state.js';
 import type { TaskChangeFeed } from './task-feed.js';
@@ -110,7 +110,7 @@ export function createGateway(options: GatewayOptions): Hono<GatewayEnv> {
     changes: options.changes,
     metrics,
     serverInfo: options.serverInfo ?? SERVER_INFO,
-    pollLimiter: config.pollRateLimit ? createPollRateLimiter() : undefined,
+    pollLimits: config.pollRateLimit ? createPollLimits() : undefined,
     shutdownSignal,
     settings: {
       taskTtlMs: config.taskTtlMs,

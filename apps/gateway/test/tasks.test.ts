@@ -474,6 +474,30 @@ describe('operations', () => {
     expect(limitedReply.headers.get('retry-after')).toMatch(/^\d+$/);
   });
 
+  it('rate-limits tasks/get per principal before the read, across task ids', async () => {
+    const limited = buildGateway(infra, {
+      config: { pollRateLimit: true, taskPollIntervalMs: 60_000 },
+    });
+    const created = await rpc(limited.app, 'tools/call', {
+      name: 'generate_report',
+      arguments: { size: 'small' },
+    });
+    const taskId = created.result.taskId as string;
+    // Twenty polls of ids that do not exist spend the principal's burst without a task bucket.
+    const missing: unknown[] = [];
+    for (let i = 0; i < 20; i += 1) {
+      const id = `tsk_${String(i).padStart(24, 'x')}`;
+      missing.push((await rpc(limited.app, 'tasks/get', { taskId: id })).error.code);
+    }
+    expect(missing).toEqual(Array.from({ length: 20 }, () => -32602));
+    const throttled = await rpc(limited.app, 'tasks/get', { taskId });
+    expect(throttled.status).toBe(429);
+    expect(throttled.error.code).toBe(-32600);
+    expect(throttled.headers.get('retry-after')).toMatch(/^[1-6]$/);
+    const other = await rpc(limited.app, 'tasks/get', { taskId }, { as: 'bob' });
+    expect(other.status).toBe(400);
+  });
+
   it('answers a request that outlives MCP_REQUEST_TIMEOUT_MS with 504 and -32603', async () => {
     const impatient = buildGateway(infra, { config: { requestTimeoutMs: 100 } });
     const reply = await rpc(

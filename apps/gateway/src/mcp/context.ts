@@ -6,7 +6,7 @@ import type { Identity } from '../auth/index.js';
 import type { GatewayMetrics } from '../metrics.js';
 import type { RequestStateCodec } from '../mrtr/request-state.js';
 import type { TaskChangeFeed } from '../task-feed.js';
-import type { PollRateLimiter } from './poll-rate-limit.js';
+import type { PollLimits } from './poll-rate-limit.js';
 
 /** What the method handlers need, built once per gateway. */
 export interface McpServices {
@@ -20,7 +20,7 @@ export interface McpServices {
   changes: TaskChangeFeed;
   metrics: GatewayMetrics;
   serverInfo: Implementation;
-  pollLimiter: PollRateLimiter | undefined;
+  pollLimits: PollLimits | undefined;
   /** Aborted when the process starts shutting down: listen streams end gracefully. */
   shutdownSignal: AbortSignal;
   settings: {

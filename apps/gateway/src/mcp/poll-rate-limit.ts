@@ -1,6 +1,6 @@
 /**
- * R20: the server may rate-limit polling faster than pollIntervalMs. A token bucket per
- * (tenant, principal, task): a burst of `burst` polls, then one per interval. Held in memory per
+ * R20: the server may rate-limit polling faster than pollIntervalMs. A token bucket per key
+ * (see PollLimits): a burst of `burst` polls, then one per interval. Held in memory per
  * replica, so a client spreading polls over N replicas gets N times the rate; that bounds abuse
  * well enough without a shared store on the hot path.
  */
@@ -34,5 +34,26 @@ export function createPollRateLimiter(
       buckets.set(key, { tokens: tokens - 1, at: t });
       return 0;
     },
+  };
+}
+
+/** A principal may poll this many tasks at their interval before its own bucket runs dry. */
+export const PRINCIPAL_POLLS_PER_INTERVAL = 10;
+
+/**
+ * The two buckets of tasks/get: one per (tenant, principal), taken before the database read so
+ * throttled polls cost nothing and polling many tasks is bounded too (a burst of 20, refilled
+ * PRINCIPAL_POLLS_PER_INTERVAL times per default pollIntervalMs); then one per task at that
+ * task's own pollIntervalMs.
+ */
+export interface PollLimits {
+  principal: PollRateLimiter;
+  task: PollRateLimiter;
+}
+
+export function createPollLimits(): PollLimits {
+  return {
+    principal: createPollRateLimiter({ burst: 2 * PRINCIPAL_POLLS_PER_INTERVAL }),
+    task: createPollRateLimiter(),
   };
 }

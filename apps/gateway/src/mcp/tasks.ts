@@ -12,6 +12,7 @@ import { buildTaskSnapshot, isWellFormedTaskId } from '@mcp-tasks/tasks';
 import { HttpProtocolError } from '../errors.js';
 import { LenientUpdateTaskParamsSchema } from '../wire/lenient-params.js';
 import { result, type MethodHandler } from './context.js';
+import { PRINCIPAL_POLLS_PER_INTERVAL } from './poll-rate-limit.js';
 
 /**
  * R15: one error for unknown, malformed, expired, deleted and foreign ids, so a probe cannot
@@ -21,27 +22,34 @@ export function taskNotFound(): ProtocolError {
   return new ProtocolError(ErrorCode.InvalidParams, 'Task not found or expired');
 }
 
+function tooFast(intervalMs: number, waitMs: number): HttpProtocolError {
+  return new HttpProtocolError(
+    429,
+    ErrorCode.InvalidRequest,
+    `Polling faster than pollIntervalMs (${intervalMs} ms); retry in ${waitMs} ms`,
+    { retryAfterMs: waitMs },
+    { 'Retry-After': String(Math.ceil(waitMs / 1000)) },
+  );
+}
+
 export const tasksGet: MethodHandler = async (ctx, services) => {
   const { taskId } = parseParams(GetTaskParamsSchema, ctx.params);
   if (!isWellFormedTaskId(taskId)) throw taskNotFound();
   const { tenant, principal } = ctx.identity;
+  const limits = services.pollLimits;
+  const caller = `${tenant}\u0000${principal}`;
+  if (limits !== undefined) {
+    // Before the read: a throttled poll must not cost a database query.
+    const interval = services.settings.taskPollIntervalMs / PRINCIPAL_POLLS_PER_INTERVAL;
+    const waitMs = limits.principal.take(caller, interval);
+    if (waitMs > 0) throw tooFast(services.settings.taskPollIntervalMs, waitMs);
+  }
   const task = await getTaskForPrincipal(services.readDb, tenant, principal, taskId);
   if (task === undefined) throw taskNotFound();
-  if (services.pollLimiter !== undefined) {
+  if (limits !== undefined) {
     const interval = task.pollIntervalMs ?? services.settings.taskPollIntervalMs;
-    const waitMs = services.pollLimiter.take(
-      `${tenant}\u0000${principal}\u0000${taskId}`,
-      interval,
-    );
-    if (waitMs > 0) {
-      throw new HttpProtocolError(
-        429,
-        ErrorCode.InvalidRequest,
-        `Polling faster than pollIntervalMs (${interval} ms); retry in ${waitMs} ms`,
-        { retryAfterMs: waitMs },
-        { 'Retry-After': String(Math.ceil(waitMs / 1000)) },
-      );
-    }
+    const waitMs = limits.task.take(`${caller}\u0000${taskId}`, interval);
+    if (waitMs > 0) throw tooFast(interval, waitMs);
   }
   return result(buildGetTaskResult(buildTaskSnapshot(task), services.serverInfo));
 };
