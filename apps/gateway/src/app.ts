@@ -68,10 +68,15 @@ export interface GatewayEnv {
   };
 }
 
+/**
+ * One readiness check, bounded. The answer is only `ok` or `fail`: /readyz is unauthenticated,
+ * and driver errors name internal hosts and ports, so the detail goes to the log instead.
+ */
 async function probe(
   name: string,
   check: () => Promise<unknown>,
   timeoutMs: number,
+  log: Logger,
 ): Promise<[string, string]> {
   let timer: NodeJS.Timeout | undefined;
   try {
@@ -83,7 +88,8 @@ async function probe(
     ]);
     return [name, 'ok'];
   } catch (error) {
-    return [name, error instanceof Error ? error.message : 'failed'];
+    log.warn({ err: error, check: name }, 'readiness check failed');
+    return [name, 'fail'];
   } finally {
     clearTimeout(timer);
   }
@@ -135,10 +141,11 @@ export function createGateway(options: GatewayOptions): Hono<GatewayEnv> {
   app.get('/readyz', async (c) => {
     if (shutdownSignal.aborted || options.notReadySignal?.aborted === true)
       return c.json({ status: 'draining' }, 503);
+    const log = c.get('log');
     const checks = await Promise.all([
-      probe('postgres', pingDb(options.db), 2000),
-      ...(readDb !== options.db ? [probe('postgres_read', pingDb(readDb), 2000)] : []),
-      probe('redis', () => options.queue.ping(), 2000),
+      probe('postgres', pingDb(options.db), 2000, log),
+      ...(readDb !== options.db ? [probe('postgres_read', pingDb(readDb), 2000, log)] : []),
+      probe('redis', () => options.queue.ping(), 2000, log),
     ]);
     const ready = checks.every(([, outcome]) => outcome === 'ok');
     return c.json(

@@ -576,6 +576,18 @@ describe('operations', () => {
     });
   });
 
+  it('answers a failed readiness check as "fail", without the driver error text', async () => {
+    const local = buildGateway(infra, {
+      queue: { ping: () => Promise.reject(new Error('connect ECONNREFUSED 10.0.0.7:6379')) },
+    });
+    const ready = await local.app.request('/readyz');
+    expect(ready.status).toBe(503);
+    expect(await ready.json()).toEqual({
+      status: 'not_ready',
+      checks: { postgres: 'ok', redis: 'fail' },
+    });
+  });
+
   it('reports liveness, readiness of Postgres and Redis, and drains on shutdown', async () => {
     const local = buildGateway(infra);
     expect((await local.app.request('/healthz')).status).toBe(200);

@@ -83,6 +83,7 @@ export function buildGateway(
     config?: Partial<GatewayAppConfig>;
     dispatcher?: TaskDispatcher;
     taskService?: TaskService;
+    queue?: { ping(): Promise<void> };
   } = {},
 ): GatewayUnderTest {
   const metrics = createMetrics();
@@ -92,7 +93,7 @@ export function buildGateway(
       overrides.taskService ??
       createTaskService({ db: infra.db, dispatcher: overrides.dispatcher ?? infra.queue }),
     db: infra.db,
-    queue: infra.queue,
+    queue: overrides.queue ?? infra.queue,
     catalogue: createToolCatalogue({ packs: [...TOOL_PACKS] }),
     auth: createAuthenticator({ mode: 'tokens', tokens: parseTokenList(MCP_TOKENS).tokens }),
     changes: infra.changes,
