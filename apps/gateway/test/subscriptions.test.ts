@@ -210,4 +210,23 @@ describe('subscriptions/listen (R21)', () => {
     }
     expect(warnings).toEqual([]);
   });
+
+  it('builds no stream for a client that left before the initial loads finished', async () => {
+    const local = buildGateway(infra);
+    const taskId = await createTask();
+    const params = { notifications: { taskIds: [taskId] } };
+    const gone = new AbortController();
+    gone.abort();
+    const response = await local.app.request(
+      new Request('http://gateway.test/mcp', {
+        method: 'POST',
+        headers: rpcHeaders('subscriptions/listen', params),
+        body: JSON.stringify(rpcBody('subscriptions/listen', params, { id: 'gone' })),
+        signal: gone.signal,
+      }),
+    );
+    expect(response.status).toBe(500);
+    expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+    expect((await local.metrics.openStreams.get()).values).toEqual([{ value: 0, labels: {} }]);
+  });
 });
