@@ -77,6 +77,17 @@ describe('parseEnv', () => {
     ]);
   });
 
+  it('refuses the same token listed twice', () => {
+    const result = parseEnv({
+      ...base,
+      MCP_TOKENS: 'tok_aaaaaaaaaaaaaaaa:acme:alice,tok_aaaaaaaaaaaaaaaa:globex:bob',
+    });
+    expect(result).toEqual({
+      ok: false,
+      problems: ['MCP_TOKENS: entry 2 repeats the token of entry 1'],
+    });
+  });
+
   it('requires REQUEST_STATE_SECRET unless MCP_AUTH=none, where a dev default is used', () => {
     const { REQUEST_STATE_SECRET: _omit, ...rest } = base;
     const strict = parseEnv(rest);

@@ -118,6 +118,10 @@ export function parseTokenList(value: string): { tokens: TokenEntry[]; problems:
     }
     if (token.length < 16)
       problems.push(`MCP_TOKENS: entry ${index + 1} token is shorter than 16 characters`);
+    // The first match would win silently, handing one caller another's tenant.
+    const earlier = tokens.findIndex((entry) => entry.token === token);
+    if (earlier >= 0)
+      problems.push(`MCP_TOKENS: entry ${index + 1} repeats the token of entry ${earlier + 1}`);
     tokens.push({ token, tenant, principal });
   }
   if (tokens.length === 0 && problems.length === 0) problems.push('MCP_TOKENS: no token entries');

@@ -54,7 +54,10 @@ export const tasksGet: MethodHandler = async (ctx, services) => {
   return result(buildGetTaskResult(buildTaskSnapshot(task), services.serverInfo));
 };
 
-/** R17: acknowledged only after the write is applied, so a tasks/get right after sees it. */
+/**
+ * R17: acknowledged only after the write is committed on the primary. A tasks/get right after
+ * reads `readDb`: with a streaming replica it may briefly show the task before the answers.
+ */
 export const tasksUpdate: MethodHandler = async (ctx, services) => {
   const { taskId, inputResponses } = parseParams(LenientUpdateTaskParamsSchema, ctx.params);
   if (!isWellFormedTaskId(taskId)) throw taskNotFound();
