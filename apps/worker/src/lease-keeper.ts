@@ -8,38 +8,54 @@ export interface LeaseKeeper {
 /**
  * Renews a held lease every leaseMs/3 while a step runs. A renewal that reports a cancel request
  * fires onCancelRequested; a StaleLeaseError (someone claimed after us, or the task ended), or no
- * successful renewal for a whole lease period (we can no longer prove we hold it), fires
- * onLeaseLost. Renewals never overlap.
+ * confirmed renewal for a whole lease period (we can no longer prove we hold it), fires
+ * onLeaseLost, once. Renewals never overlap. The lease period is counted from when the last
+ * successful renewal was SENT (the database set the expiry then, not when we heard back), and it
+ * is checked on every tick, so a renewal that hangs cannot keep a lost lease looking held.
  */
 export function startLeaseKeeper(options: {
   db: Db;
   fence: Fence;
   leaseMs: number;
   logger: Logger;
+  /** When the claim that granted the lease was sent; default now. */
+  heldSince?: number;
   onCancelRequested(): void;
   onLeaseLost(): void;
 }): LeaseKeeper {
   const { db, fence, leaseMs, logger } = options;
-  let lastRenewed = Date.now();
+  let confirmedSentAt = options.heldSince ?? Date.now();
   let inFlight = false;
   let stopped = false;
+  const lose = (): void => {
+    if (stopped) return;
+    stopped = true;
+    clearInterval(timer);
+    options.onLeaseLost();
+  };
   const timer = setInterval(
     () => {
-      if (inFlight || stopped) return;
+      if (stopped) return;
+      if (Date.now() - confirmedSentAt >= leaseMs) {
+        logger.warn({ taskId: fence.taskId }, 'no confirmed lease renewal for a lease period');
+        lose();
+        return;
+      }
+      if (inFlight) return;
       inFlight = true;
+      const sentAt = Date.now();
       renewLease(db, fence, leaseMs)
         .then(({ cancelRequested }) => {
-          lastRenewed = Date.now();
+          confirmedSentAt = Math.max(confirmedSentAt, sentAt);
           if (cancelRequested && !stopped) options.onCancelRequested();
         })
         .catch((error: unknown) => {
           if (stopped) return;
           if (error instanceof StaleLeaseError) {
-            options.onLeaseLost();
+            lose();
             return;
           }
           logger.warn({ err: error, taskId: fence.taskId }, 'lease renewal failed');
-          if (Date.now() - lastRenewed >= leaseMs) options.onLeaseLost();
         })
         .finally(() => {
           inFlight = false;

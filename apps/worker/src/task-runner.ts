@@ -198,6 +198,7 @@ export function createTaskRunner(options: TaskRunnerOptions): TaskRunner {
 
   return {
     async run(taskId) {
+      const claimSentAt = Date.now();
       const claim = await claimLease(db, taskId, options.workerId, leaseMs);
       if (claim === null) return 'skipped';
       const { fence, task } = claim;
@@ -209,6 +210,7 @@ export function createTaskRunner(options: TaskRunnerOptions): TaskRunner {
         fence,
         leaseMs,
         logger,
+        heldSince: claimSentAt,
         onCancelRequested: () => abortWith(controller, 'cancel'),
         onLeaseLost: () => abortWith(controller, 'lease lost'),
       });

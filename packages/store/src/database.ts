@@ -66,13 +66,40 @@ export interface CreateDbOptions {
   applicationName?: string;
   /** Kysely's query log hook (e.g. the benchmark counts round trips with it). */
   log?: LogConfig;
+  /** Bound on opening a connection (an unreachable or black-holed server); default 5000 ms. */
+  connectionTimeoutMs?: number;
+  /**
+   * Bound on one statement: the server's `statement_timeout`, and a client-side read timeout a
+   * little longer for when the server or network stops answering altogether. Default 10 000 ms;
+   * 0 turns both off (for work that may legitimately wait long, such as a migration lock).
+   */
+  statementTimeoutMs?: number;
 }
 
+export const DEFAULT_CONNECTION_TIMEOUT_MS = 5_000;
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 10_000;
+/** The client-side bound fires after the server's, so a slow statement fails as 57014 first. */
+const CLIENT_READ_MARGIN_MS = 2_000;
+
+/**
+ * Every bound is set, because without them one hung renewal or sweep waits for ever: a lease
+ * keeper stuck on it can neither renew nor notice that it stopped holding the lease.
+ */
 export function createDb(options: CreateDbOptions): Db {
+  const statementTimeoutMs = options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
   const pool = new pg.Pool({
     connectionString: options.connectionString,
     max: options.max ?? 10,
     application_name: options.applicationName ?? 'mcp-tasks',
+    connectionTimeoutMillis: options.connectionTimeoutMs ?? DEFAULT_CONNECTION_TIMEOUT_MS,
+    // Detects a peer that vanished without closing the socket (node loss, a dropped NAT entry).
+    keepAlive: true,
+    ...(statementTimeoutMs > 0
+      ? {
+          statement_timeout: statementTimeoutMs,
+          query_timeout: statementTimeoutMs + CLIENT_READ_MARGIN_MS,
+        }
+      : {}),
   });
   // An idle client dropped by the server emits 'error' on the pool; unhandled, it would kill the
   // process. The next checkout simply gets a fresh connection.

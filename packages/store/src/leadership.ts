@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { DEFAULT_CONNECTION_TIMEOUT_MS, DEFAULT_STATEMENT_TIMEOUT_MS } from './database.js';
 
 export const LEADERSHIP_APPLICATION_NAME = 'mcp-tasks leader';
 
@@ -21,9 +22,13 @@ export async function tryAcquireLeadership(
   connectionString: string,
   lockName: string,
 ): Promise<Leadership | null> {
+  // Bounded like the pool (createDb): a hung connect or unlock must not block a sweep or shutdown.
   const client = new pg.Client({
     connectionString,
     application_name: LEADERSHIP_APPLICATION_NAME,
+    connectionTimeoutMillis: DEFAULT_CONNECTION_TIMEOUT_MS,
+    keepAlive: true,
+    query_timeout: DEFAULT_STATEMENT_TIMEOUT_MS,
   });
   let markLost: () => void = () => undefined;
   const lost = new Promise<void>((resolve) => (markLost = resolve));
