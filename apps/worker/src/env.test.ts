@@ -22,6 +22,18 @@ describe('parseEnv', () => {
     expect(env.WORKER_ID).toMatch(new RegExp(`-${process.pid}$`));
   });
 
+  it('caps the retry delays to the enqueue grace, so the sweeper never cuts a backoff short', () => {
+    expect(parseEnv(required)).toMatchObject({
+      RETRY_BASE_DELAY_MS: 250,
+      RETRY_MAX_DELAY_MS: 10_000,
+    });
+    expect(parseEnv({ ...required, LEASE_MS: '2000', RETRY_BASE_DELAY_MS: '4000' })).toMatchObject({
+      ENQUEUE_GRACE_MS: 2_000,
+      RETRY_BASE_DELAY_MS: 2_000,
+      RETRY_MAX_DELAY_MS: 2_000,
+    });
+  });
+
   it('parses numbers, pack lists and treats empty strings as unset', () => {
     const env = parseEnv({
       ...required,

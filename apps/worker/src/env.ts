@@ -15,6 +15,10 @@ const EnvSchema = z
     /** How long a wake-up may sit in the queue before the sweeper sends another; default LEASE_MS. */
     ENQUEUE_GRACE_MS: int(0).optional(),
     MAX_ATTEMPTS: int(1).default(3),
+    /** First retry delay after an unexpected error; doubles per failure. */
+    RETRY_BASE_DELAY_MS: int(1).default(250),
+    /** Longest retry delay; never more than ENQUEUE_GRACE_MS (see the transform). */
+    RETRY_MAX_DELAY_MS: int(1).default(10_000),
     REPORT_STEP_MS: int(0).default(500),
     TASK_RETENTION_MS: int(0).default(24 * 60 * 60 * 1_000),
     MCP_TOOL_PACKS: z
@@ -34,7 +38,18 @@ const EnvSchema = z
       .default('info'),
     SHUTDOWN_GRACE_MS: int(0).default(10_000),
   })
-  .transform((env) => ({ ...env, ENQUEUE_GRACE_MS: env.ENQUEUE_GRACE_MS ?? env.LEASE_MS }));
+  .transform((env) => {
+    const grace = env.ENQUEUE_GRACE_MS ?? env.LEASE_MS;
+    // A delayed retry is marked enqueued when sent, and that mark holds the sweeper off only for
+    // the grace: a longer delay would be re-dispatched early, skipping the rest of the backoff.
+    const maxDelay = Math.max(1, Math.min(env.RETRY_MAX_DELAY_MS, grace));
+    return {
+      ...env,
+      ENQUEUE_GRACE_MS: grace,
+      RETRY_MAX_DELAY_MS: maxDelay,
+      RETRY_BASE_DELAY_MS: Math.min(env.RETRY_BASE_DELAY_MS, maxDelay),
+    };
+  });
 
 export type WorkerEnv = z.infer<typeof EnvSchema>;
 

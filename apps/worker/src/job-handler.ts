@@ -1,6 +1,7 @@
-import type { RunTaskJob, TaskQueue } from '@mcp-tasks/queue';
+import type { RunTaskJob } from '@mcp-tasks/queue';
 import type { Logger } from './logger.js';
 import type { WorkerMetrics } from './metrics.js';
+import type { Requeue } from './requeue.js';
 import { isTransientInfrastructureError } from './retry-policy.js';
 import type { TaskRunner } from './task-runner.js';
 
@@ -12,12 +13,12 @@ import type { TaskRunner } from './task-runner.js';
  */
 export function createJobHandler(options: {
   runner: TaskRunner;
-  queue: TaskQueue;
+  requeue: Requeue;
   leaseMs: number;
   logger: Logger;
   metrics: WorkerMetrics;
 }): (job: RunTaskJob) => Promise<void> {
-  const { runner, queue, logger, metrics } = options;
+  const { runner, requeue, logger, metrics } = options;
   return async (job) => {
     try {
       const outcome = await runner.run(job.taskId);
@@ -35,14 +36,12 @@ export function createJobHandler(options: {
         { err: error, taskId: job.taskId },
         'infrastructure unavailable; retrying the wake-up',
       );
-      await queue
-        .enqueue(job.taskId, 'retry', { delayMs: options.leaseMs })
-        .catch((requeueError: unknown) => {
-          logger.warn(
-            { err: requeueError, taskId: job.taskId },
-            'could not requeue; the sweeper will',
-          );
-        });
+      await requeue(job.taskId, 'retry', options.leaseMs).catch((requeueError: unknown) => {
+        logger.warn(
+          { err: requeueError, taskId: job.taskId },
+          'could not requeue; the sweeper will',
+        );
+      });
     }
   };
 }

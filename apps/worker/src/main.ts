@@ -13,6 +13,7 @@ import { createHeldTasks } from './held-tasks.js';
 import { createJobHandler } from './job-handler.js';
 import { createLogger } from './logger.js';
 import { createWorkerMetrics } from './metrics.js';
+import { createRequeue } from './requeue.js';
 import { createSweepDispatcher } from './sweep-dispatcher.js';
 import { createSweeper } from './sweeper.js';
 import { createTaskRunner } from './task-runner.js';
@@ -49,17 +50,22 @@ async function main(env: WorkerEnv): Promise<void> {
   const metrics = createWorkerMetrics();
   const heldTasks = createHeldTasks();
   let draining = false;
+  const requeue = createRequeue({ db, queue });
 
   const runner = createTaskRunner({
     db,
     catalogue,
     workerId: env.WORKER_ID,
     leaseMs: env.LEASE_MS,
-    retry: { maxAttempts: env.MAX_ATTEMPTS, baseDelayMs: 250, maxDelayMs: 10_000 },
+    retry: {
+      maxAttempts: env.MAX_ATTEMPTS,
+      baseDelayMs: env.RETRY_BASE_DELAY_MS,
+      maxDelayMs: env.RETRY_MAX_DELAY_MS,
+    },
     settings: { reportStepMs: env.REPORT_STEP_MS },
     heldTasks,
     isDraining: () => draining,
-    requeue: (taskId, reason, delayMs) => queue.enqueue(taskId, reason, { delayMs }),
+    requeue,
     logger,
     metrics,
   });
@@ -80,7 +86,7 @@ async function main(env: WorkerEnv): Promise<void> {
     concurrency: env.WORKER_CONCURRENCY,
     // Redeliver a dead worker's job on the lease's time scale; the lease decides who works.
     lockDurationMs: Math.max(1_000, Math.floor(env.LEASE_MS / 2)),
-    handle: createJobHandler({ runner, queue, leaseMs: env.LEASE_MS, logger, metrics }),
+    handle: createJobHandler({ runner, requeue, leaseMs: env.LEASE_MS, logger, metrics }),
     onInvalidPayload: (jobId, issues) =>
       logger.warn({ jobId, issues }, 'dropped a job with an invalid payload'),
     onError: (error) => logger.warn({ err: error }, 'queue consumer error'),

@@ -21,6 +21,7 @@ import { abortWith, type AbortReason, type HeldTasks } from './held-tasks.js';
 import { startLeaseKeeper } from './lease-keeper.js';
 import type { Logger } from './logger.js';
 import type { JobOutcome, WorkerMetrics } from './metrics.js';
+import type { Requeue } from './requeue.js';
 import {
   budgetSpentAtClaim,
   decideAfterUnexpectedError,
@@ -37,8 +38,8 @@ export interface TaskRunnerOptions {
   heldTasks: HeldTasks;
   /** True once shutdown began: stop each task at its next checkpoint and give it back. */
   isDraining(): boolean;
-  /** Sends the task another wake-up (a retry after backoff, or a task given back at shutdown). */
-  requeue(taskId: string, reason: 'retry' | 'released', delayMs: number): Promise<void>;
+  /** Sends the task another wake-up and marks it enqueued (a retry after backoff, or a task given back at shutdown). */
+  requeue: Requeue;
   logger: Logger;
   metrics: WorkerMetrics;
 }

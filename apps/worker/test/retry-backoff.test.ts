@@ -1,0 +1,87 @@
+import { TASK_QUEUE_NAME } from '@mcp-tasks/queue';
+import { createTask } from '@mcp-tasks/store';
+import { newTaskId } from '@mcp-tasks/tasks';
+import { Queue } from 'bullmq';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  OWNER,
+  createHarness,
+  isTerminal,
+  sleep,
+  type Harness,
+  type WorkerProcess,
+} from './harness.js';
+
+let h: Harness;
+let worker: WorkerProcess;
+let jobs: Queue;
+
+beforeAll(async () => {
+  h = await createHarness('worker_retry_backoff');
+  // One worker, so its sweeper is the only one; a 4 s backoff inside a 5 s enqueue grace.
+  worker = await h.startWorker({
+    MAX_ATTEMPTS: '2',
+    RETRY_BASE_DELAY_MS: '4000',
+    ENQUEUE_GRACE_MS: '5000',
+  });
+  jobs = new Queue(TASK_QUEUE_NAME, { connection: { url: h.redis.url }, prefix: h.redis.prefix });
+}, 60_000);
+
+afterAll(async () => {
+  await jobs?.close();
+  await h?.close();
+});
+
+describe('retry backoff', () => {
+  it('is not cut short by the sweeper: the retry is marked enqueued and waits out its delay', async () => {
+    // A checkpoint this build cannot read makes every attempt throw a plain Error.
+    const { task } = await createTask(h.db, {
+      id: newTaskId(),
+      owner: OWNER,
+      operation: {
+        method: 'tools/call',
+        toolName: 'generate_report',
+        arguments: { size: 'small' },
+      },
+      ttlMs: null,
+      pollIntervalMs: null,
+      statusMessage: null,
+    });
+    // Its first wake-up was sent long ago (so only a fresh mark keeps the sweeper away).
+    await h.query(
+      `UPDATE tasks SET checkpoint = '{"phase":"from-the-future"}'::jsonb,
+         enqueued_at = now() - interval '1 hour' WHERE id = $1`,
+      [task.id],
+    );
+    await h.queue.enqueue(task.id, 'created');
+
+    const failedOnce = await h.waitFor(task.id, (t) => t.failures >= 1);
+    expect(failedOnce.status).toBe('working');
+    expect(failedOnce.lease).toBeNull();
+    const marked = await h.query<{ fresh: boolean }>(
+      `SELECT enqueued_at > now() - interval '1 minute' AS fresh FROM tasks WHERE id = $1`,
+      [task.id],
+    );
+    expect(marked[0]?.fresh).toBe(true);
+
+    // Several sweeps run during the backoff; none of them treats the task as orphaned.
+    const leaderSweeps = () => worker.metric('mcp_worker_sweeps_total', { role: 'leader' });
+    const before = await leaderSweeps();
+    while ((await leaderSweeps()) < before + 3) await sleep(100);
+    const during = await h.task(task.id);
+    expect(during.status).toBe('working');
+    expect(during.failures).toBe(1);
+    expect(await worker.metric('mcp_worker_tasks_redispatched_total')).toBe(0);
+    expect(await jobs.getJobCounts('delayed', 'waiting', 'active')).toMatchObject({
+      delayed: 1,
+      waiting: 0,
+      active: 0,
+    });
+
+    const done = await h.waitFor(task.id, isTerminal);
+    expect(done.status).toBe('failed');
+    expect(done.error).toEqual({ code: -32603, message: 'internal error after 2 attempts' });
+    expect(done.failures).toBe(1);
+    expect(await worker.metric('mcp_worker_tasks_redispatched_total')).toBe(0);
+  });
+});
