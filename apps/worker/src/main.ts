@@ -135,8 +135,9 @@ async function main(env: WorkerEnv): Promise<void> {
     }, graceMs + 10_000);
     lastResort.unref();
     try {
-      await sweeper.stop();
-      await consumer.close();
+      // Stop fetching first (close() does so at once, then waits for running handlers); a sweep
+      // in flight must not keep this worker taking jobs it would only hand back.
+      await Promise.all([consumer.close(), sweeper.stop()]);
       clearTimeout(graceTimer);
       cancelWatcher.stop();
       await listener.close();

@@ -199,6 +199,12 @@ export function createTaskRunner(options: TaskRunnerOptions): TaskRunner {
 
   return {
     async run(taskId) {
+      // A wake-up fetched just as shutdown began: claiming would bump the epoch and spend an
+      // attempt only to release at once. Pass the wake-up on to another worker instead.
+      if (options.isDraining()) {
+        await options.requeue(taskId, 'released', 0);
+        return 'released';
+      }
       const claimSentAt = Date.now();
       const claim = await claimLease(db, taskId, options.workerId, leaseMs);
       if (claim === null) return 'skipped';
