@@ -47,6 +47,8 @@ describe('isTransientInfrastructureError', () => {
     ['a serialization failure', Object.assign(new Error('could not serialize'), { code: '40001' })],
     ['an admin shutdown', Object.assign(new Error('terminating'), { code: '57P01' })],
     ['a dropped pg connection', new Error('Connection terminated unexpectedly')],
+    ['a statement timeout', Object.assign(new Error('canceling statement'), { code: '57014' })],
+    ['a client-side read timeout', new Error('Query read timeout')],
     [
       'an aggregate of refused sockets',
       new AggregateError([Object.assign(new Error(), { code: 'ECONNREFUSED' })]),

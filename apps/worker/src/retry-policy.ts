@@ -17,6 +17,7 @@ const TRANSIENT_SQLSTATES = new Set([
   '08P01', // connection exception class
   '40001', // serialization_failure
   '40P01', // deadlock_detected
+  '57014', // query_canceled: createDb's statement_timeout on an overloaded or stuck server
   '53000',
   '53100',
   '53200',
@@ -40,6 +41,7 @@ const TRANSIENT_MESSAGES = [
   /Connection terminated/i,
   /timeout exceeded when trying to connect/i,
   /Connection is closed/i,
+  /Query read timeout/i, // pg's client-side query_timeout (createDb): the server stopped answering
   /Stream isn't writeable/i,
 ];
 

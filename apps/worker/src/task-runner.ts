@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ErrorCode, ProtocolError } from '@mcp-tasks/protocol';
 import {
   CANCELLED_BY_REQUEST,
@@ -25,6 +26,7 @@ import type { Requeue } from './requeue.js';
 import {
   budgetSpentAtClaim,
   decideAfterUnexpectedError,
+  isTransientInfrastructureError,
   type RetryPolicy,
 } from './retry-policy.js';
 
@@ -48,6 +50,9 @@ export interface TaskRunner {
   /** One attempt at a task. Never throws for the task's own failures; infrastructure errors propagate. */
   run(taskId: string): Promise<JobOutcome>;
 }
+
+const RELEASE_TRIES = 3;
+const RELEASE_RETRY_MS = 200;
 
 const protocolErrorToTaskError = (error: ProtocolError): TaskError => {
   const wire = error.toJsonRpcError();
@@ -109,6 +114,28 @@ export function createTaskRunner(options: TaskRunnerOptions): TaskRunner {
     return 'retry_scheduled';
   }
 
+  async function giveBackAfterOutage(fence: Fence): Promise<void> {
+    // A few spaced tries: the pool can hand out connections that just died (they go back to it
+    // before their sockets close, and then fail with the same error); a moment later those are
+    // gone, and only a fresh connection can tell whether Postgres is back.
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        await releaseLease(db, fence);
+        return;
+      } catch (releaseError) {
+        if (attempt < RELEASE_TRIES && isTransientInfrastructureError(releaseError)) {
+          await sleep(RELEASE_RETRY_MS);
+          continue;
+        }
+        logger.warn(
+          { err: releaseError, taskId: fence.taskId },
+          'could not give the lease back; it will run out',
+        );
+        return;
+      }
+    }
+  }
+
   async function execute(fence: Fence, task: Task, signal: AbortSignal): Promise<JobOutcome> {
     if (task.cancelRequestedAt !== null) {
       await markCancelled(db, fence, CANCELLED_BY_REQUEST);
@@ -121,6 +148,8 @@ export function createTaskRunner(options: TaskRunnerOptions): TaskRunner {
       return 'failed';
     }
     const toolName = task.operation.toolName;
+    // Set when the tool's own step threw: its errors are the task's, whatever their code.
+    let stepThrew = false;
     try {
       const tool = options.catalogue.get(toolName);
       // Not a protocol error: another worker (other packs, newer release) may have the tool.
@@ -154,6 +183,7 @@ export function createTaskRunner(options: TaskRunnerOptions): TaskRunner {
           });
         } catch (error) {
           if (signal.aborted) return await settleAbort(fence, signal.reason as AbortReason);
+          stepThrew = true;
           throw error;
         } finally {
           metrics.steps.inc({ tool: toolName });
@@ -189,6 +219,14 @@ export function createTaskRunner(options: TaskRunnerOptions): TaskRunner {
       }
     } catch (error) {
       if (error instanceof StaleLeaseError) throw error;
+      if (!stepThrew && isTransientInfrastructureError(error)) {
+        // Our own write (renewal, checkpoint) hit an outage, which says nothing about the task:
+        // give the lease back, so the next claim is no takeover (that would count as a failure),
+        // and let the job handler send the wake-up again. If Postgres is down this release fails
+        // too, and the lease simply runs out.
+        await giveBackAfterOutage(fence);
+        throw error;
+      }
       if (error instanceof ProtocolError) {
         await failTask(db, fence, protocolErrorToTaskError(error), `Failed: ${error.message}`);
         return 'failed';

@@ -104,6 +104,10 @@ export function createDb(options: CreateDbOptions): Db {
   // An idle client dropped by the server emits 'error' on the pool; unhandled, it would kill the
   // process. The next checkout simply gets a fresh connection.
   pool.on('error', () => undefined);
+  // A checked-out client whose server session dies (restart, failover, pg_terminate_backend) fails
+  // its query and then emits 'error' for the closed socket, which the pool does not handle while
+  // the client is out: without a listener that event would crash the process.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return new Kysely<Database>({
     dialect: new PostgresDialect({ pool }),
     ...(options.log === undefined ? {} : { log: options.log }),
