@@ -156,6 +156,38 @@ describe('generate_report end to end over HTTP (2 gateways, 2 workers)', () => {
     expect(done).not.toHaveProperty('inputRequests');
   });
 
+  it('creates, asks, accepts and completes a small report (markdown by default)', async () => {
+    const created = await call('tools/call', {
+      name: 'generate_report',
+      arguments: { size: 'small' },
+    });
+    expect(created).toMatchObject({ resultType: 'task', status: 'working' });
+    const taskId = created.taskId as string;
+
+    const parked = await pollUntil(taskId, (t) => t.status === 'input_required' || terminal(t));
+    expect(parked.status).toBe('input_required');
+    expect(Object.keys(parked.inputRequests as object)).toEqual(['approve_outline']);
+
+    const ack = await call('tasks/update', {
+      taskId,
+      inputResponses: { approve_outline: { action: 'accept', content: { approved: true } } },
+    });
+    expect(ack.resultType).toBe('complete');
+    const done = await pollUntil(taskId, terminal);
+    expect(done).toMatchObject({
+      resultType: 'complete',
+      taskId,
+      status: 'completed',
+      result: {
+        resultType: 'complete',
+        content: [{ type: 'text', text: expect.stringContaining('# Report (small)') as string }],
+        structuredContent: { size: 'small', format: 'markdown', approved: true, sections: 2 },
+      },
+    });
+    expect(done).not.toHaveProperty('error');
+    expect(done).not.toHaveProperty('inputRequests');
+  });
+
   it('cancels a running slow_compute over HTTP and reports cancelled', async () => {
     const created = await call('tools/call', { name: 'slow_compute', arguments: { seconds: 60 } });
     expect(created.resultType).toBe('task');
