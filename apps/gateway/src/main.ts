@@ -63,8 +63,20 @@ async function main(): Promise<void> {
   };
   try {
     if (config.migrateOnStart) {
-      const { applied } = await migrateToLatest(db);
-      logger.info({ applied }, 'migrations applied (MCP_MIGRATE_ON_START=true)');
+      // Its own pool without statement timeouts: replicas starting together wait for each
+      // other's migration lock, which may take longer than a request-path query may.
+      const migrationDb = createDb({
+        connectionString: config.databaseUrl,
+        max: 1,
+        applicationName: 'mcp-tasks-gateway-migrate',
+        statementTimeoutMs: 0,
+      });
+      try {
+        const { applied } = await migrateToLatest(migrationDb);
+        logger.info({ applied }, 'migrations applied (MCP_MIGRATE_ON_START=true)');
+      } finally {
+        await migrationDb.destroy();
+      }
     }
     // Refuse to serve a schema this build does not understand (a newer release migrated it).
     await assertSchemaCompatible(db);

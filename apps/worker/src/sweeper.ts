@@ -1,4 +1,5 @@
 import {
+  databaseNow,
   deleteExpiredTasks,
   expireTasks,
   tryAcquireLeadership,
@@ -9,18 +10,6 @@ import type { Logger } from './logger.js';
 import type { WorkerMetrics } from './metrics.js';
 
 export const SWEEPER_LOCK_NAME = 'mcp-tasks-sweeper';
-
-/**
- * The database's clock, read once per sweep. Leases and expiry times are written with Postgres
- * `now()`, so comparing them with this host's clock would let a skewed host expire tasks early or
- * see live leases as expired.
- */
-async function databaseNow(db: Db): Promise<Date> {
-  const row = await db
-    .selectNoFrom((eb) => eb.fn<Date>('now', []).as('now'))
-    .executeTakeFirstOrThrow();
-  return row.now;
-}
 
 export interface Sweeper {
   start(): void;
@@ -55,6 +44,7 @@ export function createSweeper(options: {
       return;
     }
     try {
+      // The database clock: leases and expiry are written with Postgres now(), not this host's.
       const now = await databaseNow(db);
       const redispatched = await options.taskService.redispatchOrphans(now);
       const expired = await expireTasks(db, now);

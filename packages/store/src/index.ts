@@ -40,6 +40,7 @@ export {
 export {
   TASK_EXPIRED_ERROR,
   TASK_EXPIRED_MESSAGE,
+  databaseNow,
   deleteExpiredTasks,
   expireTasks,
   findOrphans,

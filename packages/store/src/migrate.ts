@@ -12,6 +12,11 @@ export const MIGRATION_TABLE = 'kysely_migration';
  */
 const MIGRATION_LOCK_KEY = 'mcp-tasks:migrations';
 
+/**
+ * Applies every pending migration under a session advisory lock, so concurrent migrators wait
+ * instead of racing. Give it a pool without statement timeouts (`statementTimeoutMs: 0`): waiting
+ * for another migrator's lock and building an index are legitimately long.
+ */
 export async function migrateToLatest(db: Db): Promise<{ applied: string[] }> {
   return db.connection().execute(async (connection) => {
     await sql`SELECT pg_advisory_lock(hashtextextended(${MIGRATION_LOCK_KEY}, 0))`.execute(

@@ -73,3 +73,11 @@ export async function deleteExpiredTasks(db: Db, now: Date, retentionMs: number)
     .executeTakeFirst();
   return Number(result.numDeletedRows);
 }
+
+/** The database clock, which leases and TTLs are measured on; hosts' clocks may disagree. */
+export async function databaseNow(db: Db): Promise<Date> {
+  const row = await db
+    .selectNoFrom((eb) => eb.fn<Date>('now', []).as('now'))
+    .executeTakeFirstOrThrow();
+  return row.now;
+}

@@ -8,7 +8,13 @@ if (connectionString === undefined || connectionString === '') {
   process.exit(2);
 }
 
-const db = createDb({ connectionString, max: 2, applicationName: 'mcp-tasks migrate' });
+// No statement timeout: a second migrator legitimately waits for the first one's lock.
+const db = createDb({
+  connectionString,
+  max: 2,
+  applicationName: 'mcp-tasks migrate',
+  statementTimeoutMs: 0,
+});
 try {
   const { applied } = await migrateToLatest(db);
   await assertSchemaCompatible(db);
