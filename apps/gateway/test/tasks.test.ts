@@ -408,6 +408,27 @@ describe('MRTR before task creation (R13)', () => {
     expect(stored?.operation.arguments).toEqual({ name: 'Alice' });
   });
 
+  it('answers a retried final round with the same task, and different answers with another', async () => {
+    const round = await firstRound();
+    const finalRound = (name: string) =>
+      rpc(gw.app, 'tools/call', {
+        ...call,
+        inputResponses: { user_name: accept({ name }) },
+        requestState: round.requestState,
+      });
+    const first = await finalRound('Alice');
+    const retried = await finalRound('Alice');
+    expect(first.result.resultType).toBe('task');
+    expect(retried.result.taskId).toBe(first.result.taskId);
+    expect(retried.result.createdAt).toBe(first.result.createdAt);
+    const other = await finalRound('Bob');
+    expect(other.result.taskId).not.toBe(first.result.taskId);
+    expect(other.result.taskId).toMatch(/^tsk_[A-Za-z0-9_-]{24}$/);
+    expect((await getTask(infra.db, other.result.taskId as string))?.operation.arguments).toEqual({
+      name: 'Bob',
+    });
+  });
+
   it('answers a tampered requestState with -32602', async () => {
     const round = await firstRound();
     const tampered = `${round.requestState.slice(0, -2)}${round.requestState.endsWith('AA') ? 'BB' : 'AA'}`;

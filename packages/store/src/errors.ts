@@ -48,3 +48,15 @@ export class SchemaMissingError extends Error {
     this.name = 'SchemaMissingError';
   }
 }
+
+/**
+ * createTask was given an id that already names a task of another owner or another operation.
+ * Ids derived from a request (idempotent retries) collide only for the same request, so this
+ * means a bug or a forged derivation, never a retry.
+ */
+export class TaskIdConflictError extends Error {
+  constructor(readonly taskId: string) {
+    super(`task id ${taskId} already names a different task`);
+    this.name = 'TaskIdConflictError';
+  }
+}

@@ -13,6 +13,7 @@ export {
   SchemaMissingError,
   SchemaTooNewError,
   StaleLeaseError,
+  TaskIdConflictError,
 } from './errors.js';
 export { taskRowToTask } from './task-row.js';
 export {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newTaskId } from '@mcp-tasks/tasks';
 import { alice, createStoreFixture, newTask, rawRow, type StoreFixture } from '../test/helpers.js';
 import type { Db } from './database.js';
+import { TaskIdConflictError } from './errors.js';
 import { claimLease, requestInput } from './lease.js';
 import {
   CANCELLED_BY_REQUEST,
@@ -70,11 +71,19 @@ describe('createTask', () => {
     expect((await rawRow(db, task.id))!.expires_at).toBeNull();
   });
 
-  it('refuses a malformed id and a duplicate id', async () => {
+  it('refuses a malformed id', async () => {
     await expect(createTask(db, newTask({ id: 'nope' }))).rejects.toBeInstanceOf(RangeError);
+  });
+
+  it('answers a repeat by the same owner with the existing task, and refuses anyone else', async () => {
     const input = newTask();
-    await createTask(db, input);
-    await expect(createTask(db, input)).rejects.toThrow(/duplicate key/);
+    const first = await createTask(db, input);
+    expect(first.created).toBe(true);
+    const repeat = await createTask(db, input);
+    expect(repeat).toMatchObject({ created: false, task: first.task });
+    await expect(
+      createTask(db, { ...input, owner: { tenant: 'globex', principal: 'mallory' } }),
+    ).rejects.toBeInstanceOf(TaskIdConflictError);
   });
 });
 

@@ -7,7 +7,8 @@ import {
   type TaskOwner,
   type TaskStatus,
 } from '@mcp-tasks/tasks';
-import { jsonb, type Db } from './database.js';
+import { jsonb, type Db, type TaskRow } from './database.js';
+import { TaskIdConflictError } from './errors.js';
 import { taskRowToTask } from './task-row.js';
 
 /** The status message a task gets when a cancel request ends it without a worker. */
@@ -29,12 +30,17 @@ export interface NewTask {
  * `synchronous_commit = off` the commit may not have been written out yet, and the insert position
  * is past it either way.
  */
+/**
+ * Inserts the task; returns `created: false` with the existing task when the same owner already
+ * created the same operation under this id (an idempotent retry). The same id for a different
+ * owner or operation is a TaskIdConflictError and changes nothing.
+ */
 export async function createTask(
   db: Db,
   input: NewTask,
-): Promise<{ task: Task; commitLsn: string }> {
+): Promise<{ task: Task; commitLsn: string; created: boolean }> {
   if (!isWellFormedTaskId(input.id)) throw new RangeError(`malformed task id ${input.id}`);
-  const row = await db
+  const inserted = await db
     .insertInto('tasks')
     .values({
       id: input.id,
@@ -47,14 +53,46 @@ export async function createTask(
       poll_interval_ms: input.pollIntervalMs,
       status_message: input.statusMessage,
     })
+    .onConflict((conflict) => conflict.column('id').doNothing())
     .returningAll()
-    .executeTakeFirstOrThrow();
+    .executeTakeFirst();
+  const row = inserted ?? (await existingTwin(db, input));
   const lsn = await sql<{ lsn: string }>`SELECT pg_current_wal_insert_lsn()::text AS lsn`.execute(
     db,
   );
   const commitLsn = lsn.rows[0]?.lsn;
   if (commitLsn === undefined) throw new Error('pg_current_wal_insert_lsn returned nothing');
-  return { task: taskRowToTask(row), commitLsn };
+  return { task: taskRowToTask(row), commitLsn, created: inserted !== undefined };
+}
+
+async function existingTwin(db: Db, input: NewTask): Promise<TaskRow> {
+  const row = await db
+    .selectFrom('tasks')
+    .selectAll()
+    .where('id', '=', input.id)
+    .executeTakeFirstOrThrow();
+  const same =
+    row.tenant === input.owner.tenant &&
+    row.principal === input.owner.principal &&
+    row.method === input.operation.method &&
+    row.tool_name === input.operation.toolName &&
+    JSON.stringify(canonical(row.arguments)) ===
+      JSON.stringify(canonical(input.operation.arguments));
+  if (!same) throw new TaskIdConflictError(input.id);
+  return row;
+}
+
+/** jsonb does not keep key order; compare arguments with sorted keys. */
+function canonical(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(canonical);
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.entries(value as Record<string, unknown>)
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+        .map(([k, v]) => [k, canonical(v)]),
+    );
+  }
+  return value;
 }
 
 /** For the worker and the sweeper: no owner check. */

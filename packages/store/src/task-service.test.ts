@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newTaskId } from '@mcp-tasks/tasks';
 import { alice, createStoreFixture, newTask, rawRow, type StoreFixture } from '../test/helpers.js';
 import type { Db } from './database.js';
+import { TaskIdConflictError } from './errors.js';
 import { claimLease, requestInput } from './lease.js';
 import { findOrphans } from './sweeper-repository.js';
 import { getTask } from './task-repository.js';
@@ -40,6 +41,34 @@ describe('createAndDispatch', () => {
     expect(task).toMatchObject({ id: input.id, status: 'working' });
     expect(calls).toEqual([{ taskId: input.id, reason: 'created' }]);
     expect((await rawRow(db, input.id))!.enqueued_at).toBeInstanceOf(Date);
+  });
+
+  it('answers a repeated create with the same task and enqueues it once', async () => {
+    const { calls, dispatcher } = recordingDispatcher();
+    const service = createTaskService({ db, dispatcher });
+    const input = newTask();
+    const first = await service.createAndDispatch(input);
+    const again = await service.createAndDispatch({ ...input, statusMessage: 'ignored' });
+    expect(again).toEqual(first);
+    expect(calls).toEqual([{ taskId: input.id, reason: 'created' }]);
+  });
+
+  it("refuses an id that names another owner's or another operation's task", async () => {
+    const { dispatcher } = recordingDispatcher();
+    const service = createTaskService({ db, dispatcher });
+    const input = newTask();
+    await service.createAndDispatch(input);
+    const before = await rawRow(db, input.id);
+    await expect(
+      service.createAndDispatch({ ...input, owner: { tenant: 'globex', principal: 'mallory' } }),
+    ).rejects.toBeInstanceOf(TaskIdConflictError);
+    await expect(
+      service.createAndDispatch({
+        ...input,
+        operation: { ...input.operation, arguments: { seconds: 99 } },
+      }),
+    ).rejects.toBeInstanceOf(TaskIdConflictError);
+    expect(await rawRow(db, input.id)).toEqual(before);
   });
 
   it('still returns the durable task when the enqueue fails, and the sweep finds it', async () => {

@@ -15,7 +15,11 @@ export interface TaskDispatcher {
 }
 
 export interface TaskService {
-  /** ReplicaLagError if the read replica lags past the bound; an enqueue failure is reported, not thrown (the sweeper retries). */
+  /**
+   * ReplicaLagError if the read replica lags past the bound; an enqueue failure is reported, not
+   * thrown (the sweeper retries). Repeating a create (same id, owner and operation) returns the
+   * existing task and enqueues nothing.
+   */
   createAndDispatch(input: NewTask): Promise<Task>;
   submitInputResponses(
     owner: TaskOwner,
@@ -72,7 +76,7 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
 
   return {
     async createAndDispatch(input) {
-      const { task, commitLsn } = await createTask(db, input);
+      const { task, commitLsn, created } = await createTask(db, input);
       if (readDb !== undefined) {
         try {
           await waitUntilVisible(readDb, commitLsn, { timeoutMs: visibilityTimeoutMs });
@@ -80,11 +84,13 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
           // The client gets an error, not a handle, so nobody could observe or cancel this task:
           // withdraw it (unheld and never enqueued, so it is cancelled at once) before the
           // sweeper finds it and runs work nobody asked to see.
-          await requestCancel(db, input.owner, task.id);
+          // A repeat of an earlier create keeps its task: that one's handle was already given out.
+          if (created) await requestCancel(db, input.owner, task.id);
           throw error;
         }
       }
-      await dispatch(task.id, 'created');
+      // A repeat was dispatched the first time (or the sweeper will see to it): wake nothing twice.
+      if (created) await dispatch(task.id, 'created');
       return task;
     },
     async submitInputResponses(owner, taskId, responses) {

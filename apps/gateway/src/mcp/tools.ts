@@ -93,7 +93,7 @@ function gatherInput(
   rawArguments: Record<string, unknown>,
   params: { inputResponses?: Record<string, unknown>; requestState?: string },
   call: CallContext,
-): { ready: JsonObject } | { round: Record<string, unknown> } {
+): { ready: JsonObject; taskId?: string } | { round: Record<string, unknown> } {
   if (tool.gatherInput === undefined) return { ready: args };
   const binding: RequestStateBinding = {
     tenant: ctx.identity.tenant,
@@ -117,7 +117,15 @@ function gatherInput(
   }
   // Without a requestState any inputResponses are unbound to a round: start from round one.
   const outcome = tool.gatherInput(args, responses, call);
-  if (outcome.kind === 'ready') return { ready: outcome.arguments };
+  if (outcome.kind === 'ready') {
+    // After MRTR rounds the final call is repeatable: the same state and answers name one task.
+    return params.requestState === undefined
+      ? { ready: outcome.arguments }
+      : {
+          ready: outcome.arguments,
+          taskId: services.requestState.deriveTaskId(params.requestState, responses),
+        };
+  }
   const requestState = services.requestState.issue(binding, Object.keys(outcome.inputRequests));
   return {
     round: buildInputRequiredResult(
@@ -150,13 +158,14 @@ export const toolsCall: MethodHandler = async (ctx, services) => {
   const gathered = gatherInput(ctx, services, tool, args, rawArguments, params, call);
   if ('round' in gathered) return result(gathered.round);
   const finalArgs = gathered.ready;
+  const taskId = gathered.taskId ?? newTaskId();
 
   if (servesAsTask(tool, finalArgs, ctx.tasksDeclared)) {
     // Once the commit starts the client must get the handle: a 504 here would leave a task
     // running that nobody can see or cancel, and a retry would create a second one.
     ctx.commit();
     const task = await services.taskService.createAndDispatch({
-      id: newTaskId(),
+      id: taskId,
       owner: ctx.identity,
       operation: { method: 'tools/call', toolName: tool.name, arguments: finalArgs },
       ttlMs: services.settings.taskTtlMs,

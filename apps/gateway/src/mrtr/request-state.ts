@@ -33,6 +33,12 @@ export type RequestStateVerification =
 export interface RequestStateCodec {
   issue(binding: RequestStateBinding, inputKeys: string[]): string;
   verify(token: string, binding: RequestStateBinding): RequestStateVerification;
+  /**
+   * The task id for the final round of a verified state: a keyed hash of the state and the
+   * answers, so a retried final call (a lost response, a client restart) names the same task
+   * instead of starting the work twice, and the id stays unguessable (R12) without the secret.
+   */
+  deriveTaskId(token: string, answers: Record<string, unknown>): string;
 }
 
 /** Canonical JSON (sorted keys) so the digest does not depend on the client's key order. */
@@ -61,6 +67,12 @@ export function createRequestStateCodec(options: {
   const now = options.now ?? Date.now;
   const sign = (body: string): Buffer => createHmac('sha256', options.secret).update(body).digest();
   return {
+    deriveTaskId(token, answers) {
+      const digest = createHmac('sha256', options.secret)
+        .update(`task-id\n${token}\n${canonicalJson(answers)}`)
+        .digest();
+      return `tsk_${digest.subarray(0, 18).toString('base64url')}`;
+    },
     issue(binding, inputKeys) {
       const payload: StatePayload = {
         v: 1,
