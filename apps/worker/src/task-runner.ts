@@ -30,6 +30,9 @@ import {
   type RetryPolicy,
 } from './retry-policy.js';
 
+/** The final status message when a tool names none: the last progress line would be stale. */
+const COMPLETED_MESSAGE = 'Completed.';
+
 export interface TaskRunnerOptions {
   db: Db;
   catalogue: ToolCatalogue;
@@ -210,7 +213,12 @@ export function createTaskRunner(options: TaskRunnerOptions): TaskRunner {
             return 'input_required';
           case 'complete':
             // A finished result beats a pending cancel (R18: the task may still complete).
-            await completeTask(db, fence, outcome.result as unknown as JsonObject);
+            await completeTask(
+              db,
+              fence,
+              outcome.result as unknown as JsonObject,
+              outcome.statusMessage ?? COMPLETED_MESSAGE,
+            );
             return 'completed';
           case 'cancel':
             await markCancelled(db, fence, outcome.statusMessage);

@@ -18,6 +18,7 @@ export {
 export { taskRowToTask } from './task-row.js';
 export {
   CANCELLED_BY_REQUEST,
+  RESUMED_MESSAGE,
   createTask,
   getTask,
   getTaskForPrincipal,

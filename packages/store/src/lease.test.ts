@@ -236,6 +236,17 @@ describe('worker writes', () => {
     });
   });
 
+  it('keeps the last progress message on completion unless given a final one', async () => {
+    const kept = await claimedTask();
+    await saveCheckpoint(db, kept, { step: 6 }, 'Rendering section 6 of 6');
+    await completeTask(db, kept, { content: [] });
+    expect((await getTask(db, kept.taskId))?.statusMessage).toBe('Rendering section 6 of 6');
+    const replaced = await claimedTask();
+    await saveCheckpoint(db, replaced, { step: 6 }, 'Rendering section 6 of 6');
+    await completeTask(db, replaced, { content: [] }, 'Report ready');
+    expect((await getTask(db, replaced.taskId))?.statusMessage).toBe('Report ready');
+  });
+
   it('completes, fails and cancels, each ending the lease', async () => {
     const a = await claimedTask();
     await completeTask(db, a, { content: [{ type: 'text', text: 'done' }] });

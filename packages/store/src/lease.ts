@@ -182,10 +182,17 @@ export async function requestInput(
   throw new StaleLeaseError(fence.taskId, fence.epoch);
 }
 
-export async function completeTask(db: Db, fence: Fence, result: JsonObject): Promise<void> {
+/** `statusMessage`, when given, replaces the last progress message (which would be stale now). */
+export async function completeTask(
+  db: Db,
+  fence: Fence,
+  result: JsonObject,
+  statusMessage?: string | null,
+): Promise<void> {
   await updateHeld(db, fence, {
     status: 'completed',
     result: jsonb(result),
+    ...(statusMessage === undefined ? {} : { status_message: statusMessage }),
     lease_owner: null,
     lease_expires_at: null,
   });

@@ -6,6 +6,7 @@ import { TaskIdConflictError } from './errors.js';
 import { claimLease, requestInput } from './lease.js';
 import {
   CANCELLED_BY_REQUEST,
+  RESUMED_MESSAGE,
   createTask,
   getTask,
   getTaskForPrincipal,
@@ -124,6 +125,7 @@ describe('recordInputResponses', () => {
     const task = await getTask(db, id);
     expect(task).toMatchObject({
       status: 'working',
+      statusMessage: RESUMED_MESSAGE,
       inputRequests: {},
       inputResponses: { a: { action: 'accept' }, b: { action: 'decline' } },
       lease: null,

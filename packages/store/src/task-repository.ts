@@ -13,6 +13,8 @@ import { taskRowToTask } from './task-row.js';
 
 /** The status message a task gets when a cancel request ends it without a worker. */
 export const CANCELLED_BY_REQUEST = 'cancelled by request';
+/** The status message of a task whose last answer just arrived, until its worker reports. */
+export const RESUMED_MESSAGE = 'All input received; resuming';
 
 export interface NewTask {
   id: string;
@@ -155,6 +157,8 @@ export async function recordInputResponses(
           input_requests = t.input_requests - answered.keys,
           status = CASE WHEN t.input_requests - answered.keys = '{}'::jsonb THEN 'working'
                         ELSE t.status END,
+          status_message = CASE WHEN t.input_requests - answered.keys = '{}'::jsonb
+                                THEN ${RESUMED_MESSAGE} ELSE t.status_message END,
           lease_owner = NULL,
           lease_expires_at = NULL,
           enqueued_at = CASE WHEN t.input_requests - answered.keys = '{}'::jsonb THEN NULL

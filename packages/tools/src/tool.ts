@@ -47,7 +47,7 @@ export type StepOutcome =
   /** Save `state`, park the task as input_required with these fresh keys, release the lease. */
   | { kind: 'input'; state: JsonValue; inputRequests: InputRequests; statusMessage?: string }
   /** Finish as completed with this result (a tool error is `isError: true` here, R19). */
-  | { kind: 'complete'; result: ToolResult }
+  | { kind: 'complete'; result: ToolResult; statusMessage?: string }
   /** Finish as cancelled on the tool's own decision (e.g. the user declined). */
   | { kind: 'cancel'; statusMessage: string };
 

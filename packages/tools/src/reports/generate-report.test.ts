@@ -84,6 +84,7 @@ describe('generate_report', () => {
       expect(rest.last.kind).toBe('complete');
       if (rest.last.kind !== 'complete') return;
       const format = size === 'large' ? 'html' : 'markdown';
+      expect(rest.last.statusMessage).toBe(`Report ready: ${n} sections, ${format}`);
       expect(rest.last.result.structuredContent).toEqual({
         size,
         format,

@@ -205,6 +205,7 @@ export const generateReport = defineTool<GenerateReportArgs>({
           }
           return {
             kind: 'complete',
+            statusMessage: `Report ready: ${total} sections, ${state.format}`,
             result: textResult(assembleReport(args.size, state.format, rendered), {
               structuredContent: {
                 size: args.size,
