@@ -1,6 +1,7 @@
 import { createTaskQueue, type TaskQueue } from '@mcp-tasks/queue';
 import {
   createDb,
+  createTask,
   createTaskService,
   getTask,
   migrateToLatest,
@@ -44,6 +45,8 @@ export interface Harness {
   workers: WorkerProcess[];
   startWorker(env?: Record<string, string>): Promise<WorkerProcess>;
   createTask(toolName: string, args: JsonObject, ttlMs?: number | null): Promise<Task>;
+  /** Commits a task without waking anyone, for tests that drive the runner or sweeper directly. */
+  insertTask(toolName: string, args: JsonObject): Promise<Task>;
   task(taskId: string): Promise<Task>;
   waitFor(taskId: string, done: (task: Task) => boolean, timeoutMs?: number): Promise<Task>;
   /** Raw SQL on the test database, for setting up conditions no API produces (e.g. corruption). */
@@ -133,6 +136,17 @@ export async function createHarness(label: string): Promise<Harness> {
         pollIntervalMs: 500,
         statusMessage: tool.task.initialStatusMessage,
       });
+    },
+    async insertTask(toolName, args) {
+      const { task } = await createTask(db, {
+        id: newTaskId(),
+        owner: OWNER,
+        operation: { method: 'tools/call', toolName, arguments: args },
+        ttlMs: null,
+        pollIntervalMs: null,
+        statusMessage: null,
+      });
+      return task;
     },
     async task(taskId) {
       const task = await getTask(db, taskId);

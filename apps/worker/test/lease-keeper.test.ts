@@ -1,10 +1,9 @@
-import { claimLease, createTask } from '@mcp-tasks/store';
-import { newTaskId } from '@mcp-tasks/tasks';
+import { claimLease } from '@mcp-tasks/store';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLeaseKeeper } from '../src/lease-keeper.js';
 import { createLogger } from '../src/logger.js';
-import { OWNER, createHarness, sleep, type Harness } from './harness.js';
+import { createHarness, sleep, type Harness } from './harness.js';
 
 let h: Harness;
 
@@ -18,14 +17,7 @@ afterAll(async () => {
 
 describe('the lease keeper', () => {
   it('reports the lease lost after a lease period even while a renewal hangs', async () => {
-    const { task } = await createTask(h.db, {
-      id: newTaskId(),
-      owner: OWNER,
-      operation: { method: 'tools/call', toolName: 'slow_compute', arguments: { seconds: 1 } },
-      ttlMs: null,
-      pollIntervalMs: null,
-      statusMessage: null,
-    });
+    const task = await h.insertTask('slow_compute', { seconds: 1 });
     const leaseMs = 600;
     const claim = await claimLease(h.db, task.id, 'keeper-test', leaseMs);
     expect(claim).not.toBeNull();

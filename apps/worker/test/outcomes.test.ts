@@ -1,5 +1,3 @@
-import { createTask } from '@mcp-tasks/store';
-import { newTaskId } from '@mcp-tasks/tasks';
 import { PROTOCOL_ERROR_JOB_ERROR } from '@mcp-tasks/tools';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OWNER, accept, createHarness, isTerminal, sleep, type Harness } from './harness.js';
@@ -83,18 +81,7 @@ describe('how tasks end', () => {
   it('retries an unexpected error, then fails with -32603 after MAX_ATTEMPTS attempts', async () => {
     // A real failure mode, not a backdoor: a checkpoint this build cannot read (as after data
     // corruption) makes the tool's step throw a plain Error on every attempt.
-    const { task } = await createTask(h.db, {
-      id: newTaskId(),
-      owner: OWNER,
-      operation: {
-        method: 'tools/call',
-        toolName: 'generate_report',
-        arguments: { size: 'small' },
-      },
-      ttlMs: null,
-      pollIntervalMs: null,
-      statusMessage: null,
-    });
+    const task = await h.insertTask('generate_report', { size: 'small' });
     await h.query(
       `UPDATE tasks SET checkpoint = '{"phase":"from-the-future"}'::jsonb WHERE id = $1`,
       [task.id],
@@ -115,14 +102,7 @@ describe('how tasks end', () => {
   it('fails a task whose worker keeps dying instead of running it again (crash loop)', async () => {
     // Two earlier attempts died with their worker (as a step that OOMs the process would), and
     // the last holder's lease has run out: the claim that takes it over is the third failure.
-    const { task } = await createTask(h.db, {
-      id: newTaskId(),
-      owner: OWNER,
-      operation: { method: 'tools/call', toolName: 'slow_compute', arguments: { seconds: 1 } },
-      ttlMs: null,
-      pollIntervalMs: null,
-      statusMessage: null,
-    });
+    const task = await h.insertTask('slow_compute', { seconds: 1 });
     await h.query(
       `UPDATE tasks SET failures = 2, attempts = 2, lease_epoch = 2, lease_owner = 'dead-worker',
          lease_expires_at = now() - interval '1 second' WHERE id = $1`,

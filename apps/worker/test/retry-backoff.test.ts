@@ -1,16 +1,7 @@
 import { TASK_QUEUE_NAME } from '@mcp-tasks/queue';
-import { createTask } from '@mcp-tasks/store';
-import { newTaskId } from '@mcp-tasks/tasks';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  OWNER,
-  createHarness,
-  isTerminal,
-  sleep,
-  type Harness,
-  type WorkerProcess,
-} from './harness.js';
+import { createHarness, isTerminal, sleep, type Harness, type WorkerProcess } from './harness.js';
 
 let h: Harness;
 let worker: WorkerProcess;
@@ -35,18 +26,7 @@ afterAll(async () => {
 describe('retry backoff', () => {
   it('is not cut short by the sweeper: the retry is marked enqueued and waits out its delay', async () => {
     // A checkpoint this build cannot read makes every attempt throw a plain Error.
-    const { task } = await createTask(h.db, {
-      id: newTaskId(),
-      owner: OWNER,
-      operation: {
-        method: 'tools/call',
-        toolName: 'generate_report',
-        arguments: { size: 'small' },
-      },
-      ttlMs: null,
-      pollIntervalMs: null,
-      statusMessage: null,
-    });
+    const task = await h.insertTask('generate_report', { size: 'small' });
     // Its first wake-up was sent long ago (so only a fresh mark keeps the sweeper away).
     await h.query(
       `UPDATE tasks SET checkpoint = '{"phase":"from-the-future"}'::jsonb,

@@ -1,5 +1,3 @@
-import { createTask } from '@mcp-tasks/store';
-import { newTaskId } from '@mcp-tasks/tasks';
 import { TOOL_PACKS, createToolCatalogue } from '@mcp-tasks/tools';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHeldTasks } from '../src/held-tasks.js';
@@ -7,7 +5,7 @@ import { createLogger } from '../src/logger.js';
 import { createWorkerMetrics } from '../src/metrics.js';
 import { createRequeue } from '../src/requeue.js';
 import { createTaskRunner } from '../src/task-runner.js';
-import { OWNER, createHarness, type Harness } from './harness.js';
+import { createHarness, type Harness } from './harness.js';
 
 let h: Harness;
 
@@ -21,14 +19,7 @@ afterAll(async () => {
 
 describe('a draining worker', () => {
   it('passes a wake-up on without claiming the task (no epoch bump, no attempt spent)', async () => {
-    const { task } = await createTask(h.db, {
-      id: newTaskId(),
-      owner: OWNER,
-      operation: { method: 'tools/call', toolName: 'slow_compute', arguments: { seconds: 1 } },
-      ttlMs: null,
-      pollIntervalMs: null,
-      statusMessage: null,
-    });
+    const task = await h.insertTask('slow_compute', { seconds: 1 });
     const runner = createTaskRunner({
       db: h.db,
       catalogue: createToolCatalogue({ packs: TOOL_PACKS }),
