@@ -8,7 +8,15 @@ import {
   type TestDatabase,
 } from '@mcp-tasks/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MCP_TOKENS, remote, rpc, rpcBody, rpcHeaders, sseReader } from './support/rpc.js';
+import {
+  MCP_TOKENS,
+  SMALL_REPORT,
+  remote,
+  rpc,
+  rpcBody,
+  rpcHeaders,
+  sseReader,
+} from './support/rpc.js';
 
 /** Two real gateway processes on two ports sharing one Postgres and one Redis prefix. */
 let database: TestDatabase;
@@ -57,8 +65,7 @@ afterAll(async () => {
   await database?.drop();
 });
 
-const createReport = (url: string) =>
-  rpc(remote(url), 'tools/call', { name: 'generate_report', arguments: { size: 'small' } });
+const createReport = (url: string) => rpc(remote(url), 'tools/call', SMALL_REPORT);
 
 describe('two gateway replicas', () => {
   it('are ready when Postgres and Redis are reachable', async () => {

@@ -7,7 +7,13 @@ import {
   type GatewayUnderTest,
   type Infrastructure,
 } from './support/harness.js';
-import { rpc, rpcBody, rpcHeaders, sseReader, type RpcOptions } from './support/rpc.js';
+import {
+  createReportTask,
+  rpcBody,
+  rpcHeaders,
+  sseReader,
+  type RpcOptions,
+} from './support/rpc.js';
 
 let infra: Infrastructure;
 let gw: GatewayUnderTest;
@@ -21,16 +27,6 @@ afterAll(async () => {
   await infra?.close();
 });
 
-async function createTask(options: RpcOptions = {}): Promise<string> {
-  const reply = await rpc(
-    gw.app,
-    'tools/call',
-    { name: 'generate_report', arguments: { size: 'small' } },
-    options,
-  );
-  return reply.result.taskId as string;
-}
-
 async function listen(app: GatewayUnderTest['app'], taskIds: string[], options: RpcOptions = {}) {
   const params = { notifications: { taskIds } };
   const response = await app.request('/mcp', {
@@ -43,7 +39,7 @@ async function listen(app: GatewayUnderTest['app'], taskIds: string[], options: 
 
 describe('subscriptions/listen (R21)', () => {
   it('streams the ack, the current snapshot, a snapshot per committed change, then the graceful end', async () => {
-    const taskId = await createTask();
+    const taskId = await createReportTask(gw.app);
     const { response, events } = await listen(gw.app, [taskId]);
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
@@ -99,8 +95,8 @@ describe('subscriptions/listen (R21)', () => {
   });
 
   it('acknowledges only the caller own tasks: foreign and unknown ids are left out', async () => {
-    const mine = await createTask();
-    const foreign = await createTask({ as: 'eve' });
+    const mine = await createReportTask(gw.app);
+    const foreign = await createReportTask(gw.app, { as: 'eve' });
     const { events } = await listen(gw.app, [
       mine,
       foreign,
@@ -117,7 +113,7 @@ describe('subscriptions/listen (R21)', () => {
   });
 
   it('delivers input_required with its requests to the subscriber', async () => {
-    const taskId = await createTask();
+    const taskId = await createReportTask(gw.app);
     const { events } = await listen(gw.app, [taskId]);
     await events.next();
     await events.next();
@@ -136,7 +132,7 @@ describe('subscriptions/listen (R21)', () => {
   });
 
   it('sends every current snapshot again after the change listener reconnects', async () => {
-    const taskId = await createTask();
+    const taskId = await createReportTask(gw.app);
     const { events } = await listen(gw.app, [taskId]);
     await events.next();
     const first = await events.next();
@@ -148,7 +144,7 @@ describe('subscriptions/listen (R21)', () => {
 
   it('ends open streams with the graceful end message when the gateway shuts down', async () => {
     const local = buildGateway(infra);
-    const taskId = await createTask();
+    const taskId = await createReportTask(gw.app);
     const { events } = await listen(local.app, [taskId]);
     await events.next();
     await events.next();
@@ -162,7 +158,7 @@ describe('subscriptions/listen (R21)', () => {
   });
 
   it('ends at once, after the ack, when no requested task is the caller own', async () => {
-    const foreign = await createTask({ as: 'eve' });
+    const foreign = await createReportTask(gw.app, { as: 'eve' });
     const { events } = await listen(gw.app, [foreign]);
     const ack = await events.next();
     expect((ack?.data as { params: { notifications: unknown } }).params.notifications).toEqual({
@@ -174,7 +170,7 @@ describe('subscriptions/listen (R21)', () => {
 
   it('is not cut by MCP_REQUEST_TIMEOUT_MS: a listen whose initial loads outlast it still streams', async () => {
     const impatient = buildGateway(infra, { config: { requestTimeoutMs: 1 } });
-    const taskIds = await Promise.all(Array.from({ length: 20 }, () => createTask()));
+    const taskIds = await Promise.all(Array.from({ length: 20 }, () => createReportTask(gw.app)));
     const { response, events } = await listen(impatient.app, taskIds);
     expect(response.status).toBe(200);
     const ack = await events.next();
@@ -195,7 +191,7 @@ describe('subscriptions/listen (R21)', () => {
     };
     process.on('warning', onWarning);
     try {
-      const taskId = await createTask();
+      const taskId = await createReportTask(gw.app);
       const streams = [];
       for (let i = 0; i < 12; i += 1) {
         const { events } = await listen(local.app, [taskId], { id: `sub-${i}` });
@@ -213,7 +209,7 @@ describe('subscriptions/listen (R21)', () => {
 
   it('builds no stream for a client that left before the initial loads finished', async () => {
     const local = buildGateway(infra);
-    const taskId = await createTask();
+    const taskId = await createReportTask(gw.app);
     const params = { notifications: { taskIds: [taskId] } };
     const gone = new AbortController();
     gone.abort();

@@ -16,7 +16,14 @@ import {
   type GatewayUnderTest,
   type Infrastructure,
 } from './support/harness.js';
-import { CAPS_NONE, TASKS_EXT, rpc, type RpcOptions } from './support/rpc.js';
+import {
+  CAPS_NONE,
+  SMALL_REPORT,
+  TASKS_EXT,
+  createReportTask,
+  rpc,
+  type RpcOptions,
+} from './support/rpc.js';
 
 let infra: Infrastructure;
 let gw: GatewayUnderTest;
@@ -29,18 +36,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await infra?.close();
 });
-
-async function createReportTask(options: RpcOptions = {}): Promise<string> {
-  const reply = await rpc(
-    gw.app,
-    'tools/call',
-    { name: 'generate_report', arguments: { size: 'small' } },
-    options,
-  );
-  expect(reply.status).toBe(200);
-  expect(reply.result.resultType).toBe('task');
-  return reply.result.taskId as string;
-}
 
 async function getTaskResult(taskId: string, options: RpcOptions = {}) {
   return rpc(gw.app, 'tasks/get', { taskId }, options);
@@ -165,10 +160,7 @@ describe('discovery and tools', () => {
 
 describe('creating a task (R10, R11)', () => {
   it('returns a flat CreateTaskResult that tasks/get resolves immediately, and enqueues a wake-up', async () => {
-    const reply = await rpc(gw.app, 'tools/call', {
-      name: 'generate_report',
-      arguments: { size: 'small' },
-    });
+    const reply = await rpc(gw.app, 'tools/call', SMALL_REPORT);
     const result = reply.result;
     expect(Object.keys(result).sort()).toEqual([
       '_meta',
@@ -207,10 +199,7 @@ describe('creating a task (R10, R11)', () => {
     const broken = buildGateway(infra, {
       dispatcher: { enqueue: () => Promise.reject(new Error('redis down')) },
     });
-    const reply = await rpc(broken.app, 'tools/call', {
-      name: 'generate_report',
-      arguments: { size: 'small' },
-    });
+    const reply = await rpc(broken.app, 'tools/call', SMALL_REPORT);
     expect(reply.status).toBe(200);
     const taskId = reply.result.taskId as string;
     const get = await rpc(broken.app, 'tasks/get', { taskId });
@@ -226,15 +215,7 @@ describe('creating a task (R10, R11)', () => {
         redispatchOrphans: () => Promise.reject(new Error('unused')),
       },
     });
-    const reply = await rpc(
-      failing.app,
-      'tools/call',
-      {
-        name: 'generate_report',
-        arguments: { size: 'small' },
-      },
-      { id: 'boom' },
-    );
+    const reply = await rpc(failing.app, 'tools/call', SMALL_REPORT, { id: 'boom' });
     expect(reply.status).toBe(500);
     expect(reply.body).toEqual({
       jsonrpc: '2.0',
@@ -255,7 +236,7 @@ describe('creating a task (R10, R11)', () => {
 
 describe('tenancy (R12, R15)', () => {
   it('answers a foreign task exactly like a missing one, on every task method', async () => {
-    const taskId = await createReportTask();
+    const taskId = await createReportTask(gw.app);
     const missing = await getTaskResult('tsk_doesnotexistdoesnotexist');
     for (const as of ['eve', 'bob'] as const) {
       for (const [method, params] of [
@@ -275,7 +256,7 @@ describe('tenancy (R12, R15)', () => {
 
 describe('observing, answering and cancelling (R14, R17, R18)', () => {
   it('shows input_required with every outstanding request, keeps it on a partial answer and resumes on the last', async () => {
-    const taskId = await createReportTask();
+    const taskId = await createReportTask(gw.app);
     const claim = await claimLease(infra.db, taskId, 'test-worker', 30_000);
     if (claim === null) throw new Error('not claimable');
     await requestInput(
@@ -317,7 +298,7 @@ describe('observing, answering and cancelling (R14, R17, R18)', () => {
   });
 
   it('acknowledges an update whose keys are not outstanding, whatever their shape', async () => {
-    const taskId = await createReportTask();
+    const taskId = await createReportTask(gw.app);
     const reply = await rpc(gw.app, 'tasks/update', {
       taskId,
       inputResponses: { 'unknown-key': { ignored: true } },
@@ -332,7 +313,7 @@ describe('observing, answering and cancelling (R14, R17, R18)', () => {
   });
 
   it('inlines a completed result with its own resultType and serverInfo', async () => {
-    const taskId = await createReportTask();
+    const taskId = await createReportTask(gw.app);
     const claim = await claimLease(infra.db, taskId, 'test-worker', 30_000);
     if (claim === null) throw new Error('not claimable');
     await completeTask(infra.db, claim.fence, { content: [{ type: 'text', text: 'done' }] });
@@ -351,7 +332,7 @@ describe('observing, answering and cancelling (R14, R17, R18)', () => {
   });
 
   it('shows a failed task with its JSON-RPC error and no result', async () => {
-    const taskId = await createReportTask();
+    const taskId = await createReportTask(gw.app);
     const claim = await claimLease(infra.db, taskId, 'test-worker', 30_000);
     if (claim === null) throw new Error('not claimable');
     await failTask(infra.db, claim.fence, { code: -32603, message: 'boom' }, 'It broke');
@@ -365,7 +346,7 @@ describe('observing, answering and cancelling (R14, R17, R18)', () => {
   });
 
   it('acknowledges a cancel, also again and on a terminal task', async () => {
-    const taskId = await createReportTask();
+    const taskId = await createReportTask(gw.app);
     const ack = {
       jsonrpc: '2.0',
       id: 1,
@@ -480,11 +461,7 @@ describe('operations', () => {
     const limited = buildGateway(infra, {
       config: { pollRateLimit: true, taskPollIntervalMs: 60_000 },
     });
-    const created = await rpc(limited.app, 'tools/call', {
-      name: 'generate_report',
-      arguments: { size: 'small' },
-    });
-    const taskId = created.result.taskId as string;
+    const taskId = await createReportTask(limited.app);
     const statuses: number[] = [];
     for (let i = 0; i < 7; i += 1)
       statuses.push((await rpc(limited.app, 'tasks/get', { taskId })).status);
@@ -499,11 +476,7 @@ describe('operations', () => {
     const limited = buildGateway(infra, {
       config: { pollRateLimit: true, taskPollIntervalMs: 60_000 },
     });
-    const created = await rpc(limited.app, 'tools/call', {
-      name: 'generate_report',
-      arguments: { size: 'small' },
-    });
-    const taskId = created.result.taskId as string;
+    const taskId = await createReportTask(limited.app);
     // Twenty polls of ids that do not exist spend the principal's burst without a task bucket.
     const missing: unknown[] = [];
     for (let i = 0; i < 20; i += 1) {
@@ -545,10 +518,7 @@ describe('operations', () => {
       config: { requestTimeoutMs: 100 },
       taskService: slowService,
     });
-    const reply = await rpc(impatient.app, 'tools/call', {
-      name: 'generate_report',
-      arguments: { size: 'small' },
-    });
+    const reply = await rpc(impatient.app, 'tools/call', SMALL_REPORT);
     expect(reply.status).toBe(200);
     expect(reply.result.resultType).toBe('task');
     const fetched = await rpc(impatient.app, 'tasks/get', { taskId: reply.result.taskId });

@@ -111,17 +111,19 @@ async function pollUntil(
 const terminal = (t: Record<string, unknown>) =>
   ['completed', 'failed', 'cancelled'].includes(t.status as string);
 
+/** Creates a report task over HTTP and waits until it asks for input. */
+async function createParkedReport(size: 'small' | 'large') {
+  const created = await call('tools/call', { name: 'generate_report', arguments: { size } });
+  expect(created).toMatchObject({ resultType: 'task', status: 'working' });
+  const taskId = created.taskId as string;
+  const parked = await pollUntil(taskId, (t) => t.status === 'input_required' || terminal(t));
+  expect(parked.status).toBe('input_required');
+  return { taskId, parked };
+}
+
 describe('generate_report end to end over HTTP (2 gateways, 2 workers)', () => {
   it('creates, asks, accepts a partial answer, resumes and completes a large report', async () => {
-    const created = await call('tools/call', {
-      name: 'generate_report',
-      arguments: { size: 'large' },
-    });
-    expect(created).toMatchObject({ resultType: 'task', status: 'working' });
-    const taskId = created.taskId as string;
-
-    const parked = await pollUntil(taskId, (t) => t.status === 'input_required' || terminal(t));
-    expect(parked.status).toBe('input_required');
+    const { taskId, parked } = await createParkedReport('large');
     expect(Object.keys(parked.inputRequests as object).sort()).toEqual([
       'approve_outline',
       'choose_format',
@@ -157,15 +159,7 @@ describe('generate_report end to end over HTTP (2 gateways, 2 workers)', () => {
   });
 
   it('creates, asks, accepts and completes a small report (markdown by default)', async () => {
-    const created = await call('tools/call', {
-      name: 'generate_report',
-      arguments: { size: 'small' },
-    });
-    expect(created).toMatchObject({ resultType: 'task', status: 'working' });
-    const taskId = created.taskId as string;
-
-    const parked = await pollUntil(taskId, (t) => t.status === 'input_required' || terminal(t));
-    expect(parked.status).toBe('input_required');
+    const { taskId, parked } = await createParkedReport('small');
     expect(Object.keys(parked.inputRequests as object)).toEqual(['approve_outline']);
 
     const ack = await call('tasks/update', {

@@ -1,4 +1,5 @@
 import type { RequestId } from '@mcp-tasks/protocol';
+import { expect } from 'vitest';
 
 export const PROTOCOL = '2026-07-28';
 export const TASKS_EXT = 'io.modelcontextprotocol/tasks';
@@ -196,4 +197,18 @@ export function sseReader(response: Response): {
     },
     cancel: () => reader.cancel(),
   };
+}
+
+/** The task call most tests need: a small report, which parks for approval once it runs. */
+export const SMALL_REPORT = { name: 'generate_report', arguments: { size: 'small' } };
+
+/** Creates a small report task through `target` and returns its id. */
+export async function createReportTask(
+  target: FetchLike,
+  options: RpcOptions = {},
+): Promise<string> {
+  const reply = await rpc(target, 'tools/call', SMALL_REPORT, options);
+  expect(reply.status).toBe(200);
+  expect(reply.result.resultType).toBe('task');
+  return reply.result.taskId as string;
 }
