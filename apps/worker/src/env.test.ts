@@ -17,6 +17,7 @@ describe('parseEnv', () => {
       METRICS_PORT: 9464,
       LOG_LEVEL: 'info',
       SHUTDOWN_GRACE_MS: 10_000,
+      STEP_LOG: 'off',
     });
     expect(env.REDIS_PREFIX).toBeUndefined();
     expect(env.WORKER_ID).toMatch(new RegExp(`-${process.pid}$`));

@@ -37,6 +37,8 @@ const EnvSchema = z
       .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
       .default('info'),
     SHUTDOWN_GRACE_MS: int(0).default(10_000),
+    /** `on`: log each step's start and end (task, step, epoch, worker) for audits and load tests. */
+    STEP_LOG: z.enum(['on', 'off']).default('off'),
   })
   .transform((env) => {
     const grace = env.ENQUEUE_GRACE_MS ?? env.LEASE_MS;

@@ -16,6 +16,7 @@ import { createWorkerMetrics } from './metrics.js';
 import { createRequeue } from './requeue.js';
 import { createSweepDispatcher } from './sweep-dispatcher.js';
 import { createSweeper } from './sweeper.js';
+import { createStepLog } from './step-log.js';
 import { createTaskRunner } from './task-runner.js';
 
 // Wiring only: every behaviour lives in the modules imported above.
@@ -68,6 +69,7 @@ async function main(env: WorkerEnv): Promise<void> {
     requeue,
     logger,
     metrics,
+    stepLog: env.STEP_LOG === 'on' ? createStepLog(logger) : undefined,
   });
 
   // The listener reports reconnects before the watcher exists; the watcher subscribes to it after.

@@ -23,6 +23,7 @@ import { startLeaseKeeper } from './lease-keeper.js';
 import type { Logger } from './logger.js';
 import type { JobOutcome, WorkerMetrics } from './metrics.js';
 import type { Requeue } from './requeue.js';
+import type { StepLog } from './step-log.js';
 import {
   budgetSpentAtClaim,
   decideAfterUnexpectedError,
@@ -47,6 +48,8 @@ export interface TaskRunnerOptions {
   requeue: Requeue;
   logger: Logger;
   metrics: WorkerMetrics;
+  /** STEP_LOG=on: a log line at each step's start and end (see step-log.ts). */
+  stepLog?: StepLog;
 }
 
 export interface TaskRunner {
@@ -177,6 +180,7 @@ export function createTaskRunner(options: TaskRunnerOptions): TaskRunner {
         if (cancelRequested) return await settleAbort(fence, 'cancel');
 
         const started = performance.now();
+        const execution = options.stepLog?.started(fence, state, Object.keys(task.inputResponses));
         let outcome;
         try {
           outcome = await program.step(state, args, {
@@ -189,6 +193,7 @@ export function createTaskRunner(options: TaskRunnerOptions): TaskRunner {
           stepThrew = true;
           throw error;
         } finally {
+          execution?.ended(outcome?.kind ?? 'threw');
           metrics.steps.inc({ tool: toolName });
           metrics.stepDuration.observe({ tool: toolName }, (performance.now() - started) / 1_000);
         }

@@ -1,0 +1,50 @@
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import { createStepLog, stepIdentity } from './step-log.js';
+
+function captureLogger() {
+  const lines: Record<string, unknown>[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
+      done();
+    },
+  });
+  return { logger: pino({ base: { workerId: 'w-1' } }, sink), lines };
+}
+
+describe('the step log', () => {
+  it('writes a start line and an end line carrying task, epoch, step, worker and times', () => {
+    const { logger, lines } = captureLogger();
+    const execution = createStepLog(logger).started({ taskId: 't-1', epoch: 3 }, { n: 1 }, ['a']);
+    execution.ended('continue');
+    expect(lines).toHaveLength(2);
+    const [start, end] = lines;
+    const step = stepIdentity({ n: 1 }, ['a']);
+    expect(start).toMatchObject({
+      stepLog: 'start',
+      taskId: 't-1',
+      epoch: 3,
+      step,
+      workerId: 'w-1',
+      msg: 'step started',
+    });
+    expect(end).toMatchObject({
+      stepLog: 'end',
+      taskId: 't-1',
+      epoch: 3,
+      step,
+      outcome: 'continue',
+    });
+    expect(end!.startMs).toBe(start!.startMs);
+    expect(end!.endMs as number).toBeGreaterThanOrEqual(start!.startMs as number);
+    // Wall-clock based, so lines of several processes compare.
+    expect(Math.abs((start!.startMs as number) - Date.now())).toBeLessThan(60_000);
+  });
+
+  it('names a step by where it started, whatever the order of the answered keys', () => {
+    expect(stepIdentity({ phase: 'x' }, ['b', 'a'])).toBe(stepIdentity({ phase: 'x' }, ['a', 'b']));
+    expect(stepIdentity({ phase: 'x' }, [])).not.toBe(stepIdentity({ phase: 'y' }, []));
+  });
+});
