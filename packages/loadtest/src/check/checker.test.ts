@@ -1,0 +1,209 @@
+import { describe, expect, it } from 'vitest';
+import { FAILING_JOB_RESULT, historyBuilder } from '../../test/history-builder.js';
+import { checkHistory } from './checker.js';
+
+const kindsAndIds = (result: ReturnType<typeof checkHistory>) =>
+  result.violations.map((v) => ({ kind: v.kind, taskIds: v.taskIds }));
+
+describe('the history checker', () => {
+  it('passes a clean history: tasks created, polled, completed, probed, read back', () => {
+    const history = historyBuilder()
+      .cleanTask(100, 'task-a', 'w-1')
+      .cleanTask(120, 'task-b', 'w-2')
+      .get(110, 'task-a', 'working')
+      .probeAnsweredCorrectly(130, 'task-a', 'globex');
+    const result = checkHistory(history.records);
+    expect(result.violations).toEqual([]);
+    expect(result.ok).toBe(true);
+    expect(result.acknowledgedTasks).toBe(2);
+    expect(result.reExecutions).toEqual([]);
+  });
+
+  it('fails on a lost task, naming it and the chaos event around it', () => {
+    const history = historyBuilder()
+      .cleanTask(100, 'task-ok')
+      .create(200, 'task-lost')
+      .chaos(300, 'chaos-1', 'kill', 'w-1')
+      .final(5_000, 'task-lost', undefined);
+    const result = checkHistory(history.records);
+    expect(result.ok).toBe(false);
+    const lost = result.violations.filter((v) => v.kind === 'lost-task');
+    expect(lost.map((v) => v.taskIds)).toEqual([['task-lost'], ['task-lost']]);
+    expect(lost[0]!.message).toContain('-32602');
+    expect(lost[0]!.chaos.map((e) => e.id)).toEqual(['chaos-1']);
+    expect(kindsAndIds(result)).toContainEqual({
+      kind: 'not-terminal-in-bound',
+      taskIds: ['task-lost'],
+    });
+  });
+
+  it('fails on a task never read back at the end', () => {
+    const result = checkHistory(historyBuilder().create(100, 'task-unread').records);
+    expect(kindsAndIds(result)).toContainEqual({ kind: 'lost-task', taskIds: ['task-unread'] });
+  });
+
+  it('fails on a task that leaves a terminal state, naming both replicas', () => {
+    const history = historyBuilder()
+      .create(100, 'task-flip')
+      .get(200, 'task-flip', 'completed', { result: FAILING_JOB_RESULT }, 'gw-1')
+      .get(300, 'task-flip', 'working', {}, 'gw-2')
+      .final(5_000, 'task-flip', 'completed', { result: FAILING_JOB_RESULT });
+    const result = checkHistory(history.records);
+    expect(kindsAndIds(result)).toEqual([{ kind: 'terminal-state-left', taskIds: ['task-flip'] }]);
+    expect(result.violations[0]!.message).toMatch(/completed on gw-1, then working on gw-2/);
+  });
+
+  it('does not order the replies of overlapping requests', () => {
+    // The second request was sent before the first reply came: either order is possible.
+    const history = historyBuilder().create(100, 'task-c');
+    history.records.push(
+      {
+        kind: 'request',
+        t: 200,
+        op: 90,
+        replica: 'gw-1',
+        tenant: 'acme',
+        method: 'tasks/get',
+        taskId: 'task-c',
+      },
+      {
+        kind: 'request',
+        t: 201,
+        op: 91,
+        replica: 'gw-2',
+        tenant: 'acme',
+        method: 'tasks/get',
+        taskId: 'task-c',
+      },
+      {
+        kind: 'reply',
+        t: 205,
+        op: 91,
+        replica: 'gw-2',
+        tenant: 'acme',
+        method: 'tasks/get',
+        taskId: 'task-c',
+        status: 'completed',
+        result: FAILING_JOB_RESULT,
+      },
+      {
+        kind: 'reply',
+        t: 210,
+        op: 90,
+        replica: 'gw-1',
+        tenant: 'acme',
+        method: 'tasks/get',
+        taskId: 'task-c',
+        status: 'working',
+      },
+    );
+    history.final(5_000, 'task-c', 'completed', { result: FAILING_JOB_RESULT });
+    expect(checkHistory(history.records).violations).toEqual([]);
+  });
+
+  it('fails on an input key asked again in a later round', () => {
+    const history = historyBuilder()
+      .create(100, 'task-keys', 'acme', 'custom_tool')
+      .get(200, 'task-keys', 'input_required', { inputKeys: ['approve'] })
+      .answer(250, 'task-keys', ['approve'])
+      .get(300, 'task-keys', 'working')
+      .get(400, 'task-keys', 'input_required', { inputKeys: ['approve'] })
+      .get(500, 'task-keys', 'completed')
+      .final(5_000, 'task-keys', 'completed');
+    const result = checkHistory(history.records);
+    expect(kindsAndIds(result)).toEqual([
+      { kind: 'input-key-reused', taskIds: ['task-keys'] },
+      { kind: 'answer-not-applied', taskIds: ['task-keys'] },
+    ]);
+    expect(result.violations[0]!.message).toContain(
+      '"approve" asked in round 1 and again in round 2',
+    );
+  });
+
+  it('accepts a partial answer: the other key stays pending in the same round', () => {
+    const history = historyBuilder()
+      .create(100, 'task-partial', 'acme', 'custom_tool')
+      .get(200, 'task-partial', 'input_required', { inputKeys: ['a', 'b'] })
+      .answer(250, 'task-partial', ['a'])
+      .get(300, 'task-partial', 'input_required', { inputKeys: ['b'] })
+      .answer(350, 'task-partial', ['b'])
+      .answer(360, 'task-partial', ['b'])
+      .get(400, 'task-partial', 'completed')
+      .final(5_000, 'task-partial', 'completed');
+    expect(checkHistory(history.records).violations).toEqual([]);
+  });
+
+  it('fails on a cross-tenant read, and on a probe answered with any other error', () => {
+    const history = historyBuilder()
+      .cleanTask(100, 'task-secret')
+      .cleanTask(100, 'task-other')
+      .probe(200, 'task-secret', 'globex', { status: 'working' })
+      .probe(210, 'task-other', 'globex', {
+        errorCode: -32602,
+        errorMessage: 'Task belongs to another tenant',
+      })
+      // A transport error says nothing about isolation.
+      .probe(220, 'task-other', 'globex', { errorMessage: 'ECONNRESET', httpStatus: undefined });
+    const result = checkHistory(history.records);
+    expect(kindsAndIds(result)).toEqual([
+      { kind: 'cross-tenant-read', taskIds: ['task-secret'] },
+      { kind: 'cross-tenant-read', taskIds: ['task-other'] },
+    ]);
+    expect(result.violations[0]!.message).toContain(
+      'tenant globex tasks/get on gw-1 for a task of acme got status working',
+    );
+  });
+
+  it('fails on two overlapping step executions, naming the task, the workers and the kill', () => {
+    const history = historyBuilder()
+      .create(100, 'task-twice')
+      .step('task-twice', 'w-1', 1, 150, 400)
+      .chaos(200, 'pause-1', 'pause', 'w-1')
+      .step('task-twice', 'w-2', 2, 300, 350)
+      .get(500, 'task-twice', 'completed', { result: FAILING_JOB_RESULT })
+      .final(5_000, 'task-twice', 'completed', { result: FAILING_JOB_RESULT });
+    const result = checkHistory(history.records);
+    expect(kindsAndIds(result)).toEqual([{ kind: 'overlapping-steps', taskIds: ['task-twice'] }]);
+    expect(result.violations[0]!.message).toMatch(
+      /on w-1 \(epoch 1\) and step s0 on w-2 \(epoch 2\)/,
+    );
+    expect(result.violations[0]!.chaos.map((e) => e.id)).toEqual(['pause-1']);
+    expect(result.reExecutions).toEqual([{ taskId: 'task-twice', step: 's0', epochs: [1, 2] }]);
+  });
+
+  it('counts a re-execution after a kill as a re-execution, not an overlap', () => {
+    // w-1 died mid-step (no end line); the kill ends its execution, and w-2 takes over later.
+    const history = historyBuilder()
+      .create(100, 'task-retaken')
+      .step('task-retaken', 'w-1', 1, 150, undefined)
+      .chaos(200, 'kill-1', 'kill', 'w-1')
+      .step('task-retaken', 'w-2', 2, 1_200, 1_210)
+      .get(1_300, 'task-retaken', 'completed', { result: FAILING_JOB_RESULT })
+      .final(5_000, 'task-retaken', 'completed', { result: FAILING_JOB_RESULT });
+    const result = checkHistory(history.records);
+    expect(result.violations).toEqual([]);
+    expect(result.reExecutions).toEqual([{ taskId: 'task-retaken', step: 's0', epochs: [1, 2] }]);
+  });
+
+  it('fails on a completed result that does not match the arguments', () => {
+    const wrong = { content: [{ type: 'text', text: 'Computed x in 2 s' }] };
+    const history = historyBuilder()
+      .create(100, 'task-wrong', 'acme', 'slow_compute', { seconds: 1, label: 'x' })
+      .get(2_000, 'task-wrong', 'completed', { result: wrong })
+      .final(5_000, 'task-wrong', 'completed', { result: wrong });
+    const result = checkHistory(history.records);
+    expect(kindsAndIds(result)).toEqual([{ kind: 'result-mismatch', taskIds: ['task-wrong'] }]);
+    expect(result.violations[0]!.message).toContain('expected text "Computed x in 1 s"');
+  });
+
+  it('fails on a task seen terminal only after its bound', () => {
+    const history = historyBuilder(1_000)
+      .create(100, 'task-slow')
+      .get(3_000, 'task-slow', 'completed', { result: FAILING_JOB_RESULT })
+      .final(5_000, 'task-slow', 'completed', { result: FAILING_JOB_RESULT });
+    const result = checkHistory(history.records);
+    expect(kindsAndIds(result)).toEqual([
+      { kind: 'not-terminal-in-bound', taskIds: ['task-slow'] },
+    ]);
+  });
+});

@@ -1,0 +1,74 @@
+import type { ChaosRecord, HistoryRecord } from '../history/records.js';
+import {
+  checkForeignRead,
+  checkInputKeys,
+  checkLostTasks,
+  checkOverlappingSteps,
+  checkResults,
+  checkStatusSequence,
+  checkTerminalInBound,
+  findReExecutions,
+  type Finding,
+  type ReExecution,
+  type ViolationKind,
+} from './rules.js';
+import { indexHistory, type IndexedHistory } from './task-facts.js';
+
+export interface Violation {
+  kind: ViolationKind;
+  taskIds: string[];
+  at: number;
+  message: string;
+  /** The chaos events from the task's creation to the violation, or the last one before. */
+  chaos: ChaosRecord[];
+}
+
+export interface CheckResult {
+  ok: boolean;
+  violations: Violation[];
+  reExecutions: ReExecution[];
+  acknowledgedTasks: number;
+  history: IndexedHistory;
+}
+
+/** Slack after a violation within which a chaos event still counts as "around" it. */
+const CHAOS_AFTER_MS = 1_000;
+
+function chaosAround(finding: Finding, chaos: readonly ChaosRecord[]): ChaosRecord[] {
+  const within = chaos.filter((e) => e.t >= finding.since && e.t <= finding.at + CHAOS_AFTER_MS);
+  if (within.length > 0) return within;
+  const before = chaos.filter((e) => e.t < finding.since).at(-1);
+  return before === undefined ? [] : [before];
+}
+
+/** Checks a whole history (see the rules in rules.ts); `ok` when nothing was violated. */
+export function checkHistory(records: readonly HistoryRecord[]): CheckResult {
+  const history = indexHistory(records);
+  const findings: Finding[] = [];
+  for (const task of history.tasks.values()) {
+    findings.push(
+      ...checkLostTasks(task),
+      ...checkTerminalInBound(task),
+      ...checkStatusSequence(task),
+      ...checkInputKeys(task),
+      ...checkResults(task),
+    );
+  }
+  for (const read of history.foreignReads) findings.push(...checkForeignRead(read));
+  findings.push(...checkOverlappingSteps(history));
+  findings.sort((a, b) => a.at - b.at);
+  const violations = findings.map((finding) => ({
+    kind: finding.kind,
+    taskIds: finding.taskIds,
+    at: finding.at,
+    message: finding.message,
+    chaos: chaosAround(finding, history.chaos),
+  }));
+  return {
+    ok: violations.length === 0,
+    violations,
+    reExecutions: findReExecutions(history),
+    acknowledgedTasks: history.tasks.size,
+    history,
+  };
+}

@@ -1,0 +1,270 @@
+import { canTransition, isTerminalStatus } from '@mcp-tasks/tasks';
+import type { ChaosRecord } from '../history/records.js';
+import { RESULT_MATCHERS } from './result-matchers.js';
+import type { ForeignRead, IndexedHistory, StepExecution, TaskFacts } from './task-facts.js';
+import { UNKNOWN_TASK_ERROR } from './unknown-task-error.js';
+
+export const VIOLATION_KINDS = [
+  'lost-task',
+  'not-terminal-in-bound',
+  'terminal-state-left',
+  'illegal-transition',
+  'input-key-reused',
+  'answer-not-applied',
+  'cross-tenant-read',
+  'result-mismatch',
+  'overlapping-steps',
+] as const;
+export type ViolationKind = (typeof VIOLATION_KINDS)[number];
+
+/** A violation before the chaos events around it are attached. */
+export interface Finding {
+  kind: ViolationKind;
+  taskIds: string[];
+  /** When it showed (history time). */
+  at: number;
+  /** From when the chaos events count as "around" it (usually the task's create). */
+  since: number;
+  message: string;
+}
+
+const fmt = (ms: number) => `${Math.round(ms)} ms`;
+
+/** Every acknowledged create resolves afterwards: each final read by its owner finds it. */
+export function checkLostTasks(task: TaskFacts): Finding[] {
+  const base = { taskIds: [task.taskId], since: task.createRequestT };
+  if (task.finals.length === 0) {
+    return [
+      {
+        ...base,
+        kind: 'lost-task',
+        at: task.createReplyT,
+        message: `acknowledged, but never read back at the end`,
+      },
+    ];
+  }
+  return task.finals
+    .filter((read) => read.status === undefined)
+    .map((read) => ({
+      ...base,
+      kind: 'lost-task' as const,
+      at: read.t,
+      message: `acknowledged at create, but the final read on ${read.replica} answered ${read.errorCode ?? 'no code'} ${JSON.stringify(read.errorMessage ?? '')}`,
+    }));
+}
+
+/** Every task is seen terminal within its bound of the create's acknowledgement. */
+export function checkTerminalInBound(task: TaskFacts): Finding[] {
+  const terminal = task.observations.find((o) => isTerminalStatus(o.status));
+  const deadline = task.createReplyT + task.boundMs;
+  if (terminal !== undefined && terminal.replyT <= deadline) return [];
+  const last = task.observations.at(-1);
+  return [
+    {
+      kind: 'not-terminal-in-bound',
+      taskIds: [task.taskId],
+      at: terminal?.replyT ?? deadline,
+      since: task.createRequestT,
+      message:
+        terminal === undefined
+          ? `never seen terminal (last seen ${last?.status ?? 'nothing'}); bound ${fmt(task.boundMs)}`
+          : `first seen ${terminal.status} after ${fmt(terminal.replyT - task.createReplyT)}; bound ${fmt(task.boundMs)}`,
+    },
+  ];
+}
+
+/**
+ * Statuses seen one after the other in real time (the first reply came before the second request
+ * was sent) must be legal moves of the state machine (packages/tasks). Replies to overlapping
+ * requests have no order, so they are not compared.
+ */
+export function checkStatusSequence(task: TaskFacts): Finding[] {
+  const seen = task.observations;
+  for (let later = 1; later < seen.length; later += 1) {
+    const b = seen[later]!;
+    for (let earlier = 0; earlier < later; earlier += 1) {
+      const a = seen[earlier]!;
+      if (a.replyT > b.requestT || a.status === b.status) continue;
+      if (canTransition(a.status, b.status)) continue;
+      const terminalLeft = isTerminalStatus(a.status);
+      return [
+        {
+          kind: terminalLeft ? 'terminal-state-left' : 'illegal-transition',
+          taskIds: [task.taskId],
+          at: b.replyT,
+          since: task.createRequestT,
+          message: `seen ${a.status} on ${a.replica}, then ${b.status} on ${b.replica} ${fmt(b.replyT - a.replyT)} later`,
+        },
+      ];
+    }
+  }
+  return [];
+}
+
+/**
+ * Input keys are never reused: a key belongs to one input round (a run of input_required
+ * observations); and a key answered successfully is never pending again afterwards.
+ */
+export function checkInputKeys(task: TaskFacts): Finding[] {
+  const findings: Finding[] = [];
+  const roundOfKey = new Map<string, number>();
+  let round = 0;
+  let inRound = false;
+  for (const seen of task.observations) {
+    if (seen.status !== 'input_required') {
+      inRound = false;
+      continue;
+    }
+    if (!inRound) {
+      round += 1;
+      inRound = true;
+    }
+    for (const key of seen.inputKeys) {
+      const first = roundOfKey.get(key);
+      if (first === undefined) roundOfKey.set(key, round);
+      else if (first !== round) {
+        findings.push({
+          kind: 'input-key-reused',
+          taskIds: [task.taskId],
+          at: seen.replyT,
+          since: task.createRequestT,
+          message: `input key ${JSON.stringify(key)} asked in round ${first} and again in round ${round}`,
+        });
+        roundOfKey.set(key, round);
+      }
+    }
+  }
+  for (const answer of task.answers) {
+    for (const key of answer.keys) {
+      const again = task.observations.find(
+        (o) => o.requestT > answer.replyT && o.inputKeys.includes(key),
+      );
+      if (again === undefined) continue;
+      findings.push({
+        kind: 'answer-not-applied',
+        taskIds: [task.taskId],
+        at: again.replyT,
+        since: task.createRequestT,
+        message: `input key ${JSON.stringify(key)} was answered, then seen pending again on ${again.replica}`,
+      });
+    }
+  }
+  return findings;
+}
+
+/** Completed results match what the tool computes from the task's arguments. */
+export function checkResults(task: TaskFacts): Finding[] {
+  const matcher = task.tool === undefined ? undefined : RESULT_MATCHERS[task.tool];
+  if (matcher === undefined) return [];
+  for (const seen of task.observations) {
+    if (seen.status !== 'completed' || seen.result === undefined) continue;
+    const problem = matcher(task.arguments ?? {}, seen.result);
+    if (problem === null) continue;
+    return [
+      {
+        kind: 'result-mismatch',
+        taskIds: [task.taskId],
+        at: seen.replyT,
+        since: task.createRequestT,
+        message: `${task.tool} ${JSON.stringify(task.arguments ?? {})} on ${seen.replica}: ${problem}`,
+      },
+    ];
+  }
+  return [];
+}
+
+/** A foreign tenant's read of a task gets exactly the unknown-id error (transport errors aside). */
+export function checkForeignRead({ request, reply, ownerTenant }: ForeignRead): Finding[] {
+  const transportError = reply.errorCode === undefined && reply.errorMessage !== undefined;
+  if (transportError) return [];
+  if (
+    reply.errorCode === UNKNOWN_TASK_ERROR.code &&
+    reply.errorMessage === UNKNOWN_TASK_ERROR.message &&
+    reply.status === undefined
+  )
+    return [];
+  const taskId = reply.taskId ?? request.taskId ?? '?';
+  const answered =
+    reply.status !== undefined
+      ? `status ${reply.status}`
+      : reply.errorCode !== undefined
+        ? `error ${reply.errorCode} ${JSON.stringify(reply.errorMessage ?? '')}`
+        : 'a success';
+  return [
+    {
+      kind: 'cross-tenant-read',
+      taskIds: [taskId],
+      at: reply.t,
+      since: request.t,
+      message: `tenant ${reply.tenant} ${request.method} on ${reply.replica} for a task of ${ownerTenant} got ${answered}, not ${UNKNOWN_TASK_ERROR.code} ${JSON.stringify(UNKNOWN_TASK_ERROR.message)}`,
+    },
+  ];
+}
+
+/**
+ * A step killed mid-way has no end line: it ends at the first chaos event aimed at its worker,
+ * else it is taken as running to the end of the history.
+ */
+function effectiveEnd(
+  execution: StepExecution,
+  chaos: readonly ChaosRecord[],
+  end: number,
+): number {
+  if (execution.endMs !== undefined) return execution.endMs;
+  const hit = chaos.find((e) => e.target === execution.worker && e.t >= execution.startMs);
+  return hit?.t ?? end;
+}
+
+/** No two executions of one task's steps overlap in time, whatever worker or epoch ran them. */
+export function checkOverlappingSteps(history: IndexedHistory): Finding[] {
+  const byTask = new Map<string, StepExecution[]>();
+  for (const execution of history.steps) {
+    const list = byTask.get(execution.taskId) ?? [];
+    list.push(execution);
+    byTask.set(execution.taskId, list);
+  }
+  const findings: Finding[] = [];
+  for (const [taskId, executions] of byTask) {
+    executions.sort((a, b) => a.startMs - b.startMs);
+    for (let i = 0; i < executions.length; i += 1) {
+      const a = executions[i]!;
+      const aEnd = effectiveEnd(a, history.chaos, history.end);
+      for (let j = i + 1; j < executions.length; j += 1) {
+        const b = executions[j]!;
+        if (b.startMs >= aEnd) break;
+        findings.push({
+          kind: 'overlapping-steps',
+          taskIds: [taskId],
+          at: b.startMs,
+          since: a.startMs,
+          message: `step ${a.step} on ${a.worker} (epoch ${a.epoch}) and step ${b.step} on ${b.worker} (epoch ${b.epoch}) ran at the same time for ${fmt(Math.min(aEnd, effectiveEnd(b, history.chaos, history.end)) - b.startMs)}`,
+        });
+      }
+    }
+  }
+  return findings;
+}
+
+export interface ReExecution {
+  taskId: string;
+  step: string;
+  epochs: number[];
+}
+
+/** The same step run again in a later epoch: allowed after a takeover, counted and reported. */
+export function findReExecutions(history: IndexedHistory): ReExecution[] {
+  const epochsByStep = new Map<string, Set<number>>();
+  for (const execution of history.steps) {
+    const key = `${execution.taskId}\u0000${execution.step}`;
+    const epochs = epochsByStep.get(key) ?? new Set<number>();
+    epochs.add(execution.epoch);
+    epochsByStep.set(key, epochs);
+  }
+  const found: ReExecution[] = [];
+  for (const [key, epochs] of epochsByStep) {
+    if (epochs.size < 2) continue;
+    const [taskId = '', step = ''] = key.split('\u0000');
+    found.push({ taskId, step, epochs: [...epochs].sort((a, b) => a - b) });
+  }
+  return found;
+}

@@ -1,0 +1,204 @@
+import type { TaskStatus } from '@mcp-tasks/tasks';
+import type {
+  ChaosRecord,
+  FinalReadRecord,
+  HistoryRecord,
+  ReplyRecord,
+  RequestRecord,
+  StepRecord,
+} from '../history/records.js';
+
+/** One status seen by the task's owner: a reply, or a final read (then requestT = replyT). */
+export interface Observation {
+  requestT: number;
+  replyT: number;
+  replica: string;
+  status: TaskStatus;
+  inputKeys: readonly string[];
+  result: unknown;
+  source: 'reply' | 'final';
+}
+
+/** One step execution, its start and end lines joined; `endMs` undefined when it never ended. */
+export interface StepExecution {
+  taskId: string;
+  step: string;
+  epoch: number;
+  worker: string;
+  startMs: number;
+  endMs: number | undefined;
+}
+
+export interface AnsweredInput {
+  keys: readonly string[];
+  replyT: number;
+}
+
+/** Everything the history says about one acknowledged task. */
+export interface TaskFacts {
+  taskId: string;
+  ownerTenant: string;
+  createRequestT: number;
+  createReplyT: number;
+  tool: string | undefined;
+  arguments: Record<string, unknown> | undefined;
+  boundMs: number;
+  observations: Observation[];
+  finals: FinalReadRecord[];
+  answers: AnsweredInput[];
+  steps: StepExecution[];
+}
+
+/** A reply to a task id by someone other than its owner, with the request that asked. */
+export interface ForeignRead {
+  request: RequestRecord;
+  reply: ReplyRecord;
+  ownerTenant: string;
+}
+
+export interface IndexedHistory {
+  tasks: Map<string, TaskFacts>;
+  foreignReads: ForeignRead[];
+  chaos: ChaosRecord[];
+  /** Step executions of tasks no acknowledged create names (kept for the overlap check). */
+  steps: StepExecution[];
+  start: number;
+  end: number;
+}
+
+const DEFAULT_TASK_BOUND_MS = 60_000;
+
+function joinSteps(records: readonly StepRecord[]): StepExecution[] {
+  const byKey = new Map<string, StepExecution>();
+  for (const record of records) {
+    const key = `${record.taskId}\u0000${record.worker}\u0000${record.epoch}\u0000${record.step}\u0000${record.startMs}`;
+    const known = byKey.get(key);
+    const endMs = record.phase === 'end' ? (record.endMs ?? record.startMs) : undefined;
+    if (known === undefined) {
+      byKey.set(key, { ...pick(record), endMs });
+    } else if (endMs !== undefined) {
+      known.endMs = endMs;
+    }
+  }
+  return [...byKey.values()];
+}
+
+const pick = (r: StepRecord) => ({
+  taskId: r.taskId,
+  step: r.step,
+  epoch: r.epoch,
+  worker: r.worker,
+  startMs: r.startMs,
+});
+
+/** Groups a history by task: who owns it, what its owner saw, which steps ran. */
+export function indexHistory(records: readonly HistoryRecord[]): IndexedHistory {
+  const requests = new Map<number, RequestRecord>();
+  const tasks = new Map<string, TaskFacts>();
+  const chaos: ChaosRecord[] = [];
+  const stepRecords: StepRecord[] = [];
+  const replies: { request: RequestRecord; reply: ReplyRecord }[] = [];
+  const finals: FinalReadRecord[] = [];
+  let boundMs = DEFAULT_TASK_BOUND_MS;
+  let start = Number.POSITIVE_INFINITY;
+  let end = 0;
+
+  for (const record of records) {
+    const t = record.kind === 'step' ? record.startMs : record.t;
+    start = Math.min(start, t);
+    end = Math.max(end, record.kind === 'step' ? (record.endMs ?? t) : t);
+    switch (record.kind) {
+      case 'run':
+        boundMs = record.taskBoundMs;
+        break;
+      case 'request':
+        requests.set(record.op, record);
+        break;
+      case 'reply': {
+        const request = requests.get(record.op);
+        if (request !== undefined) replies.push({ request, reply: record });
+        break;
+      }
+      case 'chaos':
+        chaos.push(record);
+        break;
+      case 'step':
+        stepRecords.push(record);
+        break;
+      case 'final':
+        finals.push(record);
+        break;
+    }
+  }
+
+  // Owners first: a task belongs to whoever got its CreateTaskResult.
+  for (const { request, reply } of replies) {
+    if (reply.method !== 'tools/call' || reply.taskId === undefined) continue;
+    if (reply.errorCode !== undefined || tasks.has(reply.taskId)) continue;
+    tasks.set(reply.taskId, {
+      taskId: reply.taskId,
+      ownerTenant: reply.tenant,
+      createRequestT: request.t,
+      createReplyT: reply.t,
+      tool: request.tool,
+      arguments: request.arguments,
+      boundMs: request.boundMs ?? boundMs,
+      observations: [],
+      finals: [],
+      answers: [],
+      steps: [],
+    });
+  }
+
+  const foreignReads: ForeignRead[] = [];
+  for (const { request, reply } of replies) {
+    const taskId = reply.taskId ?? request.taskId;
+    const facts = taskId === undefined ? undefined : tasks.get(taskId);
+    if (facts === undefined) continue;
+    if (reply.tenant !== facts.ownerTenant) {
+      foreignReads.push({ request, reply, ownerTenant: facts.ownerTenant });
+      continue;
+    }
+    if (reply.status !== undefined) {
+      facts.observations.push({
+        requestT: request.t,
+        replyT: reply.t,
+        replica: reply.replica,
+        status: reply.status,
+        inputKeys: reply.inputKeys ?? [],
+        result: reply.result,
+        source: 'reply',
+      });
+    }
+    if (
+      reply.method === 'tasks/update' &&
+      reply.errorCode === undefined &&
+      reply.errorMessage === undefined
+    ) {
+      facts.answers.push({ keys: request.inputKeys ?? [], replyT: reply.t });
+    }
+  }
+
+  for (const final of finals) {
+    const facts = tasks.get(final.taskId);
+    if (facts === undefined || final.tenant !== facts.ownerTenant) continue;
+    facts.finals.push(final);
+    if (final.status !== undefined) {
+      facts.observations.push({
+        requestT: final.t,
+        replyT: final.t,
+        replica: final.replica,
+        status: final.status,
+        inputKeys: [],
+        result: final.result,
+        source: 'final',
+      });
+    }
+  }
+
+  const steps = joinSteps(stepRecords);
+  for (const execution of steps) tasks.get(execution.taskId)?.steps.push(execution);
+  for (const facts of tasks.values()) facts.observations.sort((a, b) => a.replyT - b.replyT);
+  chaos.sort((a, b) => a.t - b.t);
+  return { tasks, foreignReads, chaos, steps, start: Number.isFinite(start) ? start : 0, end };
+}

@@ -1,0 +1,120 @@
+import { TASK_STATUSES } from '@mcp-tasks/tasks';
+import { z } from 'zod';
+
+/**
+ * The history of a load-test run: one JSON object per line, each with a `kind` and a time `t`.
+ *
+ * `t` (and a step's `startMs`/`endMs`) is wall-clock milliseconds with sub-millisecond precision,
+ * taken as `performance.timeOrigin + performance.now()`: monotonic within a process, and comparable
+ * across the processes of one host (the workers' step log uses the same clock).
+ */
+const Time = z.number().nonnegative();
+const TaskStatus = z.enum(TASK_STATUSES);
+const Json = z.json();
+
+/** The first line: what was run, and the bound within which every task must end. */
+export const RunRecordSchema = z.object({
+  kind: z.literal('run'),
+  t: Time,
+  /** Longest time from an acknowledged create to a terminal status (unless a create says otherwise). */
+  taskBoundMs: z.number().int().positive(),
+  seed: z.union([z.string(), z.number()]).optional(),
+  config: z.record(z.string(), Json).optional(),
+});
+
+/** A request sent to one replica. `op` pairs it with its reply. */
+export const RequestRecordSchema = z.object({
+  kind: z.literal('request'),
+  t: Time,
+  op: z.number().int().nonnegative(),
+  replica: z.string(),
+  tenant: z.string(),
+  method: z.string(),
+  taskId: z.string().optional(),
+  /** tools/call: the tool and its arguments (results are checked against them). */
+  tool: z.string().optional(),
+  arguments: z.record(z.string(), Json).optional(),
+  /** tasks/update: the input keys answered. */
+  inputKeys: z.array(z.string()).optional(),
+  /** tools/call: a bound for this task other than the run's `taskBoundMs`. */
+  boundMs: z.number().int().positive().optional(),
+  /** Sent by a tenant that does not own the task: only the unknown-id error is a right answer. */
+  probe: z.boolean().optional(),
+});
+
+/**
+ * The reply to `op`. A success has neither `errorCode` nor `errorMessage`; a JSON-RPC error has
+ * both; a transport failure (connection refused or reset, timeout, a body that is not JSON-RPC)
+ * has `errorMessage` only, and `httpStatus` when there was a response.
+ */
+export const ReplyRecordSchema = z.object({
+  kind: z.literal('reply'),
+  t: Time,
+  op: z.number().int().nonnegative(),
+  replica: z.string(),
+  tenant: z.string(),
+  method: z.string(),
+  taskId: z.string().optional(),
+  httpStatus: z.number().int().optional(),
+  status: TaskStatus.optional(),
+  /** input_required: the keys of the input requests outstanding. */
+  inputKeys: z.array(z.string()).optional(),
+  /** completed: the inlined CallToolResult. */
+  result: Json.optional(),
+  errorCode: z.number().int().optional(),
+  errorMessage: z.string().optional(),
+});
+
+/** Something the chaos plan did (a kill, a restart, a pause), and to what. */
+export const ChaosRecordSchema = z.object({
+  kind: z.literal('chaos'),
+  t: Time,
+  id: z.string(),
+  plan: z.string(),
+  action: z.string(),
+  /** The process or service acted on: a worker id, a replica name, `redis`, `postgres`. */
+  target: z.string(),
+});
+
+/** One line of a worker's step log (STEP_LOG=on, apps/worker/src/step-log.ts). */
+export const StepRecordSchema = z.object({
+  kind: z.literal('step'),
+  phase: z.enum(['start', 'end']),
+  taskId: z.string(),
+  step: z.string(),
+  epoch: z.number().int(),
+  worker: z.string(),
+  startMs: Time,
+  endMs: Time.optional(),
+  outcome: z.string().optional(),
+});
+
+/** After the load stopped: one read of one task from one replica, by its owner. */
+export const FinalReadRecordSchema = z.object({
+  kind: z.literal('final'),
+  t: Time,
+  replica: z.string(),
+  tenant: z.string(),
+  taskId: z.string(),
+  status: TaskStatus.optional(),
+  result: Json.optional(),
+  errorCode: z.number().int().optional(),
+  errorMessage: z.string().optional(),
+});
+
+export const HistoryRecordSchema = z.discriminatedUnion('kind', [
+  RunRecordSchema,
+  RequestRecordSchema,
+  ReplyRecordSchema,
+  ChaosRecordSchema,
+  StepRecordSchema,
+  FinalReadRecordSchema,
+]);
+
+export type RunRecord = z.infer<typeof RunRecordSchema>;
+export type RequestRecord = z.infer<typeof RequestRecordSchema>;
+export type ReplyRecord = z.infer<typeof ReplyRecordSchema>;
+export type ChaosRecord = z.infer<typeof ChaosRecordSchema>;
+export type StepRecord = z.infer<typeof StepRecordSchema>;
+export type FinalReadRecord = z.infer<typeof FinalReadRecordSchema>;
+export type HistoryRecord = z.infer<typeof HistoryRecordSchema>;
