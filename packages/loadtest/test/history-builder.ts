@@ -11,8 +11,8 @@ export const FAILING_JOB_RESULT = {
  * Writes hand-made histories for the checker's tests: each call appends the records a real run
  * would write, at the time given (ms).
  */
-export function historyBuilder(taskBoundMs = 10_000) {
-  const records: HistoryRecord[] = [{ kind: 'run', t: 0, taskBoundMs, seed: 1 }];
+export function historyBuilder(taskBoundMs = 10_000, startT = 0) {
+  const records: HistoryRecord[] = [{ kind: 'run', t: startT, taskBoundMs, seed: 1 }];
   let op = 0;
   const exchange = (
     t: number,

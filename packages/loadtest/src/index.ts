@@ -1,0 +1,14 @@
+export * from './history/records.js';
+export { historyNow } from './history/clock.js';
+export { createHistoryRecorder, type HistoryRecorder } from './history/recorder.js';
+export { readHistory, parseHistoryLine, HistoryFormatError } from './history/read-history.js';
+export { collectStepLog, parseStepLogLine } from './history/step-log-collector.js';
+export { checkHistory, type CheckResult, type Violation } from './check/checker.js';
+export { VIOLATION_KINDS, type ViolationKind, type ReExecution } from './check/rules.js';
+export { UNKNOWN_TASK_ERROR } from './check/unknown-task-error.js';
+export { summarizeRun, type RunSummary, type Recovery } from './report/summary.js';
+export { renderSummaryTable, renderViolations } from './report/summary-table.js';
+export { buildTimeline, type Timeline } from './report/timeline.js';
+export { renderHtmlReport, writeHtmlReport } from './report/html-report.js';
+export { createRunProgress, type ProgressCounts, type RunProgress } from './report/progress.js';
+export { createLatencyRecorder, type LatencySummary } from './report/latency.js';

@@ -1,0 +1,68 @@
+import Table from 'cli-table3';
+import type { CheckResult } from '../check/checker.js';
+import type { LatencySummary } from './latency.js';
+import type { RunSummary } from './summary.js';
+
+const ms = (value: number) => `${value.toFixed(value < 10 ? 2 : 1)} ms`;
+const percentiles = (l: LatencySummary) =>
+  l.count === 0 ? '-' : `p50 ${ms(l.p50)}  p95 ${ms(l.p95)}  p99 ${ms(l.p99)}  (n=${l.count})`;
+
+/** The end-of-run summary as terminal tables (plain text when `style` is off, e.g. in CI logs). */
+export function renderSummaryTable(summary: RunSummary, color = false): string {
+  const style = color ? {} : { head: [], border: [] };
+  const main = new Table({ style });
+  main.push(
+    { 'tasks created': String(summary.created) },
+    { completed: String(summary.completed) },
+    { cancelled: String(summary.cancelled) },
+    { failed: String(summary.failed) },
+    { 'lost (must be 0)': String(summary.lost) },
+    { 'never terminal': String(summary.unfinished) },
+    { violations: String(summary.violations) },
+    { 're-executed steps (after takeover)': String(summary.reExecutions) },
+    { 'create latency': percentiles(summary.createLatency) },
+    { 'end-to-end latency': percentiles(summary.endToEndLatency) },
+    { 'tasks/s': summary.tasksPerSecond.toFixed(1) },
+    { duration: `${summary.durationS.toFixed(1)} s` },
+  );
+  const parts = [main.toString()];
+  const errors = Object.entries(summary.errorsByCode).sort((a, b) => b[1] - a[1]);
+  if (errors.length > 0) {
+    const table = new Table({ head: ['error', 'count'], style });
+    for (const [code, count] of errors) table.push([code, String(count)]);
+    parts.push(table.toString());
+  }
+  if (summary.recoveries.length > 0) {
+    const table = new Table({
+      head: ['chaos event', 'action', 'target', 'affected', 'recovered', 'recovery p50', 'max'],
+      style,
+    });
+    for (const r of summary.recoveries) {
+      const l = r.latency;
+      table.push([
+        r.event.id,
+        r.event.action,
+        r.event.target,
+        String(r.affected),
+        String(r.recovered),
+        l.count === 0 ? '-' : ms(l.p50),
+        l.count === 0 ? '-' : ms(l.max),
+      ]);
+    }
+    parts.push(table.toString());
+  }
+  return parts.join('\n');
+}
+
+/** One line per violation: kind, task ids, what happened, and the chaos events around it. */
+export function renderViolations(check: CheckResult): string {
+  return check.violations
+    .map((v) => {
+      const chaos =
+        v.chaos.length === 0
+          ? 'no chaos event around it'
+          : `around: ${v.chaos.map((e) => `${e.id} (${e.action} ${e.target})`).join(', ')}`;
+      return `VIOLATION ${v.kind} task ${v.taskIds.join(', ')}: ${v.message}; ${chaos}`;
+    })
+    .join('\n');
+}
