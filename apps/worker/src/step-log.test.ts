@@ -11,11 +11,11 @@ function captureLogger() {
       done();
     },
   });
-  return { logger: pino({ base: { workerId: 'w-1' } }, sink), lines };
+  return { logger: pino({ level: 'warn', base: { workerId: 'w-1' } }, sink), lines };
 }
 
 describe('the step log', () => {
-  it('writes a start line and an end line carrying task, epoch, step, worker and times', () => {
+  it('writes a start and an end line with task, epoch, step, worker and times, whatever LOG_LEVEL', () => {
     const { logger, lines } = captureLogger();
     const execution = createStepLog(logger).started({ taskId: 't-1', epoch: 3 }, { n: 1 }, ['a']);
     execution.ended('continue');

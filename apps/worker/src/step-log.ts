@@ -32,6 +32,8 @@ export function stepIdentity(state: JsonValue, answeredKeys: readonly string[]):
 }
 
 export function createStepLog(logger: Logger): StepLog {
+  // Its own level: STEP_LOG=on must not need LOG_LEVEL=info (and all that comes with it).
+  const log = logger.child({}, { level: 'info' });
   return {
     started(fence, state, answeredKeys) {
       const record = {
@@ -41,10 +43,10 @@ export function createStepLog(logger: Logger): StepLog {
         step: stepIdentity(state, answeredKeys),
         startMs: wallClockMs(),
       };
-      logger.info(record, 'step started');
+      log.info(record, 'step started');
       return {
         ended(outcome) {
-          logger.info({ ...record, stepLog: 'end', endMs: wallClockMs(), outcome }, 'step ended');
+          log.info({ ...record, stepLog: 'end', endMs: wallClockMs(), outcome }, 'step ended');
         },
       };
     },

@@ -1,0 +1,81 @@
+import { freePort, launchProcess, type LaunchedProcess } from '@mcp-tasks/testing';
+import { BENCH_TOKENS } from './mcp-requests.js';
+
+export interface BenchStack {
+  gateways: { url: string; process: LaunchedProcess }[];
+  workers: LaunchedProcess[];
+  stop(): Promise<void>;
+}
+
+/**
+ * G gateways and W workers as real processes on the bench's database and Redis prefix, through
+ * the launchers of packages/testing (from source, with tsx). Logs at warn: at full speed, info
+ * lines would cost the figures something.
+ */
+export async function startBenchStack(options: {
+  databaseUrl: string;
+  redisUrl: string;
+  redisPrefix: string;
+  gateways: number;
+  workers: number;
+  workerConcurrency: number;
+}): Promise<BenchStack> {
+  const common = {
+    DATABASE_URL: options.databaseUrl,
+    REDIS_URL: options.redisUrl,
+    REDIS_PREFIX: options.redisPrefix,
+    LOG_LEVEL: 'warn',
+  };
+  const started: LaunchedProcess[] = [];
+  try {
+    const gateways = await Promise.all(
+      Array.from({ length: options.gateways }, async () => {
+        const port = await freePort();
+        const url = `http://127.0.0.1:${port}`;
+        const process = await launchProcess({
+          entry: 'apps/gateway/src/main.ts',
+          env: {
+            ...common,
+            PORT: String(port),
+            HOST: '127.0.0.1',
+            MCP_AUTH: 'tokens',
+            MCP_TOKENS: BENCH_TOKENS,
+            REQUEST_STATE_SECRET: 'bench-request-state-secret-0123456789abcdef',
+          },
+          readyUrl: `${url}/healthz`,
+          readyTimeoutMs: 60_000,
+        });
+        started.push(process);
+        return { url, process };
+      }),
+    );
+    const workers = await Promise.all(
+      Array.from({ length: options.workers }, async (_, i) => {
+        const port = await freePort();
+        const process = await launchProcess({
+          entry: 'apps/worker/src/main.ts',
+          env: {
+            ...common,
+            WORKER_ID: `bench-worker-${i + 1}`,
+            WORKER_CONCURRENCY: String(options.workerConcurrency),
+            METRICS_PORT: String(port),
+          },
+          readyUrl: `http://127.0.0.1:${port}/healthz`,
+          readyTimeoutMs: 60_000,
+        });
+        started.push(process);
+        return process;
+      }),
+    );
+    return {
+      gateways,
+      workers,
+      stop: async () => {
+        await Promise.allSettled(started.map((p) => p.stop()));
+      },
+    };
+  } catch (error) {
+    await Promise.allSettled(started.map((p) => p.stop()));
+    throw error;
+  }
+}

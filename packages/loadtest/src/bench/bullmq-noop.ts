@@ -1,0 +1,60 @@
+import { Queue, Worker } from 'bullmq';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+export interface BullmqResult {
+  jobsPerS: number;
+  concurrency: number;
+}
+
+/**
+ * Raw BullMQ on the same Redis, own prefix: `concurrency` producers each `add` one job at a time
+ * while one Worker (same concurrency) runs a no-op; counts jobs completed in the window.
+ * Producer and worker share this process.
+ */
+export async function runBullmqNoop(options: {
+  redisUrl: string;
+  prefix: string;
+  durationS: number;
+  warmupS: number;
+  concurrency: number;
+}): Promise<BullmqResult> {
+  // Plain options: BullMQ opens its own connections, as a user of BullMQ alone would.
+  const url = new URL(options.redisUrl);
+  const connection = {
+    host: url.hostname,
+    port: Number(url.port || 6379),
+    db: Number(url.pathname.slice(1) || 0),
+    maxRetriesPerRequest: null,
+  };
+  const queue = new Queue('bench-noop', { connection, prefix: options.prefix });
+  let completed = 0;
+  const worker = new Worker('bench-noop', () => Promise.resolve(), {
+    connection,
+    prefix: options.prefix,
+    concurrency: options.concurrency,
+    removeOnComplete: { count: 0 },
+    removeOnFail: { count: 0 },
+  });
+  worker.on('completed', () => (completed += 1));
+  let producing = true;
+  const producers = Array.from({ length: options.concurrency }, async () => {
+    while (producing) {
+      await queue.add('noop', {}, { removeOnComplete: true, removeOnFail: true });
+    }
+  });
+  try {
+    await sleep(options.warmupS * 1_000);
+    const before = completed;
+    const started = performance.now();
+    await sleep(options.durationS * 1_000);
+    const jobs = completed - before;
+    const seconds = (performance.now() - started) / 1_000;
+    return { jobsPerS: jobs / seconds, concurrency: options.concurrency };
+  } finally {
+    producing = false;
+    await Promise.allSettled(producers);
+    await worker.close();
+    await queue.obliterate({ force: true }).catch(() => undefined);
+    await queue.close();
+  }
+}

@@ -1,0 +1,54 @@
+import { createLatencyRecorder, type LatencySummary } from '../report/latency.js';
+import type { HttpRequestSpec } from './mcp-requests.js';
+
+export interface ConstantRateResult {
+  ratePerS: number;
+  sent: number;
+  /** From each request's scheduled time to its reply: queueing in the client counts too. */
+  latency: LatencySummary;
+  failures: number;
+}
+
+/**
+ * An open loop: request i is sent at start + i/rate whatever happened to the others, so a slow
+ * reply cannot slow the offered load (no coordinated omission). Latency runs from the scheduled
+ * send time.
+ */
+export async function runConstantRate(options: {
+  baseUrl: string;
+  request: () => HttpRequestSpec;
+  ratePerS: number;
+  durationS: number;
+  /** A reply body that is not a success counts as a failure. */
+  isSuccess: (body: string) => boolean;
+}): Promise<ConstantRateResult> {
+  const latency = createLatencyRecorder();
+  const intervalMs = 1_000 / options.ratePerS;
+  const total = Math.round(options.ratePerS * options.durationS);
+  const start = performance.now();
+  let failures = 0;
+  const inFlight: Promise<void>[] = [];
+  for (let i = 0; i < total; i += 1) {
+    const scheduled = start + i * intervalMs;
+    const wait = scheduled - performance.now();
+    if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
+    const spec = options.request();
+    inFlight.push(
+      fetch(`${options.baseUrl}${spec.path}`, {
+        method: 'POST',
+        headers: spec.headers,
+        body: spec.body,
+      })
+        .then(async (response) => {
+          const body = await response.text();
+          if (response.ok && options.isSuccess(body)) latency.record(performance.now() - scheduled);
+          else failures += 1;
+        })
+        .catch(() => {
+          failures += 1;
+        }),
+    );
+  }
+  await Promise.all(inFlight);
+  return { ratePerS: options.ratePerS, sent: total, latency: latency.summary(), failures };
+}

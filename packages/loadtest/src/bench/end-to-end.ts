@@ -1,0 +1,121 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import { startCompletionWatcher } from './completion-watcher.js';
+import type { BenchStack } from './bench-stack.js';
+import { processCpuMs } from './cpu.js';
+import { createTaskRequest, sendMcp } from './mcp-requests.js';
+
+export interface EndToEndResult {
+  gateways: number;
+  workers: number;
+  concurrency: number;
+  tasksPerS: number;
+  /** Transactions committed in the bench database per task (the watcher's own reads subtracted). */
+  commitsPerTask: number;
+  gatewayCpuMsPerTask: number;
+  workerCpuMsPerTask: number;
+  tasks: number;
+  failures: number;
+}
+
+/** Postgres flushes a backend's statistics within about a second of it going idle. */
+const STATS_SETTLE_MS = 2_000;
+
+async function xactCommits(statsUrl: string, database: string): Promise<number> {
+  const client = new pg.Client({ connectionString: statsUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ xact_commit: string }>(
+      'SELECT xact_commit FROM pg_stat_database WHERE datname = $1',
+      [database],
+    );
+    return Number(rows[0]?.xact_commit ?? 0);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * `concurrency` clients, each in a loop: create a no-input task on the next gateway, wait until it
+ * has ended, again. A warm-up phase first; then a measured phase whose tasks are all waited for,
+ * so commits and CPU are per finished task. Tasks/s counts tasks finished within the phase.
+ */
+export async function runEndToEnd(options: {
+  stack: BenchStack;
+  databaseUrl: string;
+  /** A connection to another database of the server, for pg_stat_database. */
+  statsUrl: string;
+  databaseName: string;
+  concurrency: number;
+  durationS: number;
+  warmupS: number;
+}): Promise<EndToEndResult> {
+  const { stack } = options;
+  const watcher = startCompletionWatcher(options.databaseUrl);
+  let turn = 0;
+  let failures = 0;
+  let finished = 0;
+
+  async function phase(seconds: number): Promise<{ finishedInTime: number; seconds: number }> {
+    const deadline = performance.now() + seconds * 1_000;
+    const started = performance.now();
+    let finishedInTime = 0;
+    const client = async () => {
+      while (performance.now() < deadline) {
+        const gateway = stack.gateways[turn++ % stack.gateways.length]!;
+        try {
+          const created = await sendMcp(gateway.url, createTaskRequest());
+          await watcher.waitFor(created.taskId as string);
+          finished += 1;
+          if (performance.now() <= deadline) finishedInTime += 1;
+        } catch {
+          failures += 1;
+          await sleep(50);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: options.concurrency }, client));
+    return { finishedInTime, seconds: (Math.min(performance.now(), deadline) - started) / 1_000 };
+  }
+
+  const cpu = () => ({
+    gateways: stack.gateways.reduce((sum, g) => sum + processCpuMs(g.process.child.pid!), 0),
+    workers: stack.workers.reduce((sum, w) => sum + processCpuMs(w.child.pid!), 0),
+  });
+
+  try {
+    await phase(options.warmupS);
+    await sleep(STATS_SETTLE_MS);
+    const before = {
+      commits: await xactCommits(options.statsUrl, options.databaseName),
+      watcherQueries: watcher.queries(),
+      cpu: cpu(),
+      finished,
+    };
+    const measured = await phase(options.durationS);
+    await sleep(STATS_SETTLE_MS);
+    const after = {
+      commits: await xactCommits(options.statsUrl, options.databaseName),
+      watcherQueries: watcher.queries(),
+      cpu: cpu(),
+      finished,
+    };
+    const tasks = after.finished - before.finished;
+    const per = (value: number) => (tasks === 0 ? Number.NaN : value / tasks);
+    return {
+      gateways: stack.gateways.length,
+      workers: stack.workers.length,
+      concurrency: options.concurrency,
+      tasksPerS: measured.finishedInTime / measured.seconds,
+      commitsPerTask: per(
+        after.commits - before.commits - (after.watcherQueries - before.watcherQueries),
+      ),
+      gatewayCpuMsPerTask: per(after.cpu.gateways - before.cpu.gateways),
+      workerCpuMsPerTask: per(after.cpu.workers - before.cpu.workers),
+      tasks,
+      failures,
+    };
+  } finally {
+    await watcher.stop();
+  }
+}

@@ -1,0 +1,246 @@
+import { writeFile } from 'node:fs/promises';
+import { createDb, migrateToLatest } from '@mcp-tasks/store';
+import {
+  createTestDatabase,
+  createTestRedis,
+  launchProcess,
+  freePort,
+  postgresBaseUrl,
+} from '@mcp-tasks/testing';
+import { Command, InvalidArgumentError } from 'commander';
+import pg from 'pg';
+import { renderComparisons, renderMeasurements, type BenchResults } from './bench-report.js';
+import { startBenchStack, type BenchStack } from './bench-stack.js';
+import { runBullmqNoop } from './bullmq-noop.js';
+import { runConstantRate } from './constant-rate.js';
+import { runEndToEnd } from './end-to-end.js';
+import { runHttpLoad, type HttpLoadResult } from './http-load.js';
+import {
+  createTaskRequest,
+  getTaskRequest,
+  sendMcp,
+  type HttpRequestSpec,
+} from './mcp-requests.js';
+import { runPgbenchInsert } from './pgbench.js';
+
+/**
+ * `pnpm bench`: every figure of issue 9 item 5 in one run on this machine, ours next to a
+ * baseline measured in the same run. Postgres and Redis come from DATABASE_URL / REDIS_URL (the
+ * test defaults); the bench works in a scratch database and a Redis prefix of its own.
+ */
+interface BenchOptions {
+  quick: boolean;
+  duration?: number;
+  warmup?: number;
+  concurrency: number;
+  rate: number;
+  json?: string;
+}
+
+const positive = (value: string) => {
+  const parsed = Number(value);
+  if (!Number.isFinite(parsed) || parsed <= 0)
+    throw new InvalidArgumentError('expected a positive number');
+  return parsed;
+};
+
+const CONNECTIONS = [1, 32];
+const log = (line: string) => console.error(`[bench] ${line}`);
+
+async function measureHttp(
+  label: string,
+  baseUrl: string,
+  request: HttpRequestSpec,
+  durationS: number,
+  warmupS: number,
+  expectBody: (body: string) => boolean,
+): Promise<HttpLoadResult[]> {
+  const results: HttpLoadResult[] = [];
+  for (const connections of CONNECTIONS) {
+    await runHttpLoad({ baseUrl, request, connections, durationS: warmupS, expectBody });
+    const result = await runHttpLoad({ baseUrl, request, connections, durationS, expectBody });
+    log(
+      `${label}, ${connections} conn: ${result.requestsPerS.toFixed(0)} req/s, p50 ${result.latency.p50.toFixed(2)} ms, p99 ${result.latency.p99.toFixed(2)} ms, failures ${result.failures}`,
+    );
+    results.push(result);
+  }
+  return results;
+}
+
+async function prepareReadTable(databaseUrl: string): Promise<void> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    await client.query(
+      'CREATE TABLE bench_read (id text PRIMARY KEY, status text NOT NULL, payload jsonb NOT NULL)',
+    );
+    await client.query(
+      `INSERT INTO bench_read SELECT 'task-' || i, 'working', jsonb_build_object('n', i) FROM generate_series(1, 10000) AS i`,
+    );
+    await client.query('ANALYZE bench_read');
+  } finally {
+    await client.end();
+  }
+}
+
+async function bench(options: BenchOptions): Promise<void> {
+  const durationS = options.duration ?? (options.quick ? 2 : 10);
+  const warmupS = options.warmup ?? (options.quick ? 1 : 3);
+  const database = await createTestDatabase('bench');
+  const redis = await createTestRedis('bench');
+  const statsUrl = await postgresBaseUrl();
+  log(
+    `scratch database ${database.name}, Redis prefix ${redis.prefix}; ${durationS} s per measurement after ${warmupS} s warm-up`,
+  );
+  const stacks: BenchStack[] = [];
+  try {
+    const db = createDb({ connectionString: database.connectionString });
+    await migrateToLatest(db);
+    await db.destroy();
+
+    const one = await runPgbenchInsert(database.connectionString, 1, durationS);
+    log(`(a) pgbench INSERT 1 client: ${one.tps.toFixed(0)} tps`);
+    const eight = await runPgbenchInsert(database.connectionString, 8, durationS);
+    log(`(a) pgbench INSERT 8 clients: ${eight.tps.toFixed(0)} tps`);
+
+    const bullmq = await runBullmqNoop({
+      redisUrl: redis.url,
+      prefix: `${redis.prefix}-raw`,
+      durationS,
+      warmupS,
+      concurrency: options.concurrency,
+    });
+    log(`(b) raw BullMQ no-op: ${bullmq.jobsPerS.toFixed(0)} jobs/s`);
+
+    await prepareReadTable(database.connectionString);
+    const port = await freePort();
+    const baseline = await launchProcess({
+      entry: 'packages/loadtest/src/bench/hono-baseline-server.ts',
+      env: { PORT: String(port), DATABASE_URL: database.connectionString },
+      readyUrl: `http://127.0.0.1:${port}/healthz`,
+    });
+    const baselineUrl = `http://127.0.0.1:${port}`;
+    const rpcResult = (body: string) => body.includes('"result":{');
+    let honoJson: HttpLoadResult[];
+    let honoPg: HttpLoadResult[];
+    try {
+      const read = getTaskRequest('task-42');
+      honoJson = await measureHttp(
+        '(c) bare Hono JSON',
+        baselineUrl,
+        { ...read, path: '/json' },
+        durationS,
+        warmupS,
+        rpcResult,
+      );
+      honoPg = await measureHttp(
+        '(c) bare Hono + pg',
+        baselineUrl,
+        { ...read, path: '/pg' },
+        durationS,
+        warmupS,
+        rpcResult,
+      );
+    } finally {
+      await baseline.stop();
+    }
+
+    const stackOptions = {
+      databaseUrl: database.connectionString,
+      redisUrl: redis.url,
+      redisPrefix: redis.prefix,
+      workerConcurrency: options.concurrency,
+    };
+    const small = await startBenchStack({ ...stackOptions, gateways: 1, workers: 1 });
+    stacks.push(small);
+    const gatewayUrl = small.gateways[0]!.url;
+    const created = await sendMcp(gatewayUrl, createTaskRequest());
+    const taskId = created.taskId as string;
+    const tasksGet = await measureHttp(
+      '(c) ours tasks/get',
+      gatewayUrl,
+      getTaskRequest(taskId),
+      durationS,
+      warmupS,
+      (body) => body.includes(`"taskId":"${taskId}"`),
+    );
+
+    const createdTask = (body: string) => body.includes('"resultType":"task"');
+    await runConstantRate({
+      baseUrl: gatewayUrl,
+      request: createTaskRequest,
+      ratePerS: options.rate,
+      durationS: warmupS,
+      isSuccess: createdTask,
+    });
+    const createAtFixedRate = await runConstantRate({
+      baseUrl: gatewayUrl,
+      request: createTaskRequest,
+      ratePerS: options.rate,
+      durationS,
+      isSuccess: createdTask,
+    });
+    log(
+      `(d) create at ${options.rate}/s: p50 ${createAtFixedRate.latency.p50.toFixed(2)} ms, p99 ${createAtFixedRate.latency.p99.toFixed(2)} ms, failures ${createAtFixedRate.failures}`,
+    );
+
+    const e2eOptions = {
+      databaseUrl: database.connectionString,
+      statsUrl,
+      databaseName: database.name,
+      concurrency: options.concurrency,
+      durationS,
+      warmupS,
+    };
+    const endToEnd = [await runEndToEnd({ ...e2eOptions, stack: small })];
+    log(`(e) end-to-end 1+1: ${endToEnd[0]!.tasksPerS.toFixed(1)} tasks/s`);
+    await small.stop();
+
+    const large = await startBenchStack({ ...stackOptions, gateways: 2, workers: 2 });
+    stacks.push(large);
+    endToEnd.push(await runEndToEnd({ ...e2eOptions, stack: large }));
+    log(`(e) end-to-end 2+2: ${endToEnd[1]!.tasksPerS.toFixed(1)} tasks/s`);
+    await large.stop();
+
+    const results: BenchResults = {
+      pgbench: { one, eight },
+      bullmq,
+      http: { honoJson, honoPg, tasksGet },
+      createAtFixedRate,
+      endToEnd,
+    };
+    console.log(renderMeasurements(results));
+    console.log(renderComparisons(results));
+    if (options.json !== undefined)
+      await writeFile(options.json, `${JSON.stringify(results, null, 2)}\n`);
+  } finally {
+    await Promise.allSettled(stacks.map((s) => s.stop()));
+    await database.drop();
+  }
+}
+
+const program = new Command('bench')
+  .description(
+    'Measure mcp-tasks against same-run baselines: pgbench, raw BullMQ, bare Hono (+pg), and our create, tasks/get and end-to-end paths.',
+  )
+  .option('--quick', 'a smoke run for CI: 2 s per measurement, 1 s warm-up', false)
+  .option('--duration <s>', 'seconds per measurement (default 10, --quick 2)', positive)
+  .option(
+    '--warmup <s>',
+    'warm-up seconds before each measurement (default 3, --quick 1)',
+    positive,
+  )
+  .option(
+    '--concurrency <n>',
+    'clients for the end-to-end run, BullMQ concurrency and worker concurrency',
+    positive,
+    32,
+  )
+  .option('--rate <n>', 'requests per second of the fixed-rate create run', positive, 200)
+  .option('--json <file>', 'also write every figure as JSON')
+  .action(bench);
+
+program.parseAsync().catch((error: unknown) => {
+  console.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
+  process.exitCode = 1;
+});
