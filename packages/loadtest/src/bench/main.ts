@@ -12,6 +12,7 @@ import pg from 'pg';
 import { renderComparisons, renderMeasurements, type BenchResults } from './bench-report.js';
 import { startBenchStack, type BenchStack } from './bench-stack.js';
 import { runBullmqNoop } from './bullmq-noop.js';
+import { deleteRedisPrefix, waitUntilAllTasksEnded } from './cleanup.js';
 import { runConstantRate } from './constant-rate.js';
 import { runEndToEnd } from './end-to-end.js';
 import { runHttpLoad, type HttpLoadResult } from './http-load.js';
@@ -93,6 +94,20 @@ async function bench(options: BenchOptions): Promise<void> {
     `scratch database ${database.name}, Redis prefix ${redis.prefix}; ${durationS} s per measurement after ${warmupS} s warm-up`,
   );
   const stacks: BenchStack[] = [];
+  let cleaned: Promise<void> | undefined;
+  const cleanUp = () =>
+    (cleaned ??= (async () => {
+      await Promise.allSettled(stacks.map((s) => s.stop()));
+      await database.drop();
+      await deleteRedisPrefix(redis.url, redis.prefix);
+    })());
+  // Interrupted: still stop the processes, drop the scratch database and the Redis keys.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      log(`${signal}: cleaning up`);
+      void cleanUp().finally(() => process.exit(130));
+    });
+  }
   try {
     const db = createDb({ connectionString: database.connectionString });
     await migrateToLatest(db);
@@ -184,6 +199,9 @@ async function bench(options: BenchOptions): Promise<void> {
       `(d) create at ${options.rate}/s: p50 ${createAtFixedRate.latency.p50.toFixed(2)} ms, p99 ${createAtFixedRate.latency.p99.toFixed(2)} ms, failures ${createAtFixedRate.failures}`,
     );
 
+    const drainedMs = await waitUntilAllTasksEnded(database.connectionString, 300_000);
+    log(`backlog of the fixed-rate run finished in ${(drainedMs / 1_000).toFixed(1)} s`);
+
     const e2eOptions = {
       databaseUrl: database.connectionString,
       statsUrl,
@@ -214,8 +232,7 @@ async function bench(options: BenchOptions): Promise<void> {
     if (options.json !== undefined)
       await writeFile(options.json, `${JSON.stringify(results, null, 2)}\n`);
   } finally {
-    await Promise.allSettled(stacks.map((s) => s.stop()));
-    await database.drop();
+    await cleanUp();
   }
 }
 

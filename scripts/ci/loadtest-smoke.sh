@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Load-test smoke for CI (called from .ci/run): `pnpm bench --quick`
+# (2 s per measurement), failing if any figure of the five comparisons is missing. The checker's
+# tests run with `pnpm test`.
+# Needs DATABASE_URL / REDIS_URL (set by .ci/run) and pgbench (Debian's postgresql-15 package).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+if ! command -v pgbench >/dev/null; then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null  # pgbench ships with the server package
+fi
+
+out="$(mktemp -d)"
+pnpm bench --quick --json "$out/bench.json"
+node -e '
+  const r = JSON.parse(require("node:fs").readFileSync(process.argv[1], "utf8"));
+  const figures = {
+    "(a) pgbench 1 client tps": r.pgbench.one.tps,
+    "(a) pgbench 8 clients tps": r.pgbench.eight.tps,
+    "(b) BullMQ jobs/s": r.bullmq.jobsPerS,
+    ...Object.fromEntries(["honoJson", "honoPg", "tasksGet"].flatMap((k) =>
+      r.http[k].map((x) => [`(c) ${k} ${x.connections} conn req/s`, x.requestsPerS]))),
+    "(d) create p50 ms": r.createAtFixedRate.latency.p50,
+    ...Object.fromEntries(r.endToEnd.flatMap((x) => [
+      [`(e) ${x.gateways}+${x.workers} tasks/s`, x.tasksPerS],
+      [`(e) ${x.gateways}+${x.workers} commits/task`, x.commitsPerTask],
+      [`(e) ${x.gateways}+${x.workers} gateway CPU ms/task`, x.gatewayCpuMsPerTask],
+      [`(e) ${x.gateways}+${x.workers} worker CPU ms/task`, x.workerCpuMsPerTask],
+    ])),
+  };
+  const missing = Object.entries(figures).filter(([, v]) => !(Number.isFinite(v) && v > 0));
+  if (r.endToEnd.length !== 2 || missing.length > 0) {
+    console.error("bench smoke: missing figures:", missing.map(([k]) => k).join(", ") || "an end-to-end run");
+    process.exit(1);
+  }
+  console.log(`bench smoke: all ${Object.keys(figures).length} figures present`);
+' "$out/bench.json"
