@@ -20,7 +20,13 @@ const results: BenchResults = {
     honoPg: [http(1, 3_000), http(32, 4_000)],
     tasksGet: [http(1, 500), http(32, 970)],
   },
-  createAtFixedRate: { ratePerS: 200, sent: 2_000, latency: latency(47, 135), failures: 0 },
+  createAtFixedRate: {
+    ratePerS: 200,
+    sent: 2_000,
+    latency: latency(47, 135),
+    failures: 3,
+    failureReasons: { 'HTTP 503': 2, ECONNRESET: 1 },
+  },
   endToEnd: [
     {
       gateways: 1,
@@ -77,6 +83,7 @@ describe('the bench report', () => {
     ])
       expect(table).toContain(part);
     expect(table).toContain('2 gateways + 2 workers');
+    expect(table).toContain('3 (HTTP 503: 2, ECONNRESET: 1)');
   });
 });
 

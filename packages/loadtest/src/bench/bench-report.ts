@@ -31,6 +31,12 @@ const ratio = (ours: number, baseline: number) =>
   Number.isFinite(ours) && Number.isFinite(baseline) && baseline > 0
     ? `${n(ours / baseline, 3)}×`
     : '-';
+const failureText = (f: ConstantRateResult) =>
+  f.failures === 0
+    ? '0'
+    : `${f.failures} (${Object.entries(f.failureReasons)
+        .map(([reason, count]) => `${reason}: ${count}`)
+        .join(', ')})`;
 const pcts = (l: LatencySummary) => `p50 ${ms(l.p50)} / p99 ${ms(l.p99)}`;
 
 /** The measurements, one table per part (a)–(e). */
@@ -85,7 +91,7 @@ export function renderMeasurements(r: BenchResults): string {
     ms(f.latency.p50),
     ms(f.latency.p95),
     ms(f.latency.p99),
-    String(f.failures),
+    failureText(f),
   ]);
 
   const e = new Table({

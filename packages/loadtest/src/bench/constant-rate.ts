@@ -7,6 +7,8 @@ export interface ConstantRateResult {
   /** From each request's scheduled time to its reply: queueing in the client counts too. */
   latency: LatencySummary;
   failures: number;
+  /** Failures by what went wrong: `HTTP 503`, `-32603`, or the transport error's code. */
+  failureReasons: Record<string, number>;
 }
 
 /**
@@ -27,6 +29,11 @@ export async function runConstantRate(options: {
   const total = Math.round(options.ratePerS * options.durationS);
   const start = performance.now();
   let failures = 0;
+  const failureReasons: Record<string, number> = {};
+  const fail = (reason: string) => {
+    failures += 1;
+    failureReasons[reason] = (failureReasons[reason] ?? 0) + 1;
+  };
   const inFlight: Promise<void>[] = [];
   for (let i = 0; i < total; i += 1) {
     const scheduled = start + i * intervalMs;
@@ -42,13 +49,20 @@ export async function runConstantRate(options: {
         .then(async (response) => {
           const body = await response.text();
           if (response.ok && options.isSuccess(body)) latency.record(performance.now() - scheduled);
-          else failures += 1;
+          else fail(/"code":(-?\d+)/.exec(body)?.[1] ?? `HTTP ${response.status}`);
         })
-        .catch(() => {
-          failures += 1;
+        .catch((error: unknown) => {
+          const cause = (error as { cause?: { code?: string } }).cause;
+          fail(cause?.code ?? (error instanceof Error ? error.name : 'error'));
         }),
     );
   }
   await Promise.all(inFlight);
-  return { ratePerS: options.ratePerS, sent: total, latency: latency.summary(), failures };
+  return {
+    ratePerS: options.ratePerS,
+    sent: total,
+    latency: latency.summary(),
+    failures,
+    failureReasons,
+  };
 }

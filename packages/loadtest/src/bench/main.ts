@@ -196,7 +196,7 @@ async function bench(options: BenchOptions): Promise<void> {
       isSuccess: createdTask,
     });
     log(
-      `(d) create at ${options.rate}/s: p50 ${createAtFixedRate.latency.p50.toFixed(2)} ms, p99 ${createAtFixedRate.latency.p99.toFixed(2)} ms, failures ${createAtFixedRate.failures}`,
+      `(d) create at ${options.rate}/s: p50 ${createAtFixedRate.latency.p50.toFixed(2)} ms, p99 ${createAtFixedRate.latency.p99.toFixed(2)} ms, failures ${JSON.stringify(createAtFixedRate.failureReasons)}`,
     );
 
     const drainedMs = await waitUntilAllTasksEnded(database.connectionString, 300_000);

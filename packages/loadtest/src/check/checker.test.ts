@@ -37,6 +37,24 @@ describe('the history checker', () => {
     });
   });
 
+  it('fails on a task its owner is told is unknown after the create was acknowledged', () => {
+    const history = historyBuilder()
+      .create(100, 'task-vanished')
+      .get(200, 'task-vanished', 'working')
+      .get(300, 'task-vanished', 'working', {}, 'gw-2');
+    // Replace the second read's status with the unknown-id error, as a replica that lost it would.
+    const reply = history.records.at(-1) as Record<string, unknown>;
+    delete reply.status;
+    Object.assign(reply, { errorCode: -32602, errorMessage: 'Task not found or expired' });
+    history.get(400, 'task-vanished', 'completed', { result: FAILING_JOB_RESULT });
+    history.final(5_000, 'task-vanished', 'completed', { result: FAILING_JOB_RESULT });
+    const result = checkHistory(history.records);
+    expect(kindsAndIds(result)).toEqual([{ kind: 'lost-task', taskIds: ['task-vanished'] }]);
+    expect(result.violations[0]!.message).toBe(
+      'acknowledged, then tasks/get on gw-2 answered -32602 "Task not found or expired"',
+    );
+  });
+
   it('fails on a task never read back at the end', () => {
     const result = checkHistory(historyBuilder().create(100, 'task-unread').records);
     expect(kindsAndIds(result)).toContainEqual({ kind: 'lost-task', taskIds: ['task-unread'] });

@@ -30,9 +30,21 @@ export interface Finding {
 
 const fmt = (ms: number) => `${Math.round(ms)} ms`;
 
-/** Every acknowledged create resolves afterwards: each final read by its owner finds it. */
+/**
+ * Every acknowledged create resolves afterwards: no request of its owner sent after the create's
+ * reply is told the id is unknown, and each final read finds it.
+ */
 export function checkLostTasks(task: TaskFacts): Finding[] {
   const base = { taskIds: [task.taskId], since: task.createRequestT };
+  const unresolved = task.notFound
+    .filter((miss) => miss.requestT >= task.createReplyT)
+    .map((miss) => ({
+      ...base,
+      kind: 'lost-task' as const,
+      at: miss.replyT,
+      message: `acknowledged, then ${miss.method} on ${miss.replica} answered ${UNKNOWN_TASK_ERROR.code} ${JSON.stringify(UNKNOWN_TASK_ERROR.message)}`,
+    }));
+  if (unresolved.length > 0) return unresolved;
   if (task.finals.length === 0) {
     return [
       {

@@ -7,6 +7,7 @@ import type {
   RequestRecord,
   StepRecord,
 } from '../history/records.js';
+import { UNKNOWN_TASK_ERROR } from './unknown-task-error.js';
 
 /** One status seen by the task's owner: a reply, or a final read (then requestT = replyT). */
 export interface Observation {
@@ -46,6 +47,8 @@ export interface TaskFacts {
   observations: Observation[];
   finals: FinalReadRecord[];
   answers: AnsweredInput[];
+  /** The owner's requests about the task answered with the unknown-id error. */
+  notFound: { replica: string; method: string; requestT: number; replyT: number }[];
   steps: StepExecution[];
 }
 
@@ -146,6 +149,7 @@ export function indexHistory(records: readonly HistoryRecord[]): IndexedHistory 
       observations: [],
       finals: [],
       answers: [],
+      notFound: [],
       steps: [],
     });
   }
@@ -158,6 +162,17 @@ export function indexHistory(records: readonly HistoryRecord[]): IndexedHistory 
     if (reply.tenant !== facts.ownerTenant) {
       foreignReads.push({ request, reply, ownerTenant: facts.ownerTenant });
       continue;
+    }
+    if (
+      reply.errorCode === UNKNOWN_TASK_ERROR.code &&
+      reply.errorMessage === UNKNOWN_TASK_ERROR.message
+    ) {
+      facts.notFound.push({
+        replica: reply.replica,
+        method: reply.method,
+        requestT: request.t,
+        replyT: reply.t,
+      });
     }
     if (reply.status !== undefined) {
       facts.observations.push({
