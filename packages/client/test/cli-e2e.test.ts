@@ -100,7 +100,9 @@ describe('mcp-tasks against real gateway and worker processes', () => {
       () => watch.stderr(),
     );
     // The watch holds exactly one connection through the proxy: its listen stream.
-    const [[port, count]] = [...proxy.open()].filter(([, n]) => n > 0);
+    const holding = [...proxy.open()].filter(([, n]) => n > 0);
+    expect(holding).toHaveLength(1);
+    const [port, count] = holding[0]!;
     expect(count).toBe(1);
     const victim = stack.gateways.find((g) => Number(new URL(g.url).port) === port)!;
     const survivor = stack.gateways.find((g) => g !== victim)!;

@@ -56,7 +56,13 @@ async function promptField(
       const value = await number({
         message: label,
         required,
-        ...(property.type === 'number' ? { step: 'any' as const } : {}),
+        step: 'any',
+        ...(property.type === 'integer'
+          ? {
+              validate: (v: number | undefined) =>
+                v === undefined || Number.isInteger(v) || 'Enter a whole number',
+            }
+          : {}),
         ...(typeof property.minimum === 'number' ? { min: property.minimum } : {}),
         ...(typeof property.maximum === 'number' ? { max: property.maximum } : {}),
         ...(typeof property.default === 'number' ? { default: property.default } : {}),
