@@ -140,7 +140,8 @@ export async function startScriptedServer(mode: ServerMode): Promise<ScriptedSer
           error: { code: -32601, message: `Method not found: ${message.method}` },
         });
     }
-  });
+  };
+  const server: Server = createServer((req, res) => void handle(req, res));
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const address = server.address();
