@@ -23,6 +23,7 @@ import type {
 import {
   buildRequest,
   DEFAULT_FRAMING,
+  framingFor,
   type BuiltRequest,
   type Framing,
   type JsonRpcReplyBody,
@@ -120,7 +121,7 @@ export function createClient(options: ClientOptions): McpTasksClient {
     const bearer = await token();
     return buildRequest(method, params, {
       id,
-      framing,
+      framing: framingFor(method, framing),
       ...(bearer === undefined ? {} : { token: bearer }),
     });
   };

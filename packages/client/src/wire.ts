@@ -25,6 +25,38 @@ export const DEFAULT_FRAMING: Framing = {
   clientCapabilities: DEFAULT_CAPABILITIES,
 };
 
+/** Requests that may use the Tasks extension: a call may become a task; the rest act on one. */
+const TASK_SCOPED_METHODS = new Set([
+  'tools/call',
+  'tasks/get',
+  'tasks/update',
+  'tasks/cancel',
+  'subscriptions/listen',
+]);
+
+/**
+ * Capabilities are per request (R4): the Tasks extension is declared on the requests that can
+ * use it and left off the others, as the official ext-tasks client frames them.
+ */
+export function framingFor(method: string, framing: Framing): Framing {
+  if (TASK_SCOPED_METHODS.has(method)) return framing;
+  const extensions = framing.clientCapabilities.extensions;
+  if (
+    typeof extensions !== 'object' ||
+    extensions === null ||
+    !(TASKS_EXTENSION_ID in extensions)
+  ) {
+    return framing;
+  }
+  const { [TASKS_EXTENSION_ID]: _tasks, ...others } = extensions as Record<string, unknown>;
+  const { extensions: _all, ...capabilities } = framing.clientCapabilities;
+  return {
+    ...framing,
+    clientCapabilities:
+      Object.keys(others).length > 0 ? { ...capabilities, extensions: others } : capabilities,
+  };
+}
+
 export interface JsonRpcRequestBody {
   jsonrpc: '2.0';
   id: RequestId;
