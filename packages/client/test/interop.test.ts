@@ -76,7 +76,7 @@ async function officialRun() {
     // adds only what HTTP needs (the routing headers that mirror the body it was given).
     rawDispatch: async (request) => {
       // The JSON-RPC envelope is the host's too: ext-tasks hands over method and params.
-      const message = {
+      const message: Record<string, unknown> = {
         jsonrpc: '2.0',
         id: `ext-${nextId++}`,
         ...(request as Record<string, unknown>),

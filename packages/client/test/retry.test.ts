@@ -1,10 +1,10 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import { once } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createClient, McpError } from '../src/index.js';
 
 /** A real server whose tasks/get answers are scripted one by one. */
-async function serve(replies: ((res: import('node:http').ServerResponse) => void)[]) {
+async function serve(replies: ((res: ServerResponse) => void)[]) {
   let served = 0;
   const server: Server = createServer((req, res) => {
     req.resume();
@@ -21,7 +21,7 @@ async function serve(replies: ((res: import('node:http').ServerResponse) => void
 
 const json =
   (status: number, body: unknown, headers: Record<string, string> = {}) =>
-  (res: import('node:http').ServerResponse) => {
+  (res: ServerResponse) => {
     res.writeHead(status, { 'content-type': 'application/json', ...headers });
     res.end(JSON.stringify(body));
   };
