@@ -56,7 +56,10 @@ export function statusLine(enabled: boolean): {
       } else spinner.update({ text });
     },
     stop(text, ok) {
-      if (!spinning) spinner.start({ text });
+      if (!spinning) {
+        process.stderr.write(`${ok ? '✔' : '✖'} ${text}\n`);
+        return;
+      }
       if (ok) spinner.success({ text });
       else spinner.error({ text });
       spinning = false;

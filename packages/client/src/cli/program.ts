@@ -1,7 +1,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { ConnectionError, HttpError, InputRequiredError, McpError } from '../errors.js';
 import type { TaskHandle } from '../task-handle.js';
-import type { InputHandler, InputResponses, TaskSnapshot } from '../types.js';
+import { isTerminal, type InputHandler, type InputResponses, type TaskSnapshot } from '../types.js';
 import { buildToolArguments, collectArg } from './arguments.js';
 import { canPrompt, connect, type ConnectionOptions } from './context.js';
 import { CliExit, ExitCode, exitCodeForStatus } from './exit-codes.js';
@@ -53,7 +53,8 @@ async function follow(handle: TaskHandle, options: FollowOptions): Promise<TaskS
       signal: stopForInput.signal,
       ...(interactive ? { onInput } : {}),
       onUpdate(snapshot) {
-        line.update(`${handle.taskId} ${describeSnapshot(snapshot)}`);
+        // The end is drawn once by `stop`; a spinner frame for it would be left on screen.
+        if (!isTerminal(snapshot)) line.update(`${handle.taskId} ${describeSnapshot(snapshot)}`);
         if (!interactive && options.exitOnInput && snapshot.status === 'input_required') {
           needsInput = snapshot;
           stopForInput.abort(new CliExit(ExitCode.InputRequired));
