@@ -15,6 +15,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createClient, McpError, type McpTasksClient, type TaskSnapshot } from '@mcp-tasks/client';
@@ -118,12 +119,21 @@ async function waitFor(
   throw new Error(`task ${taskId} stopped before ${label}`);
 }
 
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  server.close();
+  return port;
+}
+
 // --- spawn mode: today's self-contained stack -------------------------------------------------
 
 const children = new Map<string, ChildProcess>();
 
 async function spawnStack(): Promise<{
   url: string;
+  secondUrl: string;
   control: ProcessControl;
   stop(): Promise<void>;
 }> {
@@ -132,7 +142,8 @@ async function spawnStack(): Promise<{
   const suffix = `${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
   const dbName = `mcpt_demo_${suffix}`;
   const databaseUrl = Object.assign(new URL(baseUrl), { pathname: `/${dbName}` }).toString();
-  const ports = { a: 18181, b: 18182 };
+  // Ephemeral ports: the demo never collides with a running stack or another run.
+  const ports = { a: await freePort(), b: await freePort() };
   const shared = {
     DATABASE_URL: databaseUrl,
     REDIS_URL: redisUrl,
@@ -194,6 +205,7 @@ async function spawnStack(): Promise<{
   );
   return {
     url: `http://127.0.0.1:${ports.a}/mcp`,
+    secondUrl: `http://127.0.0.1:${ports.b}/mcp`,
     control: {
       databaseUrl,
       describe: 'the processes this demo started',
@@ -480,7 +492,7 @@ async function main(): Promise<void> {
     url = stack.url;
     control = stack.control;
     stop = () => stack.stop();
-    process.env.DEMO_SECOND_URL ??= 'http://127.0.0.1:18182/mcp';
+    process.env.DEMO_SECOND_URL ??= stack.secondUrl;
     token ??= DEMO_TOKENS.alice;
     otherToken ??= DEMO_TOKENS.mallory;
   } else {
