@@ -1,5 +1,5 @@
-import { createClient, type McpTasksClient } from '../client.js';
-import { FileHandleStore } from '../node/file-handle-store.js';
+import type { McpTasksClient } from '../client.js';
+import { createNodeClient } from '../node/create-node-client.js';
 import { CliExit, ExitCode } from './exit-codes.js';
 
 export interface ConnectionOptions {
@@ -25,11 +25,11 @@ export function connect(options: ConnectionOptions, env = process.env): McpTasks
     throw new CliExit(ExitCode.Usage, `--url ${JSON.stringify(url)} is not a URL`);
   }
   const token = options.token ?? (env.MCP_TOKEN === '' ? undefined : env.MCP_TOKEN);
-  return createClient({
+  return createNodeClient({
     url,
     ...(token === undefined ? {} : { token }),
     clientInfo: CLIENT_INFO,
-    store: new FileHandleStore(url, token, options.stateDir),
+    ...(options.stateDir === undefined ? {} : { stateDir: options.stateDir }),
   });
 }
 
