@@ -84,3 +84,16 @@ describe('request state', () => {
     expect(digestArguments({ x: 1 })).not.toBe(digestArguments({ x: 2 }));
   });
 });
+
+describe('request state nonce (issue 11, item 5)', () => {
+  it('issues distinct states for identical rounds in the same instant, naming distinct tasks', () => {
+    const codec = codecAt({ now: 0 });
+    const first = codec.issue(binding, ['user_name']);
+    const second = codec.issue(binding, ['user_name']);
+    expect(second).not.toBe(first);
+    const answers = { user_name: { action: 'accept', content: { name: 'A' } } };
+    expect(codec.deriveTaskId(second, answers)).not.toBe(codec.deriveTaskId(first, answers));
+    // A retry of the same final round still names the same task.
+    expect(codec.deriveTaskId(first, answers)).toBe(codec.deriveTaskId(first, answers));
+  });
+});

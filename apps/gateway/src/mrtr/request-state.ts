@@ -1,4 +1,4 @@
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /**
  * MRTR requestState (R13). The client holds it between rounds, so it is attacker-controlled: it
@@ -24,6 +24,12 @@ interface StatePayload {
   k: string[];
   /** Expiry, epoch milliseconds. */
   exp: number;
+  /**
+   * A fresh random value per round: two identical call sequences (same caller, tool, arguments,
+   * instant and answers) are two intended runs and must name two tasks; a retry resends this
+   * very state, so it still names the same one.
+   */
+  n: string;
 }
 
 export type RequestStateVerification =
@@ -83,6 +89,7 @@ export function createRequestStateCodec(options: {
         a: binding.argumentsDigest,
         k: inputKeys,
         exp: now() + options.ttlMs,
+        n: randomBytes(12).toString('base64url'),
       };
       const body = Buffer.from(JSON.stringify(payload)).toString('base64url');
       return `${body}.${sign(body).toString('base64url')}`;
@@ -102,7 +109,12 @@ export function createRequestStateCodec(options: {
       } catch {
         return { ok: false, reason: 'malformed' };
       }
-      if (payload.v !== 1 || typeof payload.exp !== 'number' || !Array.isArray(payload.k)) {
+      if (
+        payload.v !== 1 ||
+        typeof payload.exp !== 'number' ||
+        !Array.isArray(payload.k) ||
+        typeof payload.n !== 'string'
+      ) {
         return { ok: false, reason: 'malformed' };
       }
       if (payload.exp <= now()) return { ok: false, reason: 'expired' };
