@@ -6,6 +6,8 @@ import {
   buildCreateTaskResult,
   buildInputRequiredResult,
   buildListToolsResult,
+  checkInputResponses,
+  inputResponsesError,
   describeIssues,
   invalidParamsError,
   parseParams,
@@ -81,8 +83,9 @@ function servesAsTask(tool: ToolDefinition, args: JsonObject, tasksDeclared: boo
 }
 
 /**
- * MRTR rounds before a task exists (R13). The verified state names the keys its round asked
- * for; answers to any other key are dropped, so a client cannot smuggle answers the tool never
+ * MRTR rounds before a task exists (R13). The verified state carries the requests its round
+ * made: an answer that does not fit its request is -32602 (the state stays usable for a corrected
+ * retry); answers to any other key are dropped, so a client cannot smuggle answers the tool never
  * requested. Returns the final arguments, or the next input_required round.
  */
 function gatherInput(
@@ -110,7 +113,9 @@ function gatherInput(
       throw new ProtocolError(ErrorCode.InvalidParams, REQUEST_STATE_PROBLEMS[verified.reason]);
     }
     const sent = (params.inputResponses ?? {}) as InputResponses;
-    for (const key of verified.inputKeys) {
+    const problems = checkInputResponses(verified.inputRequests, sent);
+    if (problems.length > 0) throw inputResponsesError(problems);
+    for (const key of Object.keys(verified.inputRequests)) {
       const answer = sent[key];
       if (answer !== undefined) responses[key] = answer;
     }
@@ -126,7 +131,7 @@ function gatherInput(
           taskId: services.requestState.deriveTaskId(params.requestState, responses),
         };
   }
-  const requestState = services.requestState.issue(binding, Object.keys(outcome.inputRequests));
+  const requestState = services.requestState.issue(binding, outcome.inputRequests);
   return {
     round: buildInputRequiredResult(
       { inputRequests: outcome.inputRequests, requestState },

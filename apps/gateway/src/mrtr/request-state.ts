@@ -20,8 +20,8 @@ interface StatePayload {
   m: string;
   t: string;
   a: string;
-  /** The input keys this round asked for. */
-  k: string[];
+  /** The input requests of this round, so the answers can be checked against them. */
+  q: Record<string, unknown>;
   /** Expiry, epoch milliseconds. */
   exp: number;
   /**
@@ -33,11 +33,11 @@ interface StatePayload {
 }
 
 export type RequestStateVerification =
-  | { ok: true; inputKeys: string[] }
+  | { ok: true; inputRequests: Record<string, unknown> }
   | { ok: false; reason: 'malformed' | 'bad_signature' | 'expired' | 'mismatch' };
 
 export interface RequestStateCodec {
-  issue(binding: RequestStateBinding, inputKeys: string[]): string;
+  issue(binding: RequestStateBinding, inputRequests: Record<string, unknown>): string;
   verify(token: string, binding: RequestStateBinding): RequestStateVerification;
   /**
    * The task id for the final round of a verified state: a keyed hash of the state and the
@@ -79,7 +79,7 @@ export function createRequestStateCodec(options: {
         .digest();
       return `tsk_${digest.subarray(0, 18).toString('base64url')}`;
     },
-    issue(binding, inputKeys) {
+    issue(binding, inputRequests) {
       const payload: StatePayload = {
         v: 1,
         ten: binding.tenant,
@@ -87,7 +87,7 @@ export function createRequestStateCodec(options: {
         m: binding.method,
         t: binding.toolName,
         a: binding.argumentsDigest,
-        k: inputKeys,
+        q: inputRequests,
         exp: now() + options.ttlMs,
         n: randomBytes(12).toString('base64url'),
       };
@@ -112,7 +112,8 @@ export function createRequestStateCodec(options: {
       if (
         payload.v !== 1 ||
         typeof payload.exp !== 'number' ||
-        !Array.isArray(payload.k) ||
+        typeof payload.q !== 'object' ||
+        payload.q === null ||
         typeof payload.n !== 'string'
       ) {
         return { ok: false, reason: 'malformed' };
@@ -125,7 +126,7 @@ export function createRequestStateCodec(options: {
         payload.t === binding.toolName &&
         payload.a === binding.argumentsDigest;
       if (!matches) return { ok: false, reason: 'mismatch' };
-      return { ok: true, inputKeys: payload.k };
+      return { ok: true, inputRequests: payload.q };
     },
   };
 }
