@@ -10,6 +10,11 @@ export interface JwtAuthOptions {
   audience?: string | undefined;
 }
 
+/** A non-empty string Postgres can store (text cannot hold U+0000: it would be a 500 later). */
+function isIdentityPart(value: unknown): value is string {
+  return typeof value === 'string' && value !== '' && !value.includes('\u0000');
+}
+
 /**
  * MCP_AUTH=jwt: the principal is `sub`, the tenant a configurable string claim; `exp` is required. The algorithm
  * list is pinned per key kind so a token cannot pick a weaker one (alg confusion).
@@ -44,14 +49,7 @@ export function createJwtAuthenticator(options: JwtAuthOptions): Authenticator {
         throw unauthorized('invalid');
       }
       const tenant = payload[options.tenantClaim];
-      if (
-        typeof payload.sub !== 'string' ||
-        payload.sub === '' ||
-        typeof tenant !== 'string' ||
-        tenant === ''
-      ) {
-        throw unauthorized('invalid');
-      }
+      if (!isIdentityPart(payload.sub) || !isIdentityPart(tenant)) throw unauthorized('invalid');
       return { tenant, principal: payload.sub };
     },
   };
