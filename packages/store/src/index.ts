@@ -65,4 +65,5 @@ export {
   type TaskDispatcher,
   type TaskService,
   type TaskServiceOptions,
+  type CreateOptions,
 } from './task-service.js';

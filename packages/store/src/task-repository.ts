@@ -40,7 +40,7 @@ export interface NewTask {
 export async function createTask(
   db: Db,
   input: NewTask,
-): Promise<{ task: Task; commitLsn: string; created: boolean }> {
+): Promise<{ task: Task; commitLsn: string; created: boolean; enqueued: boolean }> {
   if (!isWellFormedTaskId(input.id)) throw new RangeError(`malformed task id ${input.id}`);
   const inserted = await db
     .insertInto('tasks')
@@ -64,7 +64,12 @@ export async function createTask(
   );
   const commitLsn = lsn.rows[0]?.lsn;
   if (commitLsn === undefined) throw new Error('pg_current_wal_insert_lsn returned nothing');
-  return { task: taskRowToTask(row), commitLsn, created: inserted !== undefined };
+  return {
+    task: taskRowToTask(row),
+    commitLsn,
+    created: inserted !== undefined,
+    enqueued: row.enqueued_at !== null,
+  };
 }
 
 async function existingTwin(db: Db, input: NewTask): Promise<TaskRow> {
