@@ -1,6 +1,7 @@
 import { TOOL_PACKS } from '@mcp-tasks/tools';
 import { z } from 'zod';
 import { isSafeJwksUrl } from './auth/jwks-url.js';
+import { DEFAULT_LISTEN_LIMITS, type ListenLimits } from './mcp/listen-limits.js';
 
 /**
  * The gateway's whole configuration, parsed once from the environment. Nothing else in the app
@@ -28,6 +29,7 @@ export interface GatewayConfig {
   taskPollIntervalMs: number;
   visibilityTimeoutMs: number;
   sseKeepAliveMs: number;
+  listenLimits: ListenLimits;
   shutdownGraceMs: number;
   shutdownDelayMs: number;
   migrateOnStart: boolean;
@@ -92,6 +94,11 @@ const EnvSchema = z.object({
   TASK_POLL_INTERVAL_MS: positiveInt(1000),
   MCP_VISIBILITY_TIMEOUT_MS: positiveInt(5000),
   MCP_SSE_KEEPALIVE_MS: positiveInt(15_000),
+  MCP_LISTEN_MAX_STREAMS: positiveInt(DEFAULT_LISTEN_LIMITS.maxStreams),
+  MCP_LISTEN_STREAMS_PER_PRINCIPAL: positiveInt(DEFAULT_LISTEN_LIMITS.maxStreamsPerPrincipal),
+  MCP_LISTEN_MAX_TASK_IDS: positiveInt(DEFAULT_LISTEN_LIMITS.maxTaskIds),
+  MCP_LISTEN_BUFFER_BYTES: positiveInt(DEFAULT_LISTEN_LIMITS.maxBufferedBytes),
+  MCP_LISTEN_LOAD_CONCURRENCY: positiveInt(DEFAULT_LISTEN_LIMITS.loadConcurrency),
   MCP_SHUTDOWN_GRACE_MS: positiveInt(10_000),
   MCP_SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).default(1000),
   MCP_MIGRATE_ON_START: z.enum(['true', 'false']).default('false'),
@@ -287,6 +294,13 @@ function buildConfig(
       taskPollIntervalMs: env.TASK_POLL_INTERVAL_MS,
       visibilityTimeoutMs: env.MCP_VISIBILITY_TIMEOUT_MS,
       sseKeepAliveMs: env.MCP_SSE_KEEPALIVE_MS,
+      listenLimits: {
+        maxStreams: env.MCP_LISTEN_MAX_STREAMS,
+        maxStreamsPerPrincipal: env.MCP_LISTEN_STREAMS_PER_PRINCIPAL,
+        maxTaskIds: env.MCP_LISTEN_MAX_TASK_IDS,
+        maxBufferedBytes: env.MCP_LISTEN_BUFFER_BYTES,
+        loadConcurrency: env.MCP_LISTEN_LOAD_CONCURRENCY,
+      },
       shutdownGraceMs: env.MCP_SHUTDOWN_GRACE_MS,
       shutdownDelayMs: env.MCP_SHUTDOWN_DELAY_MS,
       migrateOnStart: env.MCP_MIGRATE_ON_START === 'true',

@@ -22,6 +22,7 @@ export {
   createTask,
   getTask,
   getTaskForPrincipal,
+  getTasksForPrincipal,
   recordInputResponses,
   requestCancel,
   type NewTask,

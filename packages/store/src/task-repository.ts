@@ -130,6 +130,25 @@ export async function getTaskForPrincipal(
   return row === undefined ? undefined : taskRowToTask(row);
 }
 
+/** The owner's tasks among `taskIds` in one query (listen loads); foreign and malformed ids drop out. */
+export async function getTasksForPrincipal(
+  db: Db,
+  tenant: string,
+  principal: string,
+  taskIds: readonly string[],
+): Promise<Task[]> {
+  const ids = taskIds.filter(isWellFormedTaskId);
+  if (ids.length === 0) return [];
+  const rows = await db
+    .selectFrom('tasks')
+    .selectAll()
+    .where('id', 'in', ids)
+    .where('tenant', '=', tenant)
+    .where('principal', '=', principal)
+    .execute();
+  return rows.map(taskRowToTask);
+}
+
 /**
  * One statement: lock the owner's row, keep only answers to outstanding keys (R17), merge them,
  * drop those keys from the pending requests, and when none remain move to `working`, unleased and
