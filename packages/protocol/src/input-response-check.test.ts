@@ -106,7 +106,16 @@ describe('checkInputResponses (issue 11, item 0)', () => {
     expect(problemOf(approve, { action: 'accept', content: { approved: 'yes' } })).toBe(
       'content.approved: must be a boolean, got a string',
     );
-    expect(problemOf(approve, { action: 'accept', content: { approved: true, extra: 1 } })).toBe(
+    // As in JSON Schema, other fields are allowed unless the form says additionalProperties: false.
+    expect(
+      problemOf(approve, { action: 'accept', content: { approved: true, extra: 1 } }),
+    ).toBeUndefined();
+    const closed = form({
+      type: 'object',
+      properties: { approved: { type: 'boolean' } },
+      additionalProperties: false,
+    });
+    expect(problemOf(closed, { action: 'accept', content: { approved: true, extra: 1 } })).toBe(
       'content.extra: is not a field of this form (fields: approved)',
     );
     const bad = (field: string, value: unknown) =>

@@ -54,7 +54,11 @@ function formSchemaOf(request: unknown): FormSchema | undefined {
   const required = Array.isArray(schema.required)
     ? schema.required.filter((name): name is string => typeof name === 'string')
     : [];
-  return { properties: schema.properties as Record<string, FieldSchema>, required };
+  return {
+    properties: schema.properties as Record<string, FieldSchema>,
+    required,
+    closed: schema.additionalProperties === false,
+  };
 }
 
 function checkOne(request: unknown, response: unknown): string | undefined {
@@ -85,6 +89,8 @@ function firstIssue(parsed: {
 interface FormSchema {
   properties: Record<string, FieldSchema>;
   required: string[];
+  /** `additionalProperties: false`; otherwise, as in JSON Schema, other fields are allowed. */
+  closed: boolean;
 }
 
 /** A field of an MCP form elicitation (PrimitiveSchemaDefinition), as far as it constrains a value. */
@@ -119,8 +125,9 @@ function checkElicitResult(form: FormSchema | undefined, response: unknown): str
   }
   const fields = Object.keys(form.properties);
   for (const [name, value] of Object.entries(values)) {
-    const field = form.properties[name];
-    if (field === undefined || !Object.hasOwn(form.properties, name)) {
+    const field = Object.hasOwn(form.properties, name) ? form.properties[name] : undefined;
+    if (field === undefined) {
+      if (!form.closed) continue;
       return `content.${name}: is not a field of this form (fields: ${fields.join(', ')})`;
     }
     const problem = checkField(field, value);
