@@ -11,6 +11,12 @@ import { requestIdFrom } from './http/request-id.js';
 import type { McpServices } from './mcp/context.js';
 import { methodLabel } from './mcp/dispatch.js';
 import { handleMcpPost } from './mcp/endpoint.js';
+import {
+  DEFAULT_LISTEN_LIMITS,
+  createLoadQueue,
+  createStreamSlots,
+  type ListenLimits,
+} from './mcp/listen-limits.js';
 import { createPollLimits } from './mcp/poll-rate-limit.js';
 import { createMetrics, type GatewayMetrics } from './metrics.js';
 import { createRequestStateCodec } from './mrtr/request-state.js';
@@ -30,7 +36,7 @@ export type GatewayAppConfig = Pick<
   | 'taskTtlMs'
   | 'taskPollIntervalMs'
   | 'sseKeepAliveMs'
->;
+> & { listenLimits?: ListenLimits };
 
 export interface GatewayOptions {
   taskService: TaskService;
@@ -104,6 +110,7 @@ export function createGateway(options: GatewayOptions): Hono<GatewayEnv> {
   // Every open listen stream waits on this one signal; hundreds of them are normal, not a leak.
   setMaxListeners(0, shutdownSignal);
   const readDb = options.readDb ?? options.db;
+  const listenLimits = config.listenLimits ?? DEFAULT_LISTEN_LIMITS;
   const services: McpServices = {
     taskService: options.taskService,
     db: options.db,
@@ -118,6 +125,11 @@ export function createGateway(options: GatewayOptions): Hono<GatewayEnv> {
     serverInfo: options.serverInfo ?? SERVER_INFO,
     pollLimits: config.pollRateLimit ? createPollLimits() : undefined,
     shutdownSignal,
+    listen: {
+      limits: listenLimits,
+      slots: createStreamSlots(listenLimits),
+      loadQueue: createLoadQueue(listenLimits.loadConcurrency),
+    },
     settings: {
       taskTtlMs: config.taskTtlMs,
       taskPollIntervalMs: config.taskPollIntervalMs,

@@ -114,6 +114,7 @@ describe('parseEnv', () => {
       MCP_AUTH: 'jwt',
       MCP_JWT_SECRET: 'j'.repeat(32),
       MCP_JWT_TENANT_CLAIM: 'org',
+      MCP_JWT_AUDIENCE: 'mcp-tasks',
     });
     if (!ok.ok) throw new Error(ok.problems.join('\n'));
     expect(ok.config.auth).toMatchObject({ mode: 'jwt', tenantClaim: 'org' });

@@ -1,5 +1,7 @@
 import { TOOL_PACKS } from '@mcp-tasks/tools';
 import { z } from 'zod';
+import { isSafeJwksUrl } from './auth/jwks-url.js';
+import { DEFAULT_LISTEN_LIMITS, type ListenLimits } from './mcp/listen-limits.js';
 
 /**
  * The gateway's whole configuration, parsed once from the environment. Nothing else in the app
@@ -27,6 +29,7 @@ export interface GatewayConfig {
   taskPollIntervalMs: number;
   visibilityTimeoutMs: number;
   sseKeepAliveMs: number;
+  listenLimits: ListenLimits;
   shutdownGraceMs: number;
   shutdownDelayMs: number;
   migrateOnStart: boolean;
@@ -42,7 +45,9 @@ export type AuthConfig =
       jwksUrl: string | undefined;
       tenantClaim: string;
       issuer: string | undefined;
-      audience: string | undefined;
+      audience: string;
+      typ: string | undefined;
+      maxTokenAgeSeconds: number;
     };
 
 export interface TokenEntry {
@@ -76,6 +81,8 @@ const EnvSchema = z.object({
   MCP_JWT_TENANT_CLAIM: z.string().min(1).default('tenant'),
   MCP_JWT_ISSUER: optionalText,
   MCP_JWT_AUDIENCE: optionalText,
+  MCP_JWT_TYP: optionalText,
+  MCP_JWT_MAX_TOKEN_AGE_S: positiveInt(86_400),
   REQUEST_STATE_SECRET: optionalText,
   MCP_REQUEST_STATE_TTL_MS: positiveInt(600_000),
   MCP_TOOL_PACKS: optionalText,
@@ -87,6 +94,11 @@ const EnvSchema = z.object({
   TASK_POLL_INTERVAL_MS: positiveInt(1000),
   MCP_VISIBILITY_TIMEOUT_MS: positiveInt(5000),
   MCP_SSE_KEEPALIVE_MS: positiveInt(15_000),
+  MCP_LISTEN_MAX_STREAMS: positiveInt(DEFAULT_LISTEN_LIMITS.maxStreams),
+  MCP_LISTEN_STREAMS_PER_PRINCIPAL: positiveInt(DEFAULT_LISTEN_LIMITS.maxStreamsPerPrincipal),
+  MCP_LISTEN_MAX_TASK_IDS: positiveInt(DEFAULT_LISTEN_LIMITS.maxTaskIds),
+  MCP_LISTEN_BUFFER_BYTES: positiveInt(DEFAULT_LISTEN_LIMITS.maxBufferedBytes),
+  MCP_LISTEN_LOAD_CONCURRENCY: positiveInt(DEFAULT_LISTEN_LIMITS.loadConcurrency),
   MCP_SHUTDOWN_GRACE_MS: positiveInt(10_000),
   MCP_SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).default(1000),
   MCP_MIGRATE_ON_START: z.enum(['true', 'false']).default('false'),
@@ -171,13 +183,30 @@ function buildAuth(env: Partial<Env>, problems: string[]): AuthConfig | undefine
       if (env.MCP_JWT_SECRET !== undefined && env.MCP_JWT_SECRET.length < 32) {
         problems.push('MCP_JWT_SECRET: must be at least 32 characters');
       }
+      if (env.MCP_JWT_AUDIENCE === undefined) {
+        problems.push(
+          'MCP_JWT_AUDIENCE: required when MCP_AUTH=jwt (the "aud" this server accepts; without it tokens the identity provider issued for other APIs would be accepted)',
+        );
+      }
+      if (env.MCP_JWKS_URL !== undefined && env.MCP_JWT_ISSUER === undefined) {
+        problems.push(
+          'MCP_JWT_ISSUER: required with MCP_JWKS_URL (the "iss" of the identity provider whose keys the JWKS publishes)',
+        );
+      }
+      if (env.MCP_JWKS_URL !== undefined && !isSafeJwksUrl(env.MCP_JWKS_URL)) {
+        problems.push(
+          'MCP_JWKS_URL: must use https (plain http only for a loopback host: localhost, 127.0.0.0/8, [::1]); keys fetched over plain http can be replaced in transit',
+        );
+      }
       return {
         mode: 'jwt',
         secret: env.MCP_JWT_SECRET,
         jwksUrl: env.MCP_JWKS_URL,
         tenantClaim: env.MCP_JWT_TENANT_CLAIM ?? 'tenant',
         issuer: env.MCP_JWT_ISSUER,
-        audience: env.MCP_JWT_AUDIENCE,
+        audience: env.MCP_JWT_AUDIENCE ?? '',
+        typ: env.MCP_JWT_TYP,
+        maxTokenAgeSeconds: env.MCP_JWT_MAX_TOKEN_AGE_S ?? 86_400,
       };
   }
 }
@@ -265,6 +294,13 @@ function buildConfig(
       taskPollIntervalMs: env.TASK_POLL_INTERVAL_MS,
       visibilityTimeoutMs: env.MCP_VISIBILITY_TIMEOUT_MS,
       sseKeepAliveMs: env.MCP_SSE_KEEPALIVE_MS,
+      listenLimits: {
+        maxStreams: env.MCP_LISTEN_MAX_STREAMS,
+        maxStreamsPerPrincipal: env.MCP_LISTEN_STREAMS_PER_PRINCIPAL,
+        maxTaskIds: env.MCP_LISTEN_MAX_TASK_IDS,
+        maxBufferedBytes: env.MCP_LISTEN_BUFFER_BYTES,
+        loadConcurrency: env.MCP_LISTEN_LOAD_CONCURRENCY,
+      },
       shutdownGraceMs: env.MCP_SHUTDOWN_GRACE_MS,
       shutdownDelayMs: env.MCP_SHUTDOWN_DELAY_MS,
       migrateOnStart: env.MCP_MIGRATE_ON_START === 'true',

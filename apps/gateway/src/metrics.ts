@@ -6,6 +6,7 @@ export interface GatewayMetrics {
   duration: Histogram<'method'>;
   tasksCreated: Counter<'tool'>;
   openStreams: Gauge;
+  streamsDropped: Counter;
 }
 
 /** One registry per gateway instance (factories, not the prom-client global), so tests stay apart. */
@@ -36,6 +37,11 @@ export function createMetrics(options: { collectDefaults?: boolean } = {}): Gate
     openStreams: new Gauge({
       name: 'mcp_sse_streams_open',
       help: 'subscriptions/listen streams currently open on this replica',
+      registers: [registry],
+    }),
+    streamsDropped: new Counter({
+      name: 'mcp_sse_streams_dropped_total',
+      help: 'subscriptions/listen streams dropped because the client stopped reading',
       registers: [registry],
     }),
   };

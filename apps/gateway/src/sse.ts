@@ -19,9 +19,18 @@ export const SSE_HEADERS = {
   'X-Accel-Buffering': 'no',
 } as const;
 
+export interface SseOverflow {
+  /** Bytes queued for a client that is not reading, beyond which the stream is dropped. */
+  maxBufferedBytes: number;
+  /** The last message, queued past the bound so the client learns why the stream ended. */
+  lastMessage: () => unknown;
+  onDropped?: () => void;
+}
+
 export function createSseStream(options: {
   keepAliveMs: number;
   headers?: Record<string, string>;
+  overflow?: SseOverflow;
 }): SseStream {
   const encoder = new TextEncoder();
   let controller: ReadableStreamDefaultController<Uint8Array> | undefined;
@@ -35,25 +44,50 @@ export function createSseStream(options: {
     for (const callback of closeCallbacks.splice(0)) callback();
   };
 
+  const event = (message: unknown): string =>
+    `event: message\ndata: ${JSON.stringify(message)}\n\n`;
+  const overflow = options.overflow;
+
   const write = (text: string): boolean => {
     if (closed || controller === undefined) return false;
     try {
       controller.enqueue(encoder.encode(text));
-      return true;
     } catch {
       finish();
       return false;
     }
+    // desiredSize = bound - bytes queued: below zero the client has stopped keeping up, and
+    // holding more for it would let one slow reader grow this process without limit.
+    if (overflow !== undefined && (controller.desiredSize ?? 0) < 0) {
+      const c = controller;
+      try {
+        c.enqueue(encoder.encode(event(overflow.lastMessage())));
+      } catch {
+        // the client is gone already
+      }
+      finish();
+      try {
+        c.close();
+      } catch {
+        // already closed by the client
+      }
+      overflow.onDropped?.();
+      return false;
+    }
+    return true;
   };
 
-  const body = new ReadableStream<Uint8Array>({
-    start(c) {
-      controller = c;
+  const body = new ReadableStream<Uint8Array>(
+    {
+      start(c) {
+        controller = c;
+      },
+      cancel() {
+        finish();
+      },
     },
-    cancel() {
-      finish();
-    },
-  });
+    new ByteLengthQueuingStrategy({ highWaterMark: overflow?.maxBufferedBytes ?? 0 }),
+  );
 
   // A comment line keeps idle connections from being cut by proxies and load balancers.
   const keepAlive = setInterval(() => write(': keep-alive\n\n'), options.keepAliveMs);
@@ -61,7 +95,7 @@ export function createSseStream(options: {
 
   return {
     response: new Response(body, { status: 200, headers: { ...SSE_HEADERS, ...options.headers } }),
-    send: (message) => write(`event: message\ndata: ${JSON.stringify(message)}\n\n`),
+    send: (message) => write(event(message)),
     close() {
       if (closed) return;
       const c = controller;

@@ -15,3 +15,4 @@ export * from './tasks.js';
 export * from './subscriptions.js';
 export * from './http-status.js';
 export * from './method-errors.js';
+export * from './input-response-check.js';

@@ -33,3 +33,32 @@ export function parseParams<S extends z.ZodType>(schema: S, params: unknown): z.
   if (parsed.success) return parsed.data;
   throw invalidParamsError(describeIssues(parsed.error));
 }
+
+const NUL_PROBLEM = 'contains a NUL character (U+0000), which cannot be stored';
+
+/**
+ * The first string (value or object key) holding U+0000 in `value`, as a params issue. Postgres
+ * text and jsonb cannot hold it, so it would otherwise surface as a 500 at the first write.
+ */
+export function findNulCharacter(value: unknown, path: PropertyKey[] = []): ParamIssue | undefined {
+  if (typeof value === 'string') {
+    return value.includes('\u0000') ? { path: formatPath(path), message: NUL_PROBLEM } : undefined;
+  }
+  if (Array.isArray(value)) {
+    for (const [index, item] of value.entries()) {
+      const issue = findNulCharacter(item, [...path, index]);
+      if (issue !== undefined) return issue;
+    }
+    return undefined;
+  }
+  if (typeof value === 'object' && value !== null) {
+    for (const [key, item] of Object.entries(value)) {
+      if (key.includes('\u0000')) {
+        return { path: `${formatPath([...path, key])} (the key)`, message: NUL_PROBLEM };
+      }
+      const issue = findNulCharacter(item, [...path, key]);
+      if (issue !== undefined) return issue;
+    }
+  }
+  return undefined;
+}

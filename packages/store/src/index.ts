@@ -22,6 +22,7 @@ export {
   createTask,
   getTask,
   getTaskForPrincipal,
+  getTasksForPrincipal,
   recordInputResponses,
   requestCancel,
   type NewTask,
@@ -65,4 +66,5 @@ export {
   type TaskDispatcher,
   type TaskService,
   type TaskServiceOptions,
+  type CreateOptions,
 } from './task-service.js';

@@ -40,7 +40,7 @@ export interface NewTask {
 export async function createTask(
   db: Db,
   input: NewTask,
-): Promise<{ task: Task; commitLsn: string; created: boolean }> {
+): Promise<{ task: Task; commitLsn: string; created: boolean; enqueued: boolean }> {
   if (!isWellFormedTaskId(input.id)) throw new RangeError(`malformed task id ${input.id}`);
   const inserted = await db
     .insertInto('tasks')
@@ -64,7 +64,12 @@ export async function createTask(
   );
   const commitLsn = lsn.rows[0]?.lsn;
   if (commitLsn === undefined) throw new Error('pg_current_wal_insert_lsn returned nothing');
-  return { task: taskRowToTask(row), commitLsn, created: inserted !== undefined };
+  return {
+    task: taskRowToTask(row),
+    commitLsn,
+    created: inserted !== undefined,
+    enqueued: row.enqueued_at !== null,
+  };
 }
 
 async function existingTwin(db: Db, input: NewTask): Promise<TaskRow> {
@@ -123,6 +128,25 @@ export async function getTaskForPrincipal(
     .where('principal', '=', principal)
     .executeTakeFirst();
   return row === undefined ? undefined : taskRowToTask(row);
+}
+
+/** The owner's tasks among `taskIds` in one query (listen loads); foreign and malformed ids drop out. */
+export async function getTasksForPrincipal(
+  db: Db,
+  tenant: string,
+  principal: string,
+  taskIds: readonly string[],
+): Promise<Task[]> {
+  const ids = taskIds.filter(isWellFormedTaskId);
+  if (ids.length === 0) return [];
+  const rows = await db
+    .selectFrom('tasks')
+    .selectAll()
+    .where('id', 'in', ids)
+    .where('tenant', '=', tenant)
+    .where('principal', '=', principal)
+    .execute();
+  return rows.map(taskRowToTask);
 }
 
 /**

@@ -18,9 +18,9 @@ export interface TaskService {
   /**
    * ReplicaLagError if the read replica lags past the bound; an enqueue failure is reported, not
    * thrown (the sweeper retries). Repeating a create (same id, owner and operation) returns the
-   * existing task and enqueues nothing.
+   * existing task and enqueues nothing, unless it was never dispatched (see CreateOptions).
    */
-  createAndDispatch(input: NewTask): Promise<Task>;
+  createAndDispatch(input: NewTask, options?: CreateOptions): Promise<Task>;
   submitInputResponses(
     owner: TaskOwner,
     taskId: string,
@@ -29,6 +29,16 @@ export interface TaskService {
   cancel(owner: TaskOwner, taskId: string): Promise<{ found: boolean }>;
   /** Enqueues every orphan the sweep finds (one batch); returns how many were dispatched. */
   redispatchOrphans(now: Date): Promise<number>;
+}
+
+export interface CreateOptions {
+  /**
+   * The id is derived from the request (the final MRTR round), so a client's retry names this
+   * task again. After a replica-lag timeout such a task is kept, not withdrawn: the retry must get
+   * a task that will run, never a handle to one the server cancelled (also when another replica
+   * hands it to the retry while this wait is timing out). A repeat dispatches it if nobody has.
+   */
+  derivedId?: boolean;
 }
 
 export interface TaskServiceOptions {
@@ -75,22 +85,25 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
   };
 
   return {
-    async createAndDispatch(input) {
-      const { task, commitLsn, created } = await createTask(db, input);
+    async createAndDispatch(input, createOptions = {}) {
+      const derivedId = createOptions.derivedId === true;
+      const { task, commitLsn, created, enqueued } = await createTask(db, input);
       if (readDb !== undefined) {
         try {
           await waitUntilVisible(readDb, commitLsn, { timeoutMs: visibilityTimeoutMs });
         } catch (error) {
-          // The client gets an error, not a handle, so nobody could observe or cancel this task:
-          // withdraw it (unheld and never enqueued, so it is cancelled at once) before the
-          // sweeper finds it and runs work nobody asked to see.
+          // A fresh random id: the client gets an error, not a handle, and no retry can ever name
+          // this task, so withdraw it (unheld and never enqueued, so cancelled at once) before the
+          // sweeper runs work nobody can see. A derived id is kept: the retry names it again.
           // A repeat of an earlier create keeps its task: that one's handle was already given out.
-          if (created) await requestCancel(db, input.owner, task.id);
+          if (created && !derivedId) await requestCancel(db, input.owner, task.id);
           throw error;
         }
       }
       // A repeat was dispatched the first time (or the sweeper will see to it): wake nothing twice.
-      if (created) await dispatch(task.id, 'created');
+      // A derived-id task whose first create failed its replica wait was never dispatched.
+      const neverDispatched = derivedId && !created && !enqueued && task.status === 'working';
+      if (created || neverDispatched) await dispatch(task.id, 'created');
       return task;
     },
     async submitInputResponses(owner, taskId, responses) {

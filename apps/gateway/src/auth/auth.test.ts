@@ -13,7 +13,9 @@ async function sign(
   /** `exp: null` signs a token that never expires. */
   options: { alg?: string; exp?: string | null; iss?: string } = {},
 ) {
-  let jwt = new SignJWT(claims).setProtectedHeader({ alg: options.alg ?? 'HS256' }).setIssuedAt();
+  let jwt = new SignJWT({ aud: 'mcp-tasks', ...claims })
+    .setProtectedHeader({ alg: options.alg ?? 'HS256' })
+    .setIssuedAt();
   if (options.exp !== null) jwt = jwt.setExpirationTime(options.exp ?? '5m');
   if (options.iss) jwt = jwt.setIssuer(options.iss);
   return jwt.sign(key);
@@ -50,6 +52,7 @@ describe('jwt authentication', () => {
     secret,
     tenantClaim: 'org',
     issuer: 'https://issuer.example',
+    audience: 'mcp-tasks',
   });
 
   it('takes the principal from sub and the tenant from the configured claim', async () => {
@@ -114,10 +117,12 @@ describe('jwt authentication with a JWKS URL', () => {
         jwksUrl: `http://127.0.0.1:${port}/jwks.json`,
         tenantClaim: 'tenant',
         audience: 'mcp-tasks',
+        issuer: 'https://issuer.example',
       });
       const claims = { sub: 'alice', tenant: 'acme' };
       const good = await new SignJWT(claims)
         .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
+        .setIssuer('https://issuer.example')
         .setAudience('mcp-tasks')
         .setExpirationTime('5m')
         .sign(privateKey);
@@ -127,12 +132,14 @@ describe('jwt authentication with a JWKS URL', () => {
       });
       const forged = await new SignJWT(claims)
         .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
+        .setIssuer('https://issuer.example')
         .setAudience('mcp-tasks')
         .setExpirationTime('5m')
         .sign(stranger.privateKey);
       await expect(auth.authenticate(`Bearer ${forged}`)).rejects.toMatchObject({ status: 401 });
       const wrongAudience = await new SignJWT(claims)
         .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
+        .setIssuer('https://issuer.example')
         .setAudience('other')
         .setExpirationTime('5m')
         .sign(privateKey);

@@ -6,6 +6,7 @@ import type { Identity } from '../auth/index.js';
 import type { GatewayMetrics } from '../metrics.js';
 import type { RequestStateCodec } from '../mrtr/request-state.js';
 import type { TaskChangeFeed } from '../task-feed.js';
+import type { ListenLimits, LoadQueue, StreamSlots } from './listen-limits.js';
 import type { PollLimits } from './poll-rate-limit.js';
 
 /** What the method handlers need, built once per gateway. */
@@ -21,6 +22,8 @@ export interface McpServices {
   metrics: GatewayMetrics;
   serverInfo: Implementation;
   pollLimits: PollLimits | undefined;
+  /** subscriptions/listen bounds, stream admission and the bounded load queue (per replica). */
+  listen: { limits: ListenLimits; slots: StreamSlots; loadQueue: LoadQueue };
   /** Aborted when the process starts shutting down: listen streams end gracefully. */
   shutdownSignal: AbortSignal;
   settings: {

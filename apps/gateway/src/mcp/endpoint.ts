@@ -3,6 +3,8 @@ import {
   TASK_METHODS,
   checkRoutingHeaders,
   declaresTasksExtension,
+  findNulCharacter,
+  invalidParamsError,
   jsonRpcResult,
   parseJsonRpcMessage,
   requireTasksExtension,
@@ -39,7 +41,8 @@ const UNTIMED_METHODS: ReadonlySet<string> = new Set(['subscriptions/listen']);
  * anonymous caller cannot make us buffer it) → body size (413) → JSON (-32700) → envelope
  * (-32600) → notification (202) → method (-32601/404) → routing headers (-32020, R23, before
  * _meta so a header/body version clash wins over an unsupported version) → _meta (-32602/-32022,
- * R2–R3) → task capability (-32021, R4, before any task lookup) → the method's handler.
+ * R2–R3) → task capability (-32021, R4, before any task lookup) → no U+0000 anywhere in params
+ * (-32602) → the method's handler.
  * Every failure is thrown; app.onError is the one place that turns it into a reply.
  */
 export async function handleMcpPost(
@@ -87,6 +90,8 @@ export async function handleMcpPost(
     const check = requireTasksExtension(meta.meta, message.method);
     if (!check.ok) throw check.error;
   }
+  const nul = findNulCharacter(message.params ?? {});
+  if (nul !== undefined) throw invalidParamsError([nul]);
 
   const deadline = createRequestDeadline(
     request.signal,

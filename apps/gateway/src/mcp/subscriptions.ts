@@ -5,12 +5,13 @@ import {
   buildSubscriptionEnd,
   buildSubscriptionsAcknowledged,
   buildTaskStatusNotification,
+  jsonRpcError,
   jsonRpcResult,
   listenRequiresTasksExtension,
   parseParams,
   requireTasksExtension,
 } from '@mcp-tasks/protocol';
-import { getTaskForPrincipal } from '@mcp-tasks/store';
+import { getTasksForPrincipal } from '@mcp-tasks/store';
 import {
   buildTaskSnapshot,
   isTerminalStatus,
@@ -20,9 +21,6 @@ import {
 import { createSseStream } from '../sse.js';
 import type { HandlerOutcome, MethodHandler } from './context.js';
 
-/** Bounds the per-stream fan-out (one query per subscribed task on every resync). */
-export const MAX_LISTEN_TASK_IDS = 100;
-
 /**
  * subscriptions/listen (R21): the POST's response is an SSE stream. Order on the stream:
  * the acknowledgement (only the caller's own tasks), then each task's current snapshot, then a
@@ -30,7 +28,9 @@ export const MAX_LISTEN_TASK_IDS = 100;
  * a listener reconnect every snapshot again, since changes during the gap were not delivered.
  * Only taskIds are honoured: this server has no list-changed or resource notifications to send.
  * The stream ends with the graceful end message once every accepted task is terminal (nothing
- * more can happen), or when the replica shuts down; the client closing it ends it silently.
+ * more can happen; at once when none was named or accepted), or when the replica shuts down; the
+ * client closing it ends it silently. A client that stops reading is dropped with an error once
+ * its stream holds more than the buffer bound. Limits: see listen-limits.ts.
  */
 export const subscriptionsListen: MethodHandler = async (
   ctx,
@@ -41,16 +41,20 @@ export const subscriptionsListen: MethodHandler = async (
     const check = requireTasksExtension(ctx.meta, 'subscriptions/listen with taskIds');
     if (!check.ok) throw check.error;
   }
+  const { limits, slots, loadQueue } = services.listen;
   const requested = [...new Set(params.notifications.taskIds ?? [])];
-  if (requested.length > MAX_LISTEN_TASK_IDS) {
+  if (requested.length > limits.maxTaskIds) {
     throw new ProtocolError(
       ErrorCode.InvalidParams,
-      `Too many taskIds: at most ${MAX_LISTEN_TASK_IDS} per subscriptions/listen`,
+      `Too many taskIds: at most ${limits.maxTaskIds} per subscriptions/listen (MCP_LISTEN_MAX_TASK_IDS)`,
+      { limit: limits.maxTaskIds },
     );
   }
   const { tenant, principal } = ctx.identity;
   const subscriptionId = ctx.id;
   const watching = new Set(requested.filter(isWellFormedTaskId));
+  // Before any query: a refused stream must cost nothing.
+  const releaseSlot = slots.take(`${tenant}\u0000${principal}`);
 
   // Subscribe before the first read so a change committed in between is not missed.
   const changed = new Set<string>();
@@ -68,25 +72,47 @@ export const subscriptionsListen: MethodHandler = async (
     },
   );
 
-  const load = (taskId: string): Promise<Task | undefined> =>
-    getTaskForPrincipal(services.db, tenant, principal, taskId);
-  let initial: (Task | undefined)[];
+  // One query per load, through the replica's bounded listen queue.
+  const load = (taskIds: readonly string[]): Promise<Task[]> =>
+    loadQueue(() => getTasksForPrincipal(services.db, tenant, principal, taskIds));
+  let accepted: Task[];
   try {
-    initial = await Promise.all([...watching].map(load));
+    const found = new Map((await load([...watching])).map((task) => [task.id, task]));
+    // In the order the client named them (one query returns rows in any order).
+    accepted = [...watching].flatMap((id) => found.get(id) ?? []);
   } catch (error) {
     unsubscribe();
+    releaseSlot();
     throw error;
   }
   // A client that left during the loads would never see the stream, and its abort has already
   // fired, so nothing would ever close it: stop before building it.
   if (ctx.signal.aborted) {
     unsubscribe();
+    releaseSlot();
     throw new ProtocolError(ErrorCode.InternalError, 'Client went away');
   }
-  const accepted = initial.filter((task): task is Task => task !== undefined);
   for (const id of [...watching]) if (!accepted.some((task) => task.id === id)) watching.delete(id);
 
-  const stream = createSseStream({ keepAliveMs: services.settings.sseKeepAliveMs });
+  const stream = createSseStream({
+    keepAliveMs: services.settings.sseKeepAliveMs,
+    overflow: {
+      maxBufferedBytes: limits.maxBufferedBytes,
+      lastMessage: () =>
+        jsonRpcError(
+          subscriptionId,
+          new ProtocolError(
+            ErrorCode.InternalError,
+            `Listen stream dropped: the client fell more than ${limits.maxBufferedBytes} bytes behind (MCP_LISTEN_BUFFER_BYTES); listen again to get current snapshots`,
+            { reason: 'slow_consumer', maxBufferedBytes: limits.maxBufferedBytes },
+          ),
+        ),
+      onDropped: () => {
+        services.metrics.streamsDropped.inc();
+        ctx.log.warn({ subscriptionId }, 'listen stream dropped: slow consumer');
+      },
+    },
+  });
   services.metrics.openStreams.inc();
   const lastSent = new Map<string, string>();
   const terminal = new Set<string>();
@@ -109,8 +135,9 @@ export const subscriptionsListen: MethodHandler = async (
     );
     stream.close();
   };
-  const allSettled = (): boolean =>
-    params.notifications.taskIds !== undefined && terminal.size === watching.size;
+  // A listen naming no task (or none of the caller's) has nothing it could ever be sent: it
+  // ends right after the acknowledgement instead of holding a connection open forever.
+  const allSettled = (): boolean => terminal.size === watching.size;
 
   const onShutdown = (): void => {
     endGracefully();
@@ -124,6 +151,7 @@ export const subscriptionsListen: MethodHandler = async (
   ctx.signal.addEventListener('abort', onClientGone, { once: true });
   stream.onClose(() => {
     unsubscribe();
+    releaseSlot();
     services.shutdownSignal.removeEventListener('abort', onShutdown);
     ctx.signal.removeEventListener('abort', onClientGone);
     services.metrics.openStreams.dec();
@@ -154,10 +182,11 @@ export const subscriptionsListen: MethodHandler = async (
       const ids = resyncAll ? [...watching] : [...changed];
       resyncAll = false;
       changed.clear();
-      for (const id of ids) {
-        if (stream.closed || terminal.has(id)) continue;
-        const task = await load(id);
-        if (task !== undefined && !stream.closed) sendSnapshot(task);
+      const pending = ids.filter((id) => !terminal.has(id));
+      if (pending.length === 0 || stream.closed) continue;
+      for (const task of await load(pending)) {
+        if (stream.closed) break;
+        sendSnapshot(task);
       }
     }
   };

@@ -5,6 +5,8 @@ import {
   ProtocolError,
   buildEmptyResult,
   buildGetTaskResult,
+  checkInputResponses,
+  inputResponsesError,
   parseParams,
 } from '@mcp-tasks/protocol';
 import { getTaskForPrincipal } from '@mcp-tasks/store';
@@ -61,11 +63,20 @@ export const tasksGet: MethodHandler = async (ctx, services) => {
 export const tasksUpdate: MethodHandler = async (ctx, services) => {
   const { taskId, inputResponses } = parseParams(LenientUpdateTaskParamsSchema, ctx.params);
   if (!isWellFormedTaskId(taskId)) throw taskNotFound();
-  const { found } = await services.taskService.submitInputResponses(
-    ctx.identity,
-    taskId,
-    inputResponses,
+  const { tenant, principal } = ctx.identity;
+  // Checked against the primary's outstanding requests before anything is written: an answer
+  // that consumed its key but could not be used would leave the task unrecoverable.
+  const task = await getTaskForPrincipal(services.db, tenant, principal, taskId);
+  if (task === undefined) throw taskNotFound();
+  const problems = checkInputResponses(task.inputRequests, inputResponses);
+  if (problems.length > 0) throw inputResponsesError(problems);
+  // Only checked answers go on: a key issued after this read (keys are predictable names) must
+  // not slip through unchecked; anything else is ignored anyway (R17).
+  const checked = Object.fromEntries(
+    Object.entries(inputResponses).filter(([key]) => Object.hasOwn(task.inputRequests, key)),
   );
+  if (Object.keys(checked).length === 0) return result(buildEmptyResult(services.serverInfo));
+  const { found } = await services.taskService.submitInputResponses(ctx.identity, taskId, checked);
   if (!found) throw taskNotFound();
   return result(buildEmptyResult(services.serverInfo));
 };

@@ -6,6 +6,8 @@ import {
   buildCreateTaskResult,
   buildInputRequiredResult,
   buildListToolsResult,
+  checkInputResponses,
+  inputResponsesError,
   describeIssues,
   invalidParamsError,
   parseParams,
@@ -18,8 +20,10 @@ import {
   type InputResponses,
   type JsonObject,
 } from '@mcp-tasks/tasks';
+import { ReplicaLagError } from '@mcp-tasks/store';
 import type { CallContext, ToolDefinition } from '@mcp-tasks/tools';
 import { z } from 'zod';
+import { HttpProtocolError } from '../errors.js';
 import { LenientCallToolParamsSchema } from '../wire/lenient-params.js';
 import { digestArguments, type RequestStateBinding } from '../mrtr/request-state.js';
 import { result, type McpServices, type MethodHandler, type RequestContext } from './context.js';
@@ -55,6 +59,20 @@ const REQUEST_STATE_PROBLEMS = {
   mismatch: 'Invalid requestState: it was issued for another caller, tool or arguments',
 } as const;
 
+/**
+ * The replica wait timed out (R11: no handle before the row is readable where tasks/get reads).
+ * A fresh id was withdrawn by the store; a derived id (final MRTR round) was kept, so the retry
+ * names it again and gets a task that runs, never one the server cancelled.
+ */
+function replicaLagged(derivedId: boolean): HttpProtocolError {
+  const message = derivedId
+    ? 'The read replica is lagging, so the task could not be handed out yet; it is kept, not withdrawn. Retry this exact call (same requestState and answers) to get its handle.'
+    : 'The read replica is lagging, so the task could not be handed out; nothing will run. Retry the call.';
+  return new HttpProtocolError(503, ErrorCode.InternalError, message, undefined, {
+    'Retry-After': '1',
+  });
+}
+
 function parseArguments(tool: ToolDefinition, raw: Record<string, unknown>): JsonObject {
   const parsed = tool.arguments.safeParse(raw);
   if (parsed.success) return parsed.data;
@@ -81,8 +99,9 @@ function servesAsTask(tool: ToolDefinition, args: JsonObject, tasksDeclared: boo
 }
 
 /**
- * MRTR rounds before a task exists (R13). The verified state names the keys its round asked
- * for; answers to any other key are dropped, so a client cannot smuggle answers the tool never
+ * MRTR rounds before a task exists (R13). The verified state carries the requests its round
+ * made: an answer that does not fit its request is -32602 (the state stays usable for a corrected
+ * retry); answers to any other key are dropped, so a client cannot smuggle answers the tool never
  * requested. Returns the final arguments, or the next input_required round.
  */
 function gatherInput(
@@ -110,7 +129,9 @@ function gatherInput(
       throw new ProtocolError(ErrorCode.InvalidParams, REQUEST_STATE_PROBLEMS[verified.reason]);
     }
     const sent = (params.inputResponses ?? {}) as InputResponses;
-    for (const key of verified.inputKeys) {
+    const problems = checkInputResponses(verified.inputRequests, sent);
+    if (problems.length > 0) throw inputResponsesError(problems);
+    for (const key of Object.keys(verified.inputRequests)) {
       const answer = sent[key];
       if (answer !== undefined) responses[key] = answer;
     }
@@ -126,7 +147,7 @@ function gatherInput(
           taskId: services.requestState.deriveTaskId(params.requestState, responses),
         };
   }
-  const requestState = services.requestState.issue(binding, Object.keys(outcome.inputRequests));
+  const requestState = services.requestState.issue(binding, outcome.inputRequests);
   return {
     round: buildInputRequiredResult(
       { inputRequests: outcome.inputRequests, requestState },
@@ -164,14 +185,22 @@ export const toolsCall: MethodHandler = async (ctx, services) => {
     // Once the commit starts the client must get the handle: a 504 here would leave a task
     // running that nobody can see or cancel, and a retry would create a second one.
     ctx.commit();
-    const task = await services.taskService.createAndDispatch({
-      id: taskId,
-      owner: ctx.identity,
-      operation: { method: 'tools/call', toolName: tool.name, arguments: finalArgs },
-      ttlMs: services.settings.taskTtlMs,
-      pollIntervalMs: services.settings.taskPollIntervalMs,
-      statusMessage: tool.task?.initialStatusMessage ?? null,
-    });
+    const derivedId = gathered.taskId !== undefined;
+    const task = await services.taskService
+      .createAndDispatch(
+        {
+          id: taskId,
+          owner: ctx.identity,
+          operation: { method: 'tools/call', toolName: tool.name, arguments: finalArgs },
+          ttlMs: services.settings.taskTtlMs,
+          pollIntervalMs: services.settings.taskPollIntervalMs,
+          statusMessage: tool.task?.initialStatusMessage ?? null,
+        },
+        { derivedId },
+      )
+      .catch((error: unknown) => {
+        throw error instanceof ReplicaLagError ? replicaLagged(derivedId) : error;
+      });
     services.metrics.tasksCreated.inc({ tool: tool.name });
     ctx.log.info({ taskId: task.id, tool: tool.name }, 'task created');
     return result(buildCreateTaskResult(buildTaskSnapshot(task), services.serverInfo));

@@ -1,4 +1,4 @@
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /**
  * MRTR requestState (R13). The client holds it between rounds, so it is attacker-controlled: it
@@ -20,18 +20,24 @@ interface StatePayload {
   m: string;
   t: string;
   a: string;
-  /** The input keys this round asked for. */
-  k: string[];
+  /** The input requests of this round, so the answers can be checked against them. */
+  q: Record<string, unknown>;
   /** Expiry, epoch milliseconds. */
   exp: number;
+  /**
+   * A fresh random value per round: two identical call sequences (same caller, tool, arguments,
+   * instant and answers) are two intended runs and must name two tasks; a retry resends this
+   * very state, so it still names the same one.
+   */
+  n: string;
 }
 
 export type RequestStateVerification =
-  | { ok: true; inputKeys: string[] }
+  | { ok: true; inputRequests: Record<string, unknown> }
   | { ok: false; reason: 'malformed' | 'bad_signature' | 'expired' | 'mismatch' };
 
 export interface RequestStateCodec {
-  issue(binding: RequestStateBinding, inputKeys: string[]): string;
+  issue(binding: RequestStateBinding, inputRequests: Record<string, unknown>): string;
   verify(token: string, binding: RequestStateBinding): RequestStateVerification;
   /**
    * The task id for the final round of a verified state: a keyed hash of the state and the
@@ -73,7 +79,7 @@ export function createRequestStateCodec(options: {
         .digest();
       return `tsk_${digest.subarray(0, 18).toString('base64url')}`;
     },
-    issue(binding, inputKeys) {
+    issue(binding, inputRequests) {
       const payload: StatePayload = {
         v: 1,
         ten: binding.tenant,
@@ -81,8 +87,9 @@ export function createRequestStateCodec(options: {
         m: binding.method,
         t: binding.toolName,
         a: binding.argumentsDigest,
-        k: inputKeys,
+        q: inputRequests,
         exp: now() + options.ttlMs,
+        n: randomBytes(12).toString('base64url'),
       };
       const body = Buffer.from(JSON.stringify(payload)).toString('base64url');
       return `${body}.${sign(body).toString('base64url')}`;
@@ -102,7 +109,13 @@ export function createRequestStateCodec(options: {
       } catch {
         return { ok: false, reason: 'malformed' };
       }
-      if (payload.v !== 1 || typeof payload.exp !== 'number' || !Array.isArray(payload.k)) {
+      if (
+        payload.v !== 1 ||
+        typeof payload.exp !== 'number' ||
+        typeof payload.q !== 'object' ||
+        payload.q === null ||
+        typeof payload.n !== 'string'
+      ) {
         return { ok: false, reason: 'malformed' };
       }
       if (payload.exp <= now()) return { ok: false, reason: 'expired' };
@@ -113,7 +126,7 @@ export function createRequestStateCodec(options: {
         payload.t === binding.toolName &&
         payload.a === binding.argumentsDigest;
       if (!matches) return { ok: false, reason: 'mismatch' };
-      return { ok: true, inputKeys: payload.k };
+      return { ok: true, inputRequests: payload.q };
     },
   };
 }
