@@ -1,0 +1,53 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { repoRoot } from './repo.js';
+
+export interface Manifest {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; [key: string]: unknown };
+  [key: string]: unknown;
+}
+
+export const OVERLAYS = ['dev', 'prod'] as const;
+export type Overlay = (typeof OVERLAYS)[number];
+
+/** The kubectl with kustomize CI installed (KUBECTL overrides the one on PATH). */
+export const kubectl = process.env.KUBECTL ?? 'kubectl';
+
+export function parseManifests(text: string, source: string): Manifest[] {
+  return parseAllDocuments(text).flatMap((doc) => {
+    if (doc.errors.length > 0) throw new Error(`${source}: ${doc.errors[0]?.message}`);
+    const value = doc.toJS() as Manifest | null;
+    return value === null ? [] : [unfoldSecretData(value)];
+  });
+}
+
+/**
+ * kustomize folds long base64 values over several lines; the API server's decoder (Go's
+ * encoding/base64) skips the newlines, so the schema's `byte` format must see them joined.
+ */
+function unfoldSecretData(manifest: Manifest): Manifest {
+  const data = manifest.data;
+  if (manifest.kind !== 'Secret' || typeof data !== 'object' || data === null) return manifest;
+  const joined = Object.fromEntries(
+    Object.entries(data as Record<string, string>).map(([key, value]) => [
+      key,
+      value.replace(/[\r\n]/g, ''),
+    ]),
+  );
+  return { ...manifest, data: joined };
+}
+
+/** `kubectl kustomize k8s/overlays/<name>`, parsed. */
+export function renderOverlay(overlay: Overlay): Manifest[] {
+  const dir = join(repoRoot, 'k8s', 'overlays', overlay);
+  const text = execFileSync(kubectl, ['kustomize', dir], { encoding: 'utf8' });
+  return parseManifests(text, `k8s/overlays/${overlay}`);
+}
+
+export function readManifestFile(relativePath: string): Manifest[] {
+  return parseManifests(readFileSync(join(repoRoot, relativePath), 'utf8'), relativePath);
+}
