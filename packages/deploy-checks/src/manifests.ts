@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { repoRoot } from './repo.js';
@@ -14,8 +14,15 @@ export interface Manifest {
 export const OVERLAYS = ['dev', 'prod'] as const;
 export type Overlay = (typeof OVERLAYS)[number];
 
-/** The kubectl with kustomize CI installed (KUBECTL overrides the one on PATH). */
-export const kubectl = process.env.KUBECTL ?? 'kubectl';
+/**
+ * KUBECTL if set; else the one scripts/ci/deploy-checks.sh installed into .tools when the machine
+ * had none with kustomize v4+; else kubectl on PATH.
+ */
+export const kubectl =
+  process.env.KUBECTL ??
+  (existsSync(join(repoRoot, '.tools/kubectl/kubectl'))
+    ? join(repoRoot, '.tools/kubectl/kubectl')
+    : 'kubectl');
 
 export function parseManifests(text: string, source: string): Manifest[] {
   return parseAllDocuments(text).flatMap((doc) => {

@@ -85,13 +85,15 @@ export async function ensureRedis(redisUrl: string): Promise<void> {
     retryStrategy: () => null,
     enableOfflineQueue: false,
   });
-  redis.on('error', () => undefined);
+  // The socket's own error (ECONNREFUSED, …) says more than the rejected "Connection is closed".
+  let socketError: unknown;
+  redis.on('error', (error) => (socketError ??= error));
   try {
     await redis.connect();
     await redis.ping();
   } catch (error) {
     throw new StackStartError(
-      `Redis does not answer at ${redactUrl(redisUrl)} (${reason(error)}). Start one (Debian: redis-server --daemonize yes --port 6379; Docker: docker run -d -p 6379:6379 redis:7) or point REDIS_URL at yours.`,
+      `Redis does not answer at ${redactUrl(redisUrl)} (${reason(socketError ?? error)}). Start one (Debian: redis-server --daemonize yes --port 6379; Docker: docker run -d -p 6379:6379 redis:7) or point REDIS_URL at yours.`,
     );
   } finally {
     redis.disconnect();
