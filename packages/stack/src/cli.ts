@@ -14,9 +14,10 @@ import {
 } from './stack.js';
 import { removeStateFile, stackState, writeStateFile } from './state-file.js';
 
-const USAGE = `usage: pnpm stack [--gateways N] [--workers N] [--port P]
+const USAGE = `usage: pnpm stack [--gateways N] [--workers N] [--port P] [--proxy nginx|node]
 
 Runs migrations, N gateways (default 3), N workers (default 2) and nginx (infra/nginx/nginx.conf)
+(or, when nginx is not installed or --proxy node, a streaming Node proxy)
 on 127.0.0.1:P (default 8080), on Postgres DATABASE_URL (default ${DEFAULT_DATABASE_URL}) and
 Redis REDIS_URL (default ${DEFAULT_REDIS_URL}). Every app variable (MCP_TOKENS, LOG_LEVEL, …)
 set in the environment is passed to the processes. Ctrl-C stops everything gracefully.`;
@@ -55,7 +56,7 @@ function positive(name: string, value: string | undefined, fallback: number): nu
 function banner(stack: StackHandle): string {
   const lines = [
     '',
-    `mcp-tasks stack is up: ${stack.gateways.length} gateways, ${stack.workers.length} workers, nginx`,
+    `mcp-tasks stack is up: ${stack.gateways.length} gateways, ${stack.workers.length} workers, ${stack.proxyKind === 'nginx' ? 'nginx (infra/nginx/nginx.conf)' : 'the Node proxy'}`,
     `  endpoint   ${stack.url}`,
   ];
   for (const [principal, token] of Object.entries(stack.tokens)) {
@@ -74,12 +75,19 @@ async function main(): Promise<void> {
       gateways: { type: 'string' },
       workers: { type: 'string' },
       port: { type: 'string' },
+      proxy: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
   if (values.help) {
     process.stdout.write(`${USAGE}\n`);
     return;
+  }
+  if (values.proxy !== undefined && values.proxy !== 'nginx' && values.proxy !== 'node') {
+    process.stderr.write(
+      `pnpm stack: --proxy must be nginx or node, got "${values.proxy}"\n${USAGE}\n`,
+    );
+    process.exit(2);
   }
   const statePath = join(repoRoot, '.stack', 'state.json');
   const log = (text: string) => printLine({ name: 'stack', role: 'stack', stream: 'stdout', text });
@@ -97,6 +105,7 @@ async function main(): Promise<void> {
       redisUrl: process.env.REDIS_URL || DEFAULT_REDIS_URL,
       redisPrefix: process.env.REDIS_PREFIX || DEFAULT_REDIS_PREFIX,
       logSink: printLine,
+      ...(values.proxy === undefined ? {} : { proxy: values.proxy }),
     });
   } catch (error) {
     const message = error instanceof StackStartError ? error.message : String(error);

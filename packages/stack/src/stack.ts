@@ -4,7 +4,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   DEMO_MCP_TOKENS,
@@ -40,6 +40,8 @@ export interface StackOptions {
   logSink?: LogSink;
   /** Build stale packages first (default true). */
   build?: boolean;
+  /** nginx from infra/ (default when installed) or the Node fallback proxy. */
+  proxy?: 'nginx' | 'node';
 }
 
 export interface StackHandle {
@@ -53,6 +55,7 @@ export interface StackHandle {
   gateways: ManagedProcess[];
   workers: ManagedProcess[];
   proxy: ManagedProcess;
+  proxyKind: 'nginx' | 'node';
   /** Every managed process: gateways, then workers, then the proxy. */
   processes: ManagedProcess[];
   /** Graceful: the proxy, then every app with SIGTERM; SIGKILL for any still alive after graceMs. */
@@ -75,13 +78,16 @@ async function portFor(base: number | undefined, index: number): Promise<number>
   return base === undefined ? freePort() : base + index;
 }
 
-function findNginx(): string {
-  for (const candidate of ['/usr/sbin/nginx', '/usr/local/sbin/nginx', '/usr/bin/nginx']) {
-    if (existsSync(candidate)) return candidate;
-  }
-  throw new StackStartError(
-    'nginx is not installed: the stack runs the real proxy from infra/nginx/nginx.conf (Debian: apt-get install nginx).',
-  );
+function findNginx(): string | undefined {
+  return ['/usr/sbin/nginx', '/usr/local/sbin/nginx', '/usr/bin/nginx'].find((c) => existsSync(c));
+}
+
+/** The fallback proxy's entry: the .ts source under tsx, or the built .js. */
+function nodeProxyCommand(): string[] {
+  const self = fileURLToPath(import.meta.url);
+  return self.endsWith('.ts')
+    ? ['--import', 'tsx', join(dirname(self), 'node-proxy.ts')]
+    : [join(dirname(self), 'node-proxy.js')];
 }
 
 async function runMigrations(databaseUrl: string, env: Record<string, string | undefined>) {
@@ -104,16 +110,33 @@ async function runMigrations(databaseUrl: string, env: Record<string, string | u
  */
 export async function startStack(options: StackOptions = {}): Promise<StackHandle> {
   const sink: LogSink = options.logSink ?? (() => undefined);
-  const say = (text: string) => sink({ name: 'stack', role: 'stack', stream: 'stdout', text });
+  const began = Date.now();
+  const say = (text: string) =>
+    sink({
+      name: 'stack',
+      role: 'stack',
+      stream: 'stdout',
+      text: `${text} (+${((Date.now() - began) / 1000).toFixed(1)} s)`,
+    });
   const databaseUrl = options.databaseUrl ?? DEFAULT_DATABASE_URL;
   const redisUrl = options.redisUrl ?? DEFAULT_REDIS_URL;
   const redisPrefix = options.redisPrefix ?? DEFAULT_REDIS_PREFIX;
   const nginx = findNginx();
+  const proxyKind = options.proxy ?? (nginx === undefined ? 'node' : 'nginx');
+  if (proxyKind === 'nginx' && nginx === undefined) {
+    throw new StackStartError(
+      'nginx is not installed (Debian: apt-get install nginx); without it the stack uses its Node proxy.',
+    );
+  }
 
   await ensureRedis(redisUrl);
   if ((await ensurePostgres(databaseUrl)).created)
     say(`created database ${new URL(databaseUrl).pathname.slice(1)}`);
-  if (options.build ?? true) await buildStalePackages(repoRoot, say);
+  say('Postgres and Redis answer');
+  if (options.build ?? true) {
+    const built = await buildStalePackages(repoRoot, say);
+    say(built.length === 0 ? 'every package is up to date' : `built ${built.length} package(s)`);
+  }
 
   // Stack defaults < inherited environment < the explicit options < per-process identity.
   const env: Record<string, string | undefined> = {
@@ -172,30 +195,50 @@ export async function startStack(options: StackOptions = {}): Promise<StackHandl
   }
 
   const proxyPort = options.proxyPort === 0 ? await freePort() : (options.proxyPort ?? 8080);
-  const nginxDir = await mkdtemp(join(tmpdir(), 'mcp-tasks-nginx-'));
-  const config = renderNginxConfig(await readNginxTemplate(repoRoot), {
-    listenPort: proxyPort,
-    gateways: gateways.map((g) => ({ host: '127.0.0.1', port: Number(new URL(g.url ?? '').port) })),
-    accessLog: join(nginxDir, 'access.log'),
-  });
-  await writeFile(join(nginxDir, 'nginx.conf'), config);
   const proxyBase = `http://127.0.0.1:${proxyPort}`;
+  const upstreams = gateways.map((g) => ({
+    host: '127.0.0.1',
+    port: Number(new URL(g.url ?? '').port),
+  }));
+  const nginxDir = await mkdtemp(join(tmpdir(), 'mcp-tasks-nginx-'));
+  let command: string;
+  let args: string[];
+  if (proxyKind === 'nginx' && nginx !== undefined) {
+    const config = renderNginxConfig(await readNginxTemplate(repoRoot), {
+      listenPort: proxyPort,
+      gateways: upstreams,
+      accessLog: join(nginxDir, 'access.log'),
+    });
+    await writeFile(join(nginxDir, 'nginx.conf'), config);
+    command = nginx;
+    args = [
+      '-p',
+      nginxDir,
+      '-c',
+      join(nginxDir, 'nginx.conf'),
+      '-e',
+      'stderr',
+      '-g',
+      'daemon off;',
+    ];
+  } else {
+    say(
+      `${nginx === undefined ? 'nginx is not installed' : 'proxy: node'}: using the Node proxy (packages/stack/src/node-proxy.ts)`,
+    );
+    command = process.execPath;
+    args = [
+      ...nodeProxyCommand(),
+      String(proxyPort),
+      upstreams.map((u) => `${u.host}:${u.port}`).join(','),
+    ];
+  }
   const proxy = new ManagedProcess(
     {
       name: 'proxy',
       role: 'proxy',
-      command: nginx,
-      args: [
-        '-p',
-        nginxDir,
-        '-c',
-        join(nginxDir, 'nginx.conf'),
-        '-e',
-        'stderr',
-        '-g',
-        'daemon off;',
-      ],
-      cwd: nginxDir,
+      command,
+      args,
+      cwd: repoRoot,
       env: process.env,
       readyUrl: `${proxyBase}/healthz`,
       // nginx's graceful SIGQUIT would wait for open listen streams; SIGTERM closes them.
@@ -213,6 +256,7 @@ export async function startStack(options: StackOptions = {}): Promise<StackHandl
   };
   try {
     await Promise.all([...gateways, ...workers].map((p) => p.start()));
+    say(`${gateways.length} gateways ready, ${workers.length} workers ready`);
     await proxy.start();
   } catch (error) {
     await stop(5_000);
@@ -227,6 +271,7 @@ export async function startStack(options: StackOptions = {}): Promise<StackHandl
     gateways,
     workers,
     proxy,
+    proxyKind,
     processes,
     stop,
   };
