@@ -66,3 +66,9 @@ export {
   type TaskService,
   type TaskServiceOptions,
 } from './task-service.js';
+export {
+  readToolRecord,
+  recordToolMissing,
+  recordToolVersion,
+  type ToolRecord,
+} from './tool-record.js';
