@@ -4,7 +4,8 @@ import { z } from 'zod';
 import { resolveCheckpoint } from './checkpoint-version.js';
 import { defineTool } from './define-tool.js';
 import { startToolTask } from './testing/harness.js';
-import type { JsonValue, StepOutcome } from './tool.js';
+import type { JsonValue } from '@mcp-tasks/tasks';
+import type { StepOutcome } from './tool.js';
 import { toolDefinitionProblems } from './validate-tool.js';
 
 /** A two-step tool with one input round; `version` 2 renamed `n` to `count` in its checkpoint. */
@@ -187,11 +188,11 @@ describe('toolDefinitionProblems', () => {
 
 describe('ProtocolError across package copies', () => {
   it('recognises a ProtocolError made by another copy of the package', () => {
-    class ForeignProtocolError extends Error {
-      readonly [Symbol.for('@mcp-tasks/protocol.ProtocolError')] = true;
-      readonly code = -32602;
-    }
-    expect(new ForeignProtocolError('x') instanceof ProtocolError).toBe(true);
+    const foreign = Object.assign(new Error('x'), {
+      code: -32602,
+      [Symbol.for('@mcp-tasks/protocol.ProtocolError')]: true,
+    });
+    expect(foreign instanceof ProtocolError).toBe(true);
     expect(new Error('x') instanceof ProtocolError).toBe(false);
     class Narrower extends ProtocolError {}
     expect(new ProtocolError(-32602, 'x') instanceof Narrower).toBe(false);
