@@ -64,71 +64,94 @@ async function waitForMetric(worker: WorkerProcess, labels: Record<string, strin
   }
 }
 
+// Each case starts two or three worker processes; on a loaded machine that alone takes a while.
+const SLOW = 120_000;
+
 const resultText = (task: Task) =>
   (task.result as { content: { text: string }[] }).content[0]!.text;
 
 describe('tool catalogue mismatches', () => {
-  it('a worker without the tool leaves the task for one that has it, counting the mismatch', async () => {
-    const without = await h.startWorker({ MCP_TOOL_PACKS: 'reports' });
-    const { id } = await createTally();
-    await waitForMetric(without, { tool: 'tally', reason: 'missing' });
-    expect(await h.task(id)).toMatchObject({ status: 'working', failures: 0, lease: null });
-    expect(without.process.output()).toContain(
-      'tool catalogue mismatch: tool \\"tally\\" is not in its catalogue',
-    );
+  it(
+    'a worker without the tool leaves the task for one that has it, counting the mismatch',
+    async () => {
+      const without = await h.startWorker({ MCP_TOOL_PACKS: 'reports' });
+      const { id } = await createTally();
+      await waitForMetric(without, { tool: 'tally', reason: 'missing' });
+      expect(await h.task(id)).toMatchObject({ status: 'working', failures: 0, lease: null });
+      expect(without.process.output()).toContain(
+        'tool catalogue mismatch: tool \\"tally\\" is not in its catalogue',
+      );
 
-    await h.startWorker(v1);
-    const parked = await h.waitFor(id, (t) => t.status === 'input_required');
-    expect(parked.failures).toBe(0);
-    expect(await toolVersionOf(id)).toBe(1);
-  });
+      await h.startWorker(v1);
+      const parked = await h.waitFor(id, (t) => t.status === 'input_required');
+      expect(parked.failures).toBe(0);
+      expect(await toolVersionOf(id)).toBe(1);
+    },
+    SLOW,
+  );
 
-  it('fails the task with a clear error once no worker had the tool for the bound', async () => {
-    const without = await h.startWorker({
-      MCP_TOOL_PACKS: 'reports',
-      TOOL_MISSING_FAIL_AFTER_MS: '1500',
-    });
-    const { id } = await createTally();
-    const failed = await h.waitFor(id, (t) => t.status === 'failed', 30_000);
-    const message = `No worker ran tool "tally" within 1500 ms (worker ${without.id} does not have it): check MCP_TOOL_PACKS and MCP_TOOL_MODULES on the workers`;
-    expect(failed.error).toEqual({ code: -32603, message });
-    expect(failed.statusMessage).toBe(`Failed: ${message}`);
-    expect(failed.failures).toBe(0);
-  });
+  it(
+    'fails the task with a clear error once no worker had the tool for the bound',
+    async () => {
+      const without = await h.startWorker({
+        MCP_TOOL_PACKS: 'reports',
+        TOOL_MISSING_FAIL_AFTER_MS: '1500',
+      });
+      const { id } = await createTally();
+      const failed = await h.waitFor(id, (t) => t.status === 'failed', 30_000);
+      const message = `No worker ran tool "tally" within 1500 ms (worker ${without.id} does not have it): check MCP_TOOL_PACKS and MCP_TOOL_MODULES on the workers`;
+      expect(failed.error).toEqual({ code: -32603, message });
+      expect(failed.statusMessage).toBe(`Failed: ${message}`);
+      expect(failed.failures).toBe(0);
+    },
+    SLOW,
+  );
 });
 
 describe('versioned checkpoints', () => {
-  it('records the version that wrote the checkpoint; a newer version migrates it through its hook', async () => {
-    const id = await parkedTally(v1);
-    expect(await toolVersionOf(id)).toBe(1);
-    await h.startWorker(v2Migrating);
-    await answer(id);
-    const done = await h.waitFor(id, (t) => t.status === 'completed');
-    expect(resultText(done)).toBe('v2 sum=1');
-    expect(await toolVersionOf(id)).toBe(2);
-  });
+  it(
+    'records the version that wrote the checkpoint; a newer version migrates it through its hook',
+    async () => {
+      const id = await parkedTally(v1);
+      expect(await toolVersionOf(id)).toBe(1);
+      await h.startWorker(v2Migrating);
+      await answer(id);
+      const done = await h.waitFor(id, (t) => t.status === 'completed');
+      expect(resultText(done)).toBe('v2 sum=1');
+      expect(await toolVersionOf(id)).toBe(2);
+    },
+    SLOW,
+  );
 
-  it('fails the task clearly when the newer version has no hook for the old checkpoint', async () => {
-    const id = await parkedTally(v1);
-    await h.startWorker(v2);
-    await answer(id);
-    const failed = await h.waitFor(id, (t) => t.status === 'failed');
-    const message =
-      'tally: the checkpoint was written by version 1 and version 2 cannot read it (the tool has no migrateCheckpoint hook)';
-    expect(failed.error).toEqual({ code: -32603, message });
-    expect(failed.failures).toBe(0);
-  });
+  it(
+    'fails the task clearly when the newer version has no hook for the old checkpoint',
+    async () => {
+      const id = await parkedTally(v1);
+      await h.startWorker(v2);
+      await answer(id);
+      const failed = await h.waitFor(id, (t) => t.status === 'failed');
+      const message =
+        'tally: the checkpoint was written by version 1 and version 2 cannot read it (the tool has no migrateCheckpoint hook)';
+      expect(failed.error).toEqual({ code: -32603, message });
+      expect(failed.failures).toBe(0);
+    },
+    SLOW,
+  );
 
-  it('an older worker leaves a newer checkpoint for a worker with the newer tool', async () => {
-    const id = await parkedTally(v2);
-    expect(await toolVersionOf(id)).toBe(2);
-    const older = await h.startWorker(v1);
-    await answer(id);
-    await waitForMetric(older, { tool: 'tally', reason: 'older_version' });
-    expect(await h.task(id)).toMatchObject({ status: 'working', failures: 0 });
+  it(
+    'an older worker leaves a newer checkpoint for a worker with the newer tool',
+    async () => {
+      const id = await parkedTally(v2);
+      expect(await toolVersionOf(id)).toBe(2);
+      const older = await h.startWorker(v1);
+      await answer(id);
+      await waitForMetric(older, { tool: 'tally', reason: 'older_version' });
+      expect(await h.task(id)).toMatchObject({ status: 'working', failures: 0 });
 
-    await h.startWorker(v2);
-    const done = await h.waitFor(id, (t) => t.status === 'completed', 30_000);
-    expect(resultText(done)).toBe('v2 sum=1');
-  });
+      await h.startWorker(v2);
+      const done = await h.waitFor(id, (t) => t.status === 'completed', 30_000);
+      expect(resultText(done)).toBe('v2 sum=1');
+    },
+    SLOW,
+  );
 });
