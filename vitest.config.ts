@@ -4,7 +4,7 @@ import { defineConfig } from 'vitest/config';
 // The JSON report lets CI print a plain "N passed, N failed" line after the run.
 export default defineConfig({
   test: {
-    projects: ['packages/*', 'apps/*'],
+    projects: ['packages/*', 'apps/*', 'examples/*'],
     reporters: ['default', 'json'],
     outputFile: { json: 'results/vitest.json' },
   },

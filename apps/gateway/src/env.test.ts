@@ -30,6 +30,14 @@ describe('parseEnv', () => {
     });
   });
 
+  it('reads MCP_TOOL_MODULES as a trimmed list, empty by default', () => {
+    const unset = parseEnv(base);
+    const set = parseEnv({ ...base, MCP_TOOL_MODULES: '@acme/mcp-tools, ./tools/index.js' });
+    if (!unset.ok || !set.ok) throw new Error('expected a valid configuration');
+    expect(unset.config.toolModules).toEqual([]);
+    expect(set.config.toolModules).toEqual(['@acme/mcp-tools', './tools/index.js']);
+  });
+
   it('fails when MCP_AUTH is missing: no auth mode is a default', () => {
     const { MCP_AUTH: _omit, ...rest } = base;
     const result = parseEnv(rest);

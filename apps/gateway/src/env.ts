@@ -20,6 +20,8 @@ export interface GatewayConfig {
   requestStateSecretIsDevDefault: boolean;
   requestStateTtlMs: number;
   toolPacks: string[] | undefined;
+  /** Tool modules loaded beside the packs (MCP_TOOL_MODULES): package names or ./paths. */
+  toolModules?: string[];
   maxBodyBytes: number;
   pollRateLimit: boolean;
   requestTimeoutMs: number;
@@ -86,6 +88,7 @@ const EnvSchema = z.object({
   REQUEST_STATE_SECRET: optionalText,
   MCP_REQUEST_STATE_TTL_MS: positiveInt(600_000),
   MCP_TOOL_PACKS: optionalText,
+  MCP_TOOL_MODULES: optionalText,
   MCP_MAX_BODY_BYTES: positiveInt(1024 * 1024),
   MCP_POLL_RATE_LIMIT: z.enum(['on', 'off']).default('off'),
   MCP_REQUEST_TIMEOUT_MS: positiveInt(30_000),
@@ -289,6 +292,7 @@ function buildConfig(
       requestStateSecretIsDevDefault,
       requestStateTtlMs: env.MCP_REQUEST_STATE_TTL_MS,
       toolPacks,
+      toolModules: splitList(env.MCP_TOOL_MODULES) ?? [],
       maxBodyBytes: env.MCP_MAX_BODY_BYTES,
       pollRateLimit: env.MCP_POLL_RATE_LIMIT === 'on',
       requestTimeoutMs: env.MCP_REQUEST_TIMEOUT_MS,

@@ -8,7 +8,12 @@ import {
   migrateToLatest,
   type Db,
 } from '@mcp-tasks/store';
-import { TOOL_PACKS, createToolCatalogue, type ToolCatalogue } from '@mcp-tasks/tools';
+import {
+  TOOL_PACKS,
+  createToolCatalogue,
+  loadToolModules,
+  type ToolCatalogue,
+} from '@mcp-tasks/tools';
 import { pino } from 'pino';
 import { createGateway } from './app.js';
 import { createAuthenticator } from './auth/index.js';
@@ -39,10 +44,13 @@ async function main(): Promise<void> {
 
   let catalogue: ToolCatalogue;
   try {
-    catalogue = createToolCatalogue({ packs: config.toolPacks ?? [...TOOL_PACKS] });
+    catalogue = createToolCatalogue({
+      packs: config.toolPacks ?? [...TOOL_PACKS],
+      modules: await loadToolModules(config.toolModules ?? [], { baseDir: process.cwd() }),
+    });
   } catch (error) {
     process.stderr.write(
-      `gateway: invalid configuration:\n  - MCP_TOOL_PACKS: ${(error as Error).message}\n`,
+      `gateway: invalid configuration:\n  - MCP_TOOL_PACKS/MCP_TOOL_MODULES: ${(error as Error).message}\n`,
     );
     process.exit(1);
   }

@@ -23,6 +23,23 @@ describe('parseEnv', () => {
     expect(env.WORKER_ID).toMatch(new RegExp(`-${process.pid}$`));
   });
 
+  it('reads tool modules as a trimmed list (none by default) and the tool-missing bound', () => {
+    expect(parseEnv(required)).toMatchObject({
+      MCP_TOOL_MODULES: [],
+      TOOL_MISSING_FAIL_AFTER_MS: 300_000,
+    });
+    expect(
+      parseEnv({
+        ...required,
+        MCP_TOOL_MODULES: ' @acme/mcp-tools, ./tools/index.js ,',
+        TOOL_MISSING_FAIL_AFTER_MS: '1500',
+      }),
+    ).toMatchObject({
+      MCP_TOOL_MODULES: ['@acme/mcp-tools', './tools/index.js'],
+      TOOL_MISSING_FAIL_AFTER_MS: 1_500,
+    });
+  });
+
   it('caps the retry delays to the enqueue grace, so the sweeper never cuts a backoff short', () => {
     expect(parseEnv(required)).toMatchObject({
       RETRY_BASE_DELAY_MS: 250,

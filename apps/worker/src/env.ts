@@ -31,6 +31,18 @@ const EnvSchema = z
           .filter((pack) => pack.length > 0),
       )
       .pipe(z.array(z.enum(TOOL_PACKS)).min(1)),
+    /** Comma list of tool modules to load beside the packs: package names or ./paths (from the cwd). */
+    MCP_TOOL_MODULES: z
+      .string()
+      .default('')
+      .transform((value) =>
+        value
+          .split(',')
+          .map((specifier) => specifier.trim())
+          .filter((specifier) => specifier.length > 0),
+      ),
+    /** How long a task whose tool no worker has is left for other workers before it fails. */
+    TOOL_MISSING_FAIL_AFTER_MS: int(0).default(5 * 60_000),
     METRICS_PORT: int(0).max(65_535).default(9464),
     WORKER_ID: z.string().min(1).default(`${hostname()}-${process.pid}`),
     LOG_LEVEL: z

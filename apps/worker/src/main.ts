@@ -5,7 +5,7 @@ import {
   createTaskChangeListener,
   createTaskService,
 } from '@mcp-tasks/store';
-import { createToolCatalogue } from '@mcp-tasks/tools';
+import { createToolCatalogue, loadToolModules } from '@mcp-tasks/tools';
 import { watchForCancellation, type CancelWatcher } from './cancel-watcher.js';
 import { EnvError, parseEnv, type WorkerEnv } from './env.js';
 import { startHealthServer, type HealthServer } from './health-server.js';
@@ -46,7 +46,10 @@ async function main(env: WorkerEnv): Promise<void> {
   });
   await assertSchemaCompatible(db);
 
-  const catalogue = createToolCatalogue({ packs: env.MCP_TOOL_PACKS });
+  const catalogue = createToolCatalogue({
+    packs: env.MCP_TOOL_PACKS,
+    modules: await loadToolModules(env.MCP_TOOL_MODULES, { baseDir: process.cwd() }),
+  });
   const queue = createTaskQueue({ redisUrl: env.REDIS_URL, prefix: env.REDIS_PREFIX });
   const metrics = createWorkerMetrics();
   const heldTasks = createHeldTasks();
@@ -64,6 +67,7 @@ async function main(env: WorkerEnv): Promise<void> {
       maxDelayMs: env.RETRY_MAX_DELAY_MS,
     },
     settings: { reportStepMs: env.REPORT_STEP_MS },
+    toolMissingFailAfterMs: env.TOOL_MISSING_FAIL_AFTER_MS,
     heldTasks,
     isDraining: () => draining,
     requeue,
@@ -117,7 +121,13 @@ async function main(env: WorkerEnv): Promise<void> {
     health = await startHealthServer({ port: env.METRICS_PORT, registry: metrics.registry });
   }
   logger.info(
-    { concurrency: env.WORKER_CONCURRENCY, packs: env.MCP_TOOL_PACKS, leaseMs: env.LEASE_MS },
+    {
+      concurrency: env.WORKER_CONCURRENCY,
+      packs: env.MCP_TOOL_PACKS,
+      modules: env.MCP_TOOL_MODULES,
+      tools: catalogue.list().map((tool) => tool.name),
+      leaseMs: env.LEASE_MS,
+    },
     'worker ready',
   );
 

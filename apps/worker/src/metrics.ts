@@ -9,6 +9,7 @@ export type JobOutcome =
   | 'retry_scheduled'
   | 'released'
   | 'lease_lost'
+  | 'tool_unavailable'
   | 'error';
 
 export interface WorkerMetrics {
@@ -17,6 +18,7 @@ export interface WorkerMetrics {
   steps: Counter<'tool'>;
   stepDuration: Histogram<'tool'>;
   leasesLost: Counter;
+  toolMismatches: Counter<'tool' | 'reason'>;
   sweeps: Counter<'role'>;
   redispatched: Counter;
   heldTasks: Gauge;
@@ -50,6 +52,12 @@ export function createWorkerMetrics(): WorkerMetrics {
     leasesLost: new Counter({
       name: 'mcp_worker_leases_lost_total',
       help: 'Attempts stopped because their lease was superseded (writes rejected by the fence)',
+      registers: [registry],
+    }),
+    toolMismatches: new Counter({
+      name: 'mcp_worker_tool_mismatches_total',
+      help: 'Claims of a task whose tool (or a new enough version of it) this worker lacks',
+      labelNames: ['tool', 'reason'],
       registers: [registry],
     }),
     sweeps: new Counter({

@@ -24,6 +24,8 @@ import type { Logger } from './logger.js';
 import type { JobOutcome, WorkerMetrics } from './metrics.js';
 import type { Requeue } from './requeue.js';
 import type { StepLog } from './step-log.js';
+import { DEFAULT_TOOL_MISSING_FAIL_AFTER_MS, createToolMismatchHandler } from './tool-mismatch.js';
+import { startingState } from './tool-state.js';
 import {
   budgetSpentAtClaim,
   decideAfterUnexpectedError,
@@ -50,6 +52,8 @@ export interface TaskRunnerOptions {
   metrics: WorkerMetrics;
   /** STEP_LOG=on: a log line at each step's start and end (see step-log.ts). */
   stepLog?: StepLog;
+  /** How long a task whose tool no worker has is left for others before it fails (default 5 min). */
+  toolMissingFailAfterMs?: number;
 }
 
 export interface TaskRunner {
@@ -74,6 +78,15 @@ const protocolErrorToTaskError = (error: ProtocolError): TaskError => {
  */
 export function createTaskRunner(options: TaskRunnerOptions): TaskRunner {
   const { db, leaseMs, logger, metrics } = options;
+  const leaveForAnotherWorker = createToolMismatchHandler({
+    db,
+    workerId: options.workerId,
+    requeue: options.requeue,
+    logger,
+    metrics,
+    failAfterMs: options.toolMissingFailAfterMs ?? DEFAULT_TOOL_MISSING_FAIL_AFTER_MS,
+    retryDelayMs: options.retry.maxDelayMs,
+  });
 
   async function settleAbort(fence: Fence, reason: AbortReason): Promise<JobOutcome> {
     switch (reason) {
@@ -158,9 +171,9 @@ export function createTaskRunner(options: TaskRunnerOptions): TaskRunner {
     let stepThrew = false;
     try {
       const tool = options.catalogue.get(toolName);
-      // Not a protocol error: another worker (other packs, newer release) may have the tool.
+      // Not the task's fault: another worker (other packs or modules, newer release) may have it.
       if (tool?.task === undefined)
-        throw new Error(`tool ${toolName} has no task program on this worker`);
+        return await leaveForAnotherWorker(fence, task, { reason: 'missing' });
       const program = tool.task;
       const parsed = tool.arguments.safeParse(task.operation.arguments);
       if (!parsed.success) {
@@ -169,7 +182,18 @@ export function createTaskRunner(options: TaskRunnerOptions): TaskRunner {
         });
       }
       const args = parsed.data;
-      let state: JsonValue = task.checkpoint ?? program.start(args);
+      const starting = await startingState(
+        db,
+        fence,
+        task,
+        { ...tool, task: program },
+        args,
+        logger,
+      );
+      if (starting.kind === 'failed') return 'failed';
+      if (starting.kind === 'mismatch')
+        return await leaveForAnotherWorker(fence, task, starting.mismatch);
+      let state: JsonValue = starting.state;
       let statusMessage = task.statusMessage;
 
       for (;;) {
@@ -184,6 +208,7 @@ export function createTaskRunner(options: TaskRunnerOptions): TaskRunner {
         let outcome;
         try {
           outcome = await program.step(state, args, {
+            taskId: task.id,
             signal,
             inputResponses: task.inputResponses,
             settings: options.settings,

@@ -51,6 +51,10 @@ export interface TasksTable {
   failures: Generated<number>;
   last_attempt_error: string | null;
   enqueued_at: Date | null;
+  /** The tool version that wrote `checkpoint` (migration 0005); NULL reads as version 1. */
+  tool_version: Generated<number | null>;
+  /** When a worker first found it lacked the task's tool (migration 0005). */
+  tool_missing_since: Generated<Date | null>;
 }
 
 export interface Database {

@@ -68,3 +68,9 @@ export {
   type TaskServiceOptions,
   type CreateOptions,
 } from './task-service.js';
+export {
+  readToolRecord,
+  recordToolMissing,
+  recordToolVersion,
+  type ToolRecord,
+} from './tool-record.js';

@@ -27,7 +27,7 @@ export interface Fence {
  * expiry does change is who may act: an expired lease may be claimed by another worker, cancelled
  * directly by a client, or listed by the sweeper — each of which makes this predicate false.
  */
-function holds(fence: Fence): Expression<SqlBool> {
+export function holds(fence: Fence): Expression<SqlBool> {
   return sql<SqlBool>`(id = ${fence.taskId} AND lease_epoch = ${fence.epoch}
     AND status = 'working' AND lease_owner IS NOT NULL)`;
 }

@@ -14,3 +14,13 @@ export {
   type LaunchOptions,
   type LaunchedProcess,
 } from './processes.js';
+export {
+  FAST_WORKER_ENV,
+  isTerminalTask,
+  startToolStack,
+  type JsonRecord,
+  type RpcAnswer,
+  type RpcError,
+  type ToolStack,
+  type ToolStackOptions,
+} from './tool-stack.js';

@@ -1,3 +1,4 @@
+import { toolDefinitionProblems } from '@mcp-tasks/tool-sdk';
 import { describe, expect, it } from 'vitest';
 import { TOOL_PACKS, createToolCatalogue } from './catalogue.js';
 
@@ -46,6 +47,11 @@ describe('createToolCatalogue', () => {
         expect(tool.prefersTask).toBeTypeOf('function');
       }
     }
+  });
+
+  it('passes the checks a loaded module gets: the built-ins use the public API as plug-ins do', () => {
+    for (const tool of createToolCatalogue({ packs: TOOL_PACKS }).list())
+      expect([tool.name, toolDefinitionProblems(tool)]).toEqual([tool.name, []]);
   });
 
   it('produces the same listing bytes on every call', () => {

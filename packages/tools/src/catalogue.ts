@@ -1,6 +1,7 @@
 import { CONFORMANCE_TOOLS } from './conformance/index.js';
 import { REPORT_TOOLS } from './reports/index.js';
-import type { ToolDefinition } from './tool.js';
+import type { ToolDefinition } from '@mcp-tasks/tool-sdk';
+import type { ToolModule } from './load-modules.js';
 
 export const TOOL_PACKS = ['reports', 'conformance'] as const;
 export type ToolPack = (typeof TOOL_PACKS)[number];
@@ -30,8 +31,15 @@ function isToolPack(name: string): name is ToolPack {
   return (TOOL_PACKS as readonly string[]).includes(name);
 }
 
-/** The enabled packs' tools. An unknown pack name or a tool name in two packs throws at startup. */
-export function createToolCatalogue(options: { packs: readonly string[] }): ToolCatalogue {
+/**
+ * The enabled packs' tools and those of loaded modules (MCP_TOOL_MODULES). An unknown pack name,
+ * or a tool name defined twice (by two packs, two modules, or a pack and a module), throws at
+ * startup naming both sources.
+ */
+export function createToolCatalogue(options: {
+  packs: readonly string[];
+  modules?: readonly ToolModule[];
+}): ToolCatalogue {
   const unknown = options.packs.filter((pack) => !isToolPack(pack));
   if (unknown.length > 0) {
     throw new Error(
@@ -39,12 +47,21 @@ export function createToolCatalogue(options: { packs: readonly string[] }): Tool
     );
   }
   const byName = new Map<string, ToolDefinition>();
+  const sourceOf = new Map<string, string>();
+  const add = (tool: ToolDefinition, source: string) => {
+    const earlier = sourceOf.get(tool.name);
+    if (earlier !== undefined)
+      throw new Error(
+        `tool ${tool.name} is defined by more than one source: ${earlier}, ${source}`,
+      );
+    byName.set(tool.name, tool);
+    sourceOf.set(tool.name, source);
+  };
   for (const pack of new Set(options.packs as readonly ToolPack[])) {
-    for (const tool of PACK_TOOLS[pack]) {
-      if (byName.has(tool.name))
-        throw new Error(`tool ${tool.name} is defined by more than one pack`);
-      byName.set(tool.name, tool);
-    }
+    for (const tool of PACK_TOOLS[pack]) add(tool, `pack ${pack}`);
+  }
+  for (const module of options.modules ?? []) {
+    for (const tool of module.tools) add(tool, `module ${module.specifier}`);
   }
   const sorted = [...byName.values()].sort(compareForListing);
   return {

@@ -1,9 +1,7 @@
-export * from './tool.js';
+// The tool API itself is public in @mcp-tasks/tool-sdk; re-exported so the apps keep one import.
+export * from '@mcp-tasks/tool-sdk';
 export { TOOL_PACKS, createToolCatalogue, type ToolCatalogue, type ToolPack } from './catalogue.js';
-export { defineTool } from './define-tool.js';
-export { elicitForm, readElicitResult, type ElicitResult } from './elicitation.js';
-export { sleep } from './sleep.js';
-export { textResult } from './text.js';
+export { loadToolModules, type ToolModule } from './load-modules.js';
 export {
   APPROVE_OUTLINE_KEY,
   CHOOSE_FORMAT_KEY,

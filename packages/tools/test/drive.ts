@@ -1,12 +1,12 @@
-import type { InputResponses, JsonObject, JsonValue } from '@mcp-tasks/tasks';
-import type { StepContext, StepOutcome, ToolDefinition } from '../src/tool.js';
+import type { InputResponses, JsonObject, JsonValue } from '@mcp-tasks/tool-sdk';
+import type { StepContext, StepOutcome, ToolDefinition } from '@mcp-tasks/tool-sdk';
 
 /** Drives a task program directly, the way the worker would, minus Postgres. */
 export function context(
   inputResponses: InputResponses = {},
   signal: StepContext['signal'] = new AbortController().signal,
 ): StepContext {
-  return { signal, inputResponses, settings: { reportStepMs: 0 } };
+  return { taskId: 'test-task', signal, inputResponses, settings: { reportStepMs: 0 } };
 }
 
 export interface Run {

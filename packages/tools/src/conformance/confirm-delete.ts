@@ -1,7 +1,11 @@
 import { z } from 'zod';
-import { defineTool } from '../define-tool.js';
-import { acceptedField, elicitForm, readElicitResult } from '../elicitation.js';
-import { textResult } from '../text.js';
+import {
+  acceptedField,
+  defineTool,
+  elicitForm,
+  readElicitResult,
+  textResult,
+} from '@mcp-tasks/tool-sdk';
 
 export const CONFIRM_DELETE_KEY = 'confirm_delete';
 

@@ -1,4 +1,4 @@
-import { ProtocolError } from '@mcp-tasks/protocol';
+import { ProtocolError } from '@mcp-tasks/tool-sdk';
 import { describe, expect, it } from 'vitest';
 import { context, runUntilStop } from '../../test/drive.js';
 import { confirmDelete } from './confirm-delete.js';

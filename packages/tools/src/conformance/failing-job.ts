@@ -1,6 +1,5 @@
 import { NoArgsSchema, type NoArgs } from './no-args.js';
-import { defineTool } from '../define-tool.js';
-import { textResult } from '../text.js';
+import { defineTool, textResult } from '@mcp-tasks/tool-sdk';
 
 /** Conformance fixture: a task whose tool reports an error, so it ends completed with isError (R19). */
 export const failingJob = defineTool<NoArgs>({

@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { defineTool } from '../define-tool.js';
-import { textResult } from '../text.js';
+import { defineTool, textResult } from '@mcp-tasks/tool-sdk';
 
 // `name` defaults so a generic client calling the first listed tool with `{}` gets an answer.
 const GreetArgsSchema = z.object({ name: z.string().default('World') });

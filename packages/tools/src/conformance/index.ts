@@ -1,4 +1,4 @@
-import type { ToolDefinition } from '../tool.js';
+import type { ToolDefinition } from '@mcp-tasks/tool-sdk';
 import { confirmDelete } from './confirm-delete.js';
 import { failingJob } from './failing-job.js';
 import { greet } from './greet.js';

@@ -1,7 +1,11 @@
 import { z } from 'zod';
-import { defineTool } from '../define-tool.js';
-import { acceptedField, elicitForm, readElicitResult } from '../elicitation.js';
-import { textResult } from '../text.js';
+import {
+  acceptedField,
+  defineTool,
+  elicitForm,
+  readElicitResult,
+  textResult,
+} from '@mcp-tasks/tool-sdk';
 import { NoArgsSchema, type NoArgs } from './no-args.js';
 
 export const MULTI_INPUT_KEYS = ['first', 'second'] as const;

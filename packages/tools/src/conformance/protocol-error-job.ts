@@ -1,6 +1,5 @@
-import { ErrorCode, ProtocolError } from '@mcp-tasks/protocol';
+import { defineTool, ErrorCode, ProtocolError } from '@mcp-tasks/tool-sdk';
 import { NoArgsSchema, type NoArgs } from './no-args.js';
-import { defineTool } from '../define-tool.js';
 
 export const PROTOCOL_ERROR_JOB_ERROR = {
   code: ErrorCode.InternalError,

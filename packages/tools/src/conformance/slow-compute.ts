@@ -1,9 +1,6 @@
-import type { JsonValue } from '@mcp-tasks/tasks';
-import { ErrorCode, ProtocolError } from '@mcp-tasks/protocol';
+import type { JsonValue } from '@mcp-tasks/tool-sdk';
+import { defineTool, ErrorCode, ProtocolError, sleep, textResult } from '@mcp-tasks/tool-sdk';
 import { z } from 'zod';
-import { defineTool } from '../define-tool.js';
-import { sleep } from '../sleep.js';
-import { textResult } from '../text.js';
 
 /** The longest sleep one step takes, so a checkpoint (and a cancel check) happens at least this often. */
 export const SLOW_COMPUTE_SLICE_MS = 1_000;

@@ -1,6 +1,5 @@
-import { ErrorCode, ProtocolError } from '@mcp-tasks/protocol';
+import { type CallContext, ErrorCode, ProtocolError } from '@mcp-tasks/tool-sdk';
 import { describe, expect, it } from 'vitest';
-import type { CallContext } from '../tool.js';
 import { greet } from './greet.js';
 import { testLoggingTool } from './test-logging-tool.js';
 import { testMissingCapability } from './test-missing-capability.js';

@@ -1,6 +1,5 @@
-import { missingCapabilityError } from '@mcp-tasks/protocol';
-import { defineTool } from '../define-tool.js';
-import { textResult } from '../text.js';
+import { missingCapabilityError } from '@mcp-tasks/tool-sdk';
+import { defineTool, textResult } from '@mcp-tasks/tool-sdk';
 import { NoArgsSchema, type NoArgs } from './no-args.js';
 
 const SAMPLING_KEY = 'sample_greeting';

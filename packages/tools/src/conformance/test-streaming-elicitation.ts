@@ -1,6 +1,4 @@
-import { defineTool } from '../define-tool.js';
-import { elicitForm } from '../elicitation.js';
-import { textResult } from '../text.js';
+import { defineTool, elicitForm, textResult } from '@mcp-tasks/tool-sdk';
 import { NoArgsSchema, type NoArgs } from './no-args.js';
 
 const KEY = 'favourite_colour';

@@ -1,8 +1,13 @@
-import { ErrorCode, ProtocolError } from '@mcp-tasks/protocol';
+import {
+  acceptedField,
+  defineTool,
+  elicitForm,
+  ErrorCode,
+  ProtocolError,
+  readElicitResult,
+  textResult,
+} from '@mcp-tasks/tool-sdk';
 import { z } from 'zod';
-import { defineTool } from '../define-tool.js';
-import { acceptedField, elicitForm, readElicitResult } from '../elicitation.js';
-import { textResult } from '../text.js';
 
 export const USER_NAME_KEY = 'user_name';
 

@@ -1,5 +1,4 @@
-import { defineTool } from '../define-tool.js';
-import { textResult } from '../text.js';
+import { defineTool, textResult } from '@mcp-tasks/tool-sdk';
 import { NoArgsSchema, type NoArgs } from './no-args.js';
 
 /**

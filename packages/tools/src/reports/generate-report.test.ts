@@ -1,5 +1,5 @@
-import { ProtocolError } from '@mcp-tasks/protocol';
-import type { JsonValue } from '@mcp-tasks/tasks';
+import { ProtocolError } from '@mcp-tasks/tool-sdk';
+import type { JsonValue } from '@mcp-tasks/tool-sdk';
 import { describe, expect, it } from 'vitest';
 import { context, runUntilStop } from '../../test/drive.js';
 import { generateReport } from './generate-report.js';

@@ -1,11 +1,16 @@
-import { ErrorCode, ProtocolError } from '@mcp-tasks/protocol';
-import type { JsonValue } from '@mcp-tasks/tasks';
+import {
+  acceptedField,
+  defineTool,
+  elicitForm,
+  ErrorCode,
+  ProtocolError,
+  readElicitResult,
+  sleep,
+  type StepOutcome,
+  textResult,
+} from '@mcp-tasks/tool-sdk';
+import type { JsonValue } from '@mcp-tasks/tool-sdk';
 import { z } from 'zod';
-import { defineTool } from '../define-tool.js';
-import { acceptedField, elicitForm, readElicitResult } from '../elicitation.js';
-import { sleep } from '../sleep.js';
-import { textResult } from '../text.js';
-import type { StepOutcome } from '../tool.js';
 
 export const REPORT_SIZES = ['small', 'medium', 'large'] as const;
 export type ReportSize = (typeof REPORT_SIZES)[number];

@@ -1,4 +1,4 @@
-import type { ToolDefinition } from '../tool.js';
+import type { ToolDefinition } from '@mcp-tasks/tool-sdk';
 import { generateReport } from './generate-report.js';
 
 /** The `reports` pack. */

@@ -2,9 +2,10 @@ import type { InputRequests, InputResponses, JsonObject, JsonValue } from '@mcp-
 import type { z } from 'zod';
 
 /**
- * The tool catalogue contract, shared by the gateway (which lists tools, validates arguments,
+ * The public tool contract, shared by the gateway (which lists tools, validates arguments,
  * answers sync tools and MRTR rounds, and decides task vs. sync) and the worker (which runs task
- * tools step by step). Tools never see JSON-RPC envelopes, HTTP, SQL or BullMQ.
+ * tools step by step). Tools never see JSON-RPC envelopes, HTTP, SQL or BullMQ. This file is the
+ * stable surface: see README.md for the step model and its at-least-once contract.
  */
 
 /** A content block of a CallToolResult; text is what our tools produce. */
@@ -52,6 +53,11 @@ export type StepOutcome =
   | { kind: 'cancel'; statusMessage: string };
 
 export interface StepContext {
+  /**
+   * The task's id: stable across retries, resumes and workers, so `${taskId}:${step}` makes an
+   * idempotency key for an outside effect (a step may run again, see TaskProgram).
+   */
+  taskId: string;
   /** Aborted when the task is cancelled or the worker loses its lease: stop promptly. */
   signal: AbortSignal;
   /** Every answer received so far, keyed by input key. */
@@ -60,6 +66,7 @@ export interface StepContext {
   settings: ToolSettings;
 }
 
+/** Deployment knobs the worker passes to every step. Tools of their own read their own env. */
 export interface ToolSettings {
   /** Duration of one generate_report section, to model real work. */
   reportStepMs: number;
@@ -74,6 +81,12 @@ export interface ToolDefinition<Args extends JsonObject = JsonObject> {
   /** Validates `arguments`; a failure is -32602 with the zod issues. */
   arguments: z.ZodType<Args>;
   mode: ExecutionMode;
+  /**
+   * The version of this tool's checkpoint format, a positive integer (default 1). A task records
+   * the version that wrote its checkpoint; raise it when a new release cannot read the old state
+   * as is, and give the program a `migrateCheckpoint` hook (else such tasks fail, clearly).
+   */
+  version?: number;
   /** For `task-optional`: whether these arguments warrant a task. */
   prefersTask?: (args: Args) => boolean;
   /** Optional MRTR rounds before a task is created or a sync result is produced. */
@@ -90,12 +103,25 @@ export interface ToolDefinition<Args extends JsonObject = JsonObject> {
 
 /**
  * A task tool as a resumable step machine: `start` gives the first checkpoint, `step` advances it.
- * A step may be retried after a crash (at-least-once), so a step with an outside effect must make
- * that effect idempotent or record it in the state it returns.
- * Throwing a ProtocolError fails the task with that error; any other throw is retried.
+ *
+ * At least once: the worker saves the state a step returns before it runs the next one. A step
+ * that was interrupted before its outcome was saved (a crash, a kill, a lost lease) runs again,
+ * from the same state, on this or another worker. So a step with an outside effect must make that
+ * effect idempotent (key it by `ctx.taskId` and the step, e.g. `${taskId}:upload:${index}`) or
+ * check for it first; and the state it returns must be all it needs to go on.
+ *
+ * Failures: return `complete` with `isError: true` for a failure the model should see (R19);
+ * throw a ProtocolError to fail the task with that JSON-RPC error (no retry); any other throw is
+ * unexpected and retried with backoff until the retry budget is spent, then the task fails.
  */
 export interface TaskProgram<Args extends JsonObject = JsonObject> {
   initialStatusMessage: string;
   start: (args: Args) => JsonValue;
   step: (state: JsonValue, args: Args, ctx: StepContext) => Promise<StepOutcome>;
+  /**
+   * Upgrades a checkpoint written by an older `version` of this tool to the current format.
+   * Called once, before the first step of the attempt that meets it; the result is saved with the
+   * current version. Throw (any error) if it cannot be upgraded: the task then fails with -32603.
+   */
+  migrateCheckpoint?: (state: JsonValue, fromVersion: number, args: Args) => JsonValue;
 }

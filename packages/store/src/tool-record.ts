@@ -1,0 +1,66 @@
+import { sql } from 'kysely';
+import type { JsonValue } from '@mcp-tasks/tasks';
+import { jsonb, type Db } from './database.js';
+import { StaleLeaseError } from './errors.js';
+import { holds, type Fence } from './lease.js';
+
+/** What the worker needs to know about a task's tool beyond the domain Task (migration 0005). */
+export interface ToolRecord {
+  /** The tool version that wrote the checkpoint; null before versions were recorded (read as 1). */
+  toolVersion: number | null;
+  /** When a worker first claimed the task without having its tool; null if none has. */
+  toolMissingSince: Date | null;
+}
+
+export async function readToolRecord(db: Db, fence: Fence): Promise<ToolRecord> {
+  const row = await db
+    .selectFrom('tasks')
+    .select(['tool_version', 'tool_missing_since'])
+    .where(holds(fence))
+    .executeTakeFirst();
+  if (row === undefined) throw new StaleLeaseError(fence.taskId, fence.epoch);
+  return { toolVersion: row.tool_version, toolMissingSince: row.tool_missing_since };
+}
+
+/**
+ * Notes that the holder lacks the task's tool, keeping the first such moment, and answers how long
+ * ago that was by the database clock (every worker measures the bound on the same clock).
+ */
+export async function recordToolMissing(db: Db, fence: Fence): Promise<{ missingForMs: number }> {
+  const row = await db
+    .updateTable('tasks')
+    .set({ tool_missing_since: sql<Date>`coalesce(tool_missing_since, now())` })
+    .where(holds(fence))
+    .returning(
+      sql<string>`floor(extract(epoch FROM now() - tool_missing_since) * 1000)`.as(
+        'missing_for_ms',
+      ),
+    )
+    .executeTakeFirst();
+  if (row === undefined) throw new StaleLeaseError(fence.taskId, fence.epoch);
+  return { missingForMs: Number(row.missing_for_ms) };
+}
+
+/**
+ * Records the tool version the holder runs the task with, and forgets an earlier "tool missing"
+ * mark; with `checkpoint`, also saves a checkpoint the tool just migrated to that version.
+ */
+export async function recordToolVersion(
+  db: Db,
+  fence: Fence,
+  toolVersion: number,
+  checkpoint?: JsonValue,
+): Promise<void> {
+  const result = await db
+    .updateTable('tasks')
+    .set({
+      tool_version: toolVersion,
+      tool_missing_since: null,
+      ...(checkpoint === undefined
+        ? {}
+        : { checkpoint: checkpoint === null ? null : jsonb(checkpoint) }),
+    })
+    .where(holds(fence))
+    .executeTakeFirst();
+  if (result.numUpdatedRows !== 1n) throw new StaleLeaseError(fence.taskId, fence.epoch);
+}

@@ -1,0 +1,229 @@
+import { Redis } from 'ioredis';
+import { freePort, launchProcess, type LaunchedProcess } from './processes.js';
+import {
+  createTestDatabase,
+  createTestRedis,
+  type TestDatabase,
+  type TestRedis,
+} from './services.js';
+
+/**
+ * One helper for a tool author's end-to-end test: a real gateway process and real worker
+ * processes (from source, via launchProcess) on a fresh Postgres database and Redis prefix, both
+ * loading the author's tool modules, and a small MCP client that speaks to the gateway over HTTP.
+ */
+
+const PROTOCOL_VERSION = '2026-07-28';
+const CLIENT_CAPABILITIES = {
+  elicitation: {},
+  extensions: { 'io.modelcontextprotocol/tasks': {} },
+};
+
+export interface ToolStackOptions {
+  /** Names the database and Redis prefix (for finding leftovers). */
+  label: string;
+  /** MCP_TOOL_MODULES for the gateway and every worker: package names or paths from the repo root. */
+  toolModules: string[];
+  /** MCP_TOOL_PACKS; default `reports` (the built-ins stay out of the author's way). */
+  toolPacks?: string;
+  /** Extra environment for every process (e.g. a tool's own settings). */
+  env?: Record<string, string>;
+  /** How many workers to start at once; default 1 (more with startWorker). */
+  workers?: number;
+}
+
+export type JsonRecord = Record<string, unknown>;
+
+export interface RpcError {
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
+/** A JSON-RPC answer: exactly one of result and error. */
+export interface RpcAnswer {
+  httpStatus: number;
+  result?: JsonRecord;
+  error?: RpcError;
+}
+
+export interface ToolStack {
+  gatewayUrl: string;
+  database: TestDatabase;
+  redis: TestRedis;
+  gateway: LaunchedProcess;
+  workers: LaunchedProcess[];
+  /** Starts one more worker (same modules, plus `env`); resolves once it is ready. */
+  startWorker(env?: Record<string, string>): Promise<LaunchedProcess>;
+  /** Any MCP request, as a client that declared elicitation and the Tasks extension. */
+  rpc(method: string, params: JsonRecord): Promise<RpcAnswer>;
+  /** tools/call; answers the result (a task handle for task tools) or throws on a JSON-RPC error. */
+  callTool(name: string, args: JsonRecord): Promise<JsonRecord>;
+  getTask(taskId: string): Promise<JsonRecord>;
+  /** tasks/update with these input responses. */
+  answer(taskId: string, inputResponses: JsonRecord): Promise<JsonRecord>;
+  cancel(taskId: string): Promise<JsonRecord>;
+  /** Polls tasks/get until `done` holds (default: any terminal status). */
+  waitForTask(
+    taskId: string,
+    done?: (task: JsonRecord) => boolean,
+    timeoutMs?: number,
+  ): Promise<JsonRecord>;
+  /** Stops every process, drops the database and deletes the Redis prefix's keys. */
+  stop(): Promise<void>;
+}
+
+export const isTerminalTask = (task: JsonRecord): boolean =>
+  ['completed', 'failed', 'cancelled'].includes(task.status as string);
+
+/** Test-speed worker settings: short leases and sweeps so a killed worker's task moves on soon. */
+export const FAST_WORKER_ENV = {
+  LEASE_MS: '2000',
+  SWEEP_INTERVAL_MS: '300',
+  SHUTDOWN_GRACE_MS: '2000',
+  RETRY_BASE_DELAY_MS: '100',
+};
+
+export async function startToolStack(options: ToolStackOptions): Promise<ToolStack> {
+  const database = await createTestDatabase(options.label);
+  const redis = await createTestRedis(options.label);
+  const shared = {
+    DATABASE_URL: database.connectionString,
+    REDIS_URL: redis.url,
+    REDIS_PREFIX: redis.prefix,
+    MCP_TOOL_PACKS: options.toolPacks ?? 'reports',
+    MCP_TOOL_MODULES: options.toolModules.join(','),
+    ...options.env,
+  };
+  const port = await freePort();
+  const gatewayUrl = `http://127.0.0.1:${port}`;
+  const workers: LaunchedProcess[] = [];
+  let gateway: LaunchedProcess;
+  try {
+    gateway = await launchProcess({
+      entry: 'apps/gateway/src/main.ts',
+      env: {
+        ...shared,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        MCP_AUTH: 'none',
+        MCP_MIGRATE_ON_START: 'true',
+      },
+      readyUrl: `${gatewayUrl}/healthz`,
+      readyTimeoutMs: 60_000,
+    });
+  } catch (error) {
+    await database.drop();
+    throw error;
+  }
+
+  async function startWorker(env: Record<string, string> = {}): Promise<LaunchedProcess> {
+    const metricsPort = await freePort();
+    const worker = await launchProcess({
+      entry: 'apps/worker/src/main.ts',
+      env: {
+        ...shared,
+        ...FAST_WORKER_ENV,
+        METRICS_PORT: String(metricsPort),
+        WORKER_ID: `stack-w${workers.length + 1}-${metricsPort}`,
+        ...env,
+      },
+      readyUrl: `http://127.0.0.1:${metricsPort}/healthz`,
+      readyTimeoutMs: 60_000,
+    });
+    workers.push(worker);
+    return worker;
+  }
+
+  let nextId = 1;
+  async function rpc(method: string, params: JsonRecord): Promise<RpcAnswer> {
+    const headers: Record<string, string> = {
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+      'MCP-Protocol-Version': PROTOCOL_VERSION,
+      'Mcp-Method': method,
+    };
+    const name = method === 'tools/call' ? params.name : params.taskId;
+    if (typeof name === 'string') headers['Mcp-Name'] = name;
+    const response = await fetch(`${gatewayUrl}/mcp`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: nextId++,
+        method,
+        params: {
+          ...params,
+          _meta: {
+            'io.modelcontextprotocol/protocolVersion': PROTOCOL_VERSION,
+            'io.modelcontextprotocol/clientCapabilities': CLIENT_CAPABILITIES,
+          },
+        },
+      }),
+    });
+    const text = await response.text();
+    // A JSON body, or an SSE stream whose last data line is the response.
+    const payload = response.headers.get('content-type')?.includes('text/event-stream')
+      ? text
+          .split('\n')
+          .filter((line) => line.startsWith('data:'))
+          .map((line) => line.slice(5).trim())
+          .at(-1)
+      : text;
+    const message = JSON.parse(payload ?? 'null') as { result?: JsonRecord; error?: RpcError };
+    return { httpStatus: response.status, ...message };
+  }
+
+  async function ok(method: string, params: JsonRecord): Promise<JsonRecord> {
+    const answer = await rpc(method, params);
+    if (answer.error !== undefined || answer.result === undefined)
+      throw new Error(`${method} failed (${answer.httpStatus}): ${JSON.stringify(answer.error)}`);
+    return answer.result;
+  }
+
+  const stack: ToolStack = {
+    gatewayUrl,
+    database,
+    redis,
+    gateway,
+    workers,
+    startWorker,
+    rpc,
+    callTool: (name, args) => ok('tools/call', { name, arguments: args }),
+    getTask: (taskId) => ok('tasks/get', { taskId }),
+    answer: (taskId, inputResponses) => ok('tasks/update', { taskId, inputResponses }),
+    cancel: (taskId) => ok('tasks/cancel', { taskId }),
+    async waitForTask(taskId, done = isTerminalTask, timeoutMs = 30_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const task = await stack.getTask(taskId);
+        if (done(task)) return task;
+        if (Date.now() > deadline) {
+          const logs = [gateway, ...workers].map((p) => p.output().slice(-2000)).join('\n---\n');
+          throw new Error(
+            `task ${taskId} did not reach the expected state in ${timeoutMs} ms; last: ${JSON.stringify(task)}\n${logs}`,
+          );
+        }
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    },
+    async stop() {
+      await Promise.allSettled([gateway, ...workers].map((p) => p.stop(5_000)));
+      const admin = new Redis(redis.url);
+      try {
+        const keys = await admin.keys(`${redis.prefix}*`);
+        if (keys.length > 0) await admin.del(...keys);
+      } finally {
+        admin.disconnect();
+      }
+      await database.drop();
+    },
+  };
+  try {
+    for (let i = 0; i < (options.workers ?? 1); i += 1) await startWorker();
+  } catch (error) {
+    await stack.stop();
+    throw error;
+  }
+  return stack;
+}

@@ -1,0 +1,308 @@
+import { ErrorCode, ProtocolError } from '@mcp-tasks/protocol';
+import {
+  acceptInputResponses,
+  issueInputKeys,
+  type InputRequests,
+  type InputResponses,
+  type JsonObject,
+  type JsonValue,
+} from '@mcp-tasks/tasks';
+import { resolveCheckpoint, toolVersion } from '../checkpoint-version.js';
+import type { StepOutcome, ToolDefinition, ToolResult, ToolSettings } from '../tool.js';
+
+/**
+ * An in-process stand-in for the worker and the task row, for tool authors' unit tests: no
+ * Postgres, no Redis. It applies the worker's rules (what is saved when, what a cancel does at
+ * each point, how a ProtocolError ends a task, how checkpoint versions are read) to one task.
+ */
+
+export type HarnessStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
+
+export interface HarnessOptions {
+  /** Defaults to a fresh id per run; pass one to test idempotency keys. */
+  taskId?: string;
+  settings?: Partial<ToolSettings>;
+}
+
+export interface ToolRun {
+  readonly taskId: string;
+  readonly status: HarnessStatus;
+  readonly statusMessage: string;
+  /** The last saved checkpoint (what a resumed or retried attempt starts from). */
+  readonly checkpoint: JsonValue;
+  /** The tool version that wrote `checkpoint`. */
+  readonly checkpointVersion: number;
+  /** The outstanding input requests while `input_required`. */
+  readonly inputRequests: InputRequests;
+  /** Every answer accepted so far. */
+  readonly inputResponses: InputResponses;
+  readonly result: ToolResult | undefined;
+  readonly error: { code: number; message: string; data?: unknown } | undefined;
+  /** Steps started, including ones that threw or were thrown away by a crash. */
+  readonly stepsRun: number;
+  /**
+   * Runs one step and saves its outcome, as the worker does. An unexpected throw rejects and
+   * leaves the checkpoint as it was (the worker would retry the same step); a ProtocolError
+   * fails the task.
+   */
+  step(): Promise<StepOutcome | undefined>;
+  /** Steps until the task waits for input or ends; answers the status it stopped in. */
+  runUntilStop(maxSteps?: number): Promise<HarnessStatus>;
+  /**
+   * Runs one step and then loses its outcome, as a worker killed between the step and its
+   * checkpoint would: nothing is saved, and the next step starts from the same checkpoint.
+   */
+  stepAndCrash(): Promise<void>;
+  /** tasks/update: answers outstanding keys (others are ignored, R17); working once all are in. */
+  answer(responses: InputResponses): void;
+  /**
+   * tasks/cancel: a step in progress sees its signal abort; a task between steps, or waiting for
+   * input, is cancelled at once (a step that still completes wins, as in production).
+   */
+  cancel(): void;
+  /** Another worker takes the saved checkpoint over, running `tool` (e.g. a newer version). */
+  resumeOn(tool: ToolDefinition): ToolRun;
+}
+
+const TERMINAL: readonly HarnessStatus[] = ['completed', 'failed', 'cancelled'];
+const CANCELLED_BY_REQUEST = 'Cancelled by request.';
+
+let runs = 0;
+
+interface Row {
+  taskId: string;
+  args: JsonObject;
+  status: HarnessStatus;
+  statusMessage: string;
+  checkpoint: JsonValue;
+  checkpointVersion: number;
+  issuedKeys: string[];
+  inputRequests: InputRequests;
+  inputResponses: InputResponses;
+  cancelRequested: boolean;
+  result: ToolResult | undefined;
+  error: { code: number; message: string; data?: unknown } | undefined;
+  stepsRun: number;
+}
+
+/** Creates a task for `tool` with `args` (validated as the worker would) and its first checkpoint. */
+export function startToolTask(
+  tool: ToolDefinition,
+  args: JsonObject,
+  options: HarnessOptions = {},
+): ToolRun {
+  const program = tool.task;
+  if (program === undefined) throw new Error(`${tool.name} has no task program`);
+  const parsed = tool.arguments.safeParse(args);
+  if (!parsed.success) {
+    throw new ProtocolError(ErrorCode.InvalidParams, `invalid arguments for ${tool.name}`, {
+      issues: parsed.error.issues.map((issue) => issue.message),
+    });
+  }
+  runs += 1;
+  const row: Row = {
+    taskId: options.taskId ?? `harness-${process.pid}-${runs}`,
+    args: parsed.data,
+    status: 'working',
+    statusMessage: program.initialStatusMessage,
+    checkpoint: program.start(parsed.data),
+    checkpointVersion: toolVersion(tool),
+    issuedKeys: [],
+    inputRequests: {},
+    inputResponses: {},
+    cancelRequested: false,
+    result: undefined,
+    error: undefined,
+    stepsRun: 0,
+  };
+  return attach(tool, row, { reportStepMs: 0, ...options.settings });
+}
+
+function attach(tool: ToolDefinition, row: Row, settings: ToolSettings): ToolRun {
+  const maybeProgram = tool.task;
+  if (maybeProgram === undefined) throw new Error(`${tool.name} has no task program`);
+  const program = maybeProgram;
+  let controller: AbortController | undefined;
+  // The state this attempt steps from: the checkpoint, upgraded once if an older version wrote it.
+  let attemptState: JsonValue | undefined;
+
+  /** The state to step from, or undefined when the checkpoint is unreadable (the task failed). */
+  function stateForStep(): JsonValue | undefined {
+    if (attemptState !== undefined) return attemptState;
+    const resolution = resolveCheckpoint(tool, row.args, row.checkpoint, row.checkpointVersion);
+    switch (resolution.kind) {
+      case 'current':
+        attemptState = resolution.state;
+        break;
+      case 'migrated':
+        row.checkpoint = resolution.state;
+        row.checkpointVersion = toolVersion(tool);
+        attemptState = resolution.state;
+        break;
+      case 'newer':
+        throw new Error(
+          `${tool.name} version ${toolVersion(tool)} cannot run a checkpoint of version ${resolution.recordedVersion}; a worker with the newer tool would take it`,
+        );
+      case 'unreadable':
+        row.status = 'failed';
+        row.error = { code: ErrorCode.InternalError, message: resolution.message };
+        row.statusMessage = `Failed: ${resolution.message}`;
+        return undefined;
+    }
+    return attemptState;
+  }
+
+  function requireWorking(action: string): void {
+    if (row.status !== 'working')
+      throw new Error(`cannot ${action}: the task is ${row.status}, not working`);
+  }
+
+  async function runStep(save: boolean): Promise<StepOutcome | undefined> {
+    requireWorking('step');
+    if (row.cancelRequested) {
+      row.status = 'cancelled';
+      row.statusMessage = CANCELLED_BY_REQUEST;
+      return undefined;
+    }
+    const state = stateForStep();
+    if (state === undefined) return undefined;
+    controller = new AbortController();
+    const signal = controller.signal;
+    row.stepsRun += 1;
+    let outcome: StepOutcome;
+    try {
+      outcome = await program.step(state, row.args, {
+        taskId: row.taskId,
+        signal,
+        inputResponses: { ...row.inputResponses },
+        settings,
+      });
+    } catch (error) {
+      if (!save) return undefined;
+      if (signal.aborted && row.cancelRequested) {
+        row.status = 'cancelled';
+        row.statusMessage = CANCELLED_BY_REQUEST;
+        return undefined;
+      }
+      if (error instanceof ProtocolError) {
+        const wire = error.toJsonRpcError();
+        row.status = 'failed';
+        row.error = wire;
+        row.statusMessage = `Failed: ${error.message}`;
+        return undefined;
+      }
+      throw error;
+    } finally {
+      controller = undefined;
+    }
+    if (!save) return outcome;
+    apply(outcome);
+    return outcome;
+  }
+
+  function apply(outcome: StepOutcome): void {
+    switch (outcome.kind) {
+      case 'continue':
+        // Saved even when a cancel is pending; the cancel takes effect before the next step.
+        row.checkpoint = outcome.state;
+        row.checkpointVersion = toolVersion(tool);
+        attemptState = outcome.state;
+        if (outcome.statusMessage !== undefined) row.statusMessage = outcome.statusMessage;
+        return;
+      case 'input':
+        row.issuedKeys = issueInputKeys(row.issuedKeys, outcome.inputRequests);
+        row.checkpoint = outcome.state;
+        row.checkpointVersion = toolVersion(tool);
+        attemptState = undefined;
+        if (row.cancelRequested) {
+          row.status = 'cancelled';
+          row.statusMessage = CANCELLED_BY_REQUEST;
+          return;
+        }
+        row.status = 'input_required';
+        row.inputRequests = outcome.inputRequests;
+        if (outcome.statusMessage !== undefined) row.statusMessage = outcome.statusMessage;
+        return;
+      case 'complete':
+        row.status = 'completed';
+        row.result = outcome.result;
+        row.statusMessage = outcome.statusMessage ?? 'Completed.';
+        return;
+      case 'cancel':
+        row.status = 'cancelled';
+        row.statusMessage = outcome.statusMessage;
+        return;
+    }
+  }
+
+  const run: ToolRun = {
+    get taskId() {
+      return row.taskId;
+    },
+    get status() {
+      return row.status;
+    },
+    get statusMessage() {
+      return row.statusMessage;
+    },
+    get checkpoint() {
+      return row.checkpoint;
+    },
+    get checkpointVersion() {
+      return row.checkpointVersion;
+    },
+    get inputRequests() {
+      return { ...row.inputRequests };
+    },
+    get inputResponses() {
+      return { ...row.inputResponses };
+    },
+    get result() {
+      return row.result;
+    },
+    get error() {
+      return row.error;
+    },
+    get stepsRun() {
+      return row.stepsRun;
+    },
+    step: () => runStep(true),
+    async runUntilStop(maxSteps = 1_000) {
+      for (let i = 0; i < maxSteps; i += 1) {
+        if (row.status !== 'working') return row.status;
+        await runStep(true);
+      }
+      if (row.status !== 'working') return row.status;
+      throw new Error(`${tool.name} did not stop within ${maxSteps} steps`);
+    },
+    async stepAndCrash() {
+      await runStep(false);
+      // The next attempt re-reads the checkpoint, as a new worker would.
+      attemptState = undefined;
+    },
+    answer(responses) {
+      if (row.status !== 'input_required')
+        throw new Error(`cannot answer: the task is ${row.status}, not input_required`);
+      const { accepted, stillPending } = acceptInputResponses(row.inputRequests, responses);
+      row.inputResponses = { ...row.inputResponses, ...accepted };
+      row.inputRequests = stillPending;
+      if (Object.keys(stillPending).length === 0) row.status = 'working';
+    },
+    cancel() {
+      if (TERMINAL.includes(row.status)) return;
+      row.cancelRequested = true;
+      if (controller !== undefined) {
+        controller.abort('cancel');
+        return;
+      }
+      row.status = 'cancelled';
+      row.statusMessage = CANCELLED_BY_REQUEST;
+    },
+    resumeOn(next) {
+      if (TERMINAL.includes(row.status))
+        throw new Error(`cannot resume: the task is ${row.status}`);
+      return attach(next, row, settings);
+    },
+  };
+  return run;
+}

@@ -1,0 +1,1 @@
+export { startToolTask, type HarnessOptions, type HarnessStatus, type ToolRun } from './harness.js';

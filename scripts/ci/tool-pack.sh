@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Checks the example tool pack's deployment recipe without a Docker engine: the Dockerfile's build
+# stage (pnpm deploy of the pack) yields a directory node can import on its own, and the compose
+# override and kustomize overlay render against the root files when those exist. Needs `pnpm build`.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+
+pnpm --filter @mcp-tasks/example-link-audit deploy --prod --legacy "$out/link-audit" >/dev/null
+(cd "$out" && node --input-type=module -e "
+  const { tools } = await import('$out/link-audit/dist/index.js');
+  const names = tools.map((tool) => tool.name).join(',');
+  if (names !== 'audit_links') throw new Error('unexpected tools: ' + names);
+  console.log('deployed pack exports', names);
+")
+
+if [ -f docker-compose.yml ] && command -v docker-compose >/dev/null; then
+  docker-compose -f docker-compose.yml -f examples/link-audit/deploy/compose.link-audit.yaml config \
+    | grep -q '/opt/mcp-tools/link-audit/dist/index.js'
+  echo 'compose override renders'
+fi
+if [ -d k8s/base ] && command -v kubectl >/dev/null; then
+  rendered=$(kubectl kustomize examples/link-audit/deploy/k8s)
+  [ "$(grep -c 'value: /opt/mcp-tools/link-audit/dist/index.js' <<<"$rendered")" = 2 ]
+  echo 'kustomize overlay renders'
+fi
