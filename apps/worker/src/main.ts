@@ -104,6 +104,8 @@ async function main(env: WorkerEnv): Promise<void> {
         logger.warn({ err: error, taskId }, 'sweeper could not re-dispatch'),
     }),
     intervalMs: env.SWEEP_INTERVAL_MS,
+    batchSize: env.SWEEP_BATCH_SIZE,
+    stepBudgetMs: env.SWEEP_STEP_BUDGET_MS,
     retentionMs: env.TASK_RETENTION_MS,
     logger,
     metrics,

@@ -18,6 +18,7 @@ export interface WorkerMetrics {
   stepDuration: Histogram<'tool'>;
   leasesLost: Counter;
   sweeps: Counter<'role'>;
+  sweepStepErrors: Counter<'step'>;
   redispatched: Counter;
   heldTasks: Gauge;
 }
@@ -56,6 +57,12 @@ export function createWorkerMetrics(): WorkerMetrics {
       name: 'mcp_worker_sweeps_total',
       help: 'Sweeper ticks, by whether this worker led the sweep',
       labelNames: ['role'],
+      registers: [registry],
+    }),
+    sweepStepErrors: new Counter({
+      name: 'mcp_worker_sweep_step_errors_total',
+      help: 'Sweep steps (expire, redispatch, delete) that failed; the other steps still ran',
+      labelNames: ['step'],
       registers: [registry],
     }),
     redispatched: new Counter({

@@ -1,4 +1,5 @@
 import {
+  DEFAULT_SWEEP_BATCH,
   databaseNow,
   deleteExpiredTasks,
   expireTasks,
@@ -6,10 +7,17 @@ import {
   type Db,
   type TaskService,
 } from '@mcp-tasks/store';
+import { runInBatches } from './batch-loop.js';
 import type { Logger } from './logger.js';
 import type { WorkerMetrics } from './metrics.js';
 
 export const SWEEPER_LOCK_NAME = 'mcp-tasks-sweeper';
+/** Default time one sweep step may keep taking batches before it leaves the rest to the next sweep. */
+export const DEFAULT_SWEEP_STEP_BUDGET_MS = 2_000;
+/** A batch never shrinks below this after statement timeouts. */
+const MIN_BATCH = 10;
+
+export type SweepStepName = 'expire' | 'redispatch' | 'delete';
 
 export interface Sweeper {
   start(): void;
@@ -17,11 +25,16 @@ export interface Sweeper {
   stop(): Promise<void>;
 }
 
+const isStatementTimeout = (error: unknown): boolean =>
+  typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '57014';
+
 /**
  * One sweep at a time across all workers, elected per tick with a Postgres advisory lock that is
  * held only while sweeping: a frozen leader (SIGSTOP, a long GC pause) can then block sweeping for
- * at most one sweep, not until it dies. Each sweep re-dispatches orphans (never enqueued, lease
- * expired, wake-up lost with Redis), fails expired tasks, and deletes those past retention.
+ * at most one sweep, not until it dies. Each sweep fails expired tasks, re-dispatches orphans
+ * (never enqueued, lease expired, wake-up lost with Redis), and deletes those past retention.
+ * Each step works in bounded batches for at most its time budget, and runs even if the one before
+ * failed: a backlog is worked off over several sweeps instead of timing out as one statement.
  */
 export function createSweeper(options: {
   connectionString: string;
@@ -29,13 +42,53 @@ export function createSweeper(options: {
   taskService: TaskService;
   intervalMs: number;
   retentionMs: number;
+  /** Rows per statement; halved (down to 10) for a step whose statement timed out. */
+  batchSize?: number;
+  /** How long one step may keep taking batches within one sweep (monotonic clock). */
+  stepBudgetMs?: number;
   logger: Logger;
   metrics: WorkerMetrics;
 }): Sweeper {
   const { db, logger, metrics } = options;
+  const configuredBatch = options.batchSize ?? DEFAULT_SWEEP_BATCH;
+  const budgetMs = options.stepBudgetMs ?? DEFAULT_SWEEP_STEP_BUDGET_MS;
+  const batchSizes: Record<SweepStepName, number> = {
+    expire: configuredBatch,
+    redispatch: configuredBatch,
+    delete: configuredBatch,
+  };
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let stopped = false;
+
+  /** One step, isolated: its failure is logged and counted, and the sweep goes on. */
+  const runStep = async (
+    step: SweepStepName,
+    runBatch: (limit: number) => Promise<number>,
+  ): Promise<number> => {
+    try {
+      const result = await runInBatches({
+        batchSize: batchSizes[step],
+        budgetMs,
+        runBatch,
+        shouldStop: () => stopped,
+      });
+      if (result.outOfTime) {
+        logger.info(
+          { step, handled: result.total },
+          'sweep step out of time; the next sweep goes on',
+        );
+      }
+      return result.total;
+    } catch (error) {
+      metrics.sweepStepErrors.inc({ step });
+      if (isStatementTimeout(error) && batchSizes[step] > MIN_BATCH) {
+        batchSizes[step] = Math.max(MIN_BATCH, Math.floor(batchSizes[step] / 2));
+      }
+      logger.warn({ err: error, step, batchSize: batchSizes[step] }, 'sweep step failed');
+      return 0;
+    }
+  };
 
   const sweepOnce = async (): Promise<void> => {
     const leadership = await tryAcquireLeadership(options.connectionString, SWEEPER_LOCK_NAME);
@@ -46,13 +99,21 @@ export function createSweeper(options: {
     try {
       // The database clock: leases and expiry are written with Postgres now(), not this host's.
       const now = await databaseNow(db);
-      const redispatched = await options.taskService.redispatchOrphans(now);
-      const expired = await expireTasks(db, now);
-      const deleted = await deleteExpiredTasks(db, now, options.retentionMs);
+      // Expire first: a task past its ttl needs no wake-up.
+      const expired = await runStep(
+        'expire',
+        async (limit) => (await expireTasks(db, now, { limit })).length,
+      );
+      const redispatched = await runStep('redispatch', () =>
+        options.taskService.redispatchOrphans(now),
+      );
+      const deleted = await runStep('delete', (limit) =>
+        deleteExpiredTasks(db, now, options.retentionMs, { limit }),
+      );
       metrics.sweeps.inc({ role: 'leader' });
       metrics.redispatched.inc(redispatched);
-      if (redispatched + expired.length + deleted > 0) {
-        logger.info({ redispatched, expired: expired.length, deleted }, 'sweep');
+      if (redispatched + expired + deleted > 0) {
+        logger.info({ redispatched, expired, deleted }, 'sweep');
       }
     } finally {
       await leadership.release();

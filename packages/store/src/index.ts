@@ -42,6 +42,7 @@ export {
 export {
   TASK_EXPIRED_ERROR,
   TASK_EXPIRED_MESSAGE,
+  DEFAULT_SWEEP_BATCH,
   databaseNow,
   deleteExpiredTasks,
   expireTasks,

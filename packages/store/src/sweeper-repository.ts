@@ -4,6 +4,8 @@ import { jsonb, type Db } from './database.js';
 
 export const TASK_EXPIRED_ERROR: TaskError = { code: -32603, message: 'task expired' };
 export const TASK_EXPIRED_MESSAGE = 'task expired';
+/** Rows one sweeper statement touches unless told otherwise (see the store README for timings). */
+export const DEFAULT_SWEEP_BATCH = 1_000;
 
 /** The outbox mark: a wake-up for this task reached the queue. */
 export async function markEnqueued(db: Db, taskId: string): Promise<void> {
@@ -43,9 +45,16 @@ export async function findOrphans(
 
 /**
  * Non-terminal tasks past createdAt + ttlMs fail with a JSON-RPC internal error (R20). A worker
- * still holding one loses its next write (the status is no longer `working`).
+ * still holding one loses its next write (the status is no longer `working`). One bounded batch
+ * (the oldest first, rows another transaction has locked skipped): every row fires triggers and a
+ * notification, so one unbounded statement over a large backlog outlives any statement timeout
+ * and rolls back every time. Call again while it returns a full batch.
  */
-export async function expireTasks(db: Db, now: Date): Promise<string[]> {
+export async function expireTasks(
+  db: Db,
+  now: Date,
+  options: { limit: number } = { limit: DEFAULT_SWEEP_BATCH },
+): Promise<string[]> {
   const rows = await db
     .updateTable('tasks')
     .set({
@@ -56,20 +65,47 @@ export async function expireTasks(db: Db, now: Date): Promise<string[]> {
       lease_owner: null,
       lease_expires_at: null,
     })
+    .where('id', 'in', (eb) =>
+      eb
+        .selectFrom('tasks')
+        .select('id')
+        .where('status', 'in', ['working', 'input_required'])
+        .where('expires_at', '<=', now)
+        .orderBy('expires_at')
+        .limit(options.limit)
+        .forUpdate()
+        .skipLocked(),
+    )
     .where('status', 'in', ['working', 'input_required'])
-    .where('expires_at', '<=', now)
     .returning('id')
     .execute();
   return rows.map((row) => row.id);
 }
 
-/** Terminal tasks whose expiry lies more than retentionMs in the past are removed for good. */
-export async function deleteExpiredTasks(db: Db, now: Date, retentionMs: number): Promise<number> {
+/**
+ * Terminal tasks whose expiry lies more than retentionMs in the past are removed for good; one
+ * bounded batch, like expireTasks. Returns how many rows went.
+ */
+export async function deleteExpiredTasks(
+  db: Db,
+  now: Date,
+  retentionMs: number,
+  options: { limit: number } = { limit: DEFAULT_SWEEP_BATCH },
+): Promise<number> {
   const cutoff = new Date(now.getTime() - retentionMs);
   const result = await db
     .deleteFrom('tasks')
-    .where('status', 'in', ['completed', 'failed', 'cancelled'])
-    .where('expires_at', '<=', cutoff)
+    .where('id', 'in', (eb) =>
+      eb
+        .selectFrom('tasks')
+        .select('id')
+        .where('status', 'in', ['completed', 'failed', 'cancelled'])
+        .where('expires_at', '<=', cutoff)
+        .orderBy('expires_at')
+        .limit(options.limit)
+        .forUpdate()
+        .skipLocked(),
+    )
     .executeTakeFirst();
   return Number(result.numDeletedRows);
 }
