@@ -102,6 +102,8 @@ async function main(env: WorkerEnv): Promise<void> {
       enqueueGraceMs: env.ENQUEUE_GRACE_MS,
       onDispatchError: (taskId, error) =>
         logger.warn({ err: error, taskId }, 'sweeper could not re-dispatch'),
+      onSweepBatchError: (taskIds, error) =>
+        logger.warn({ err: error, tasks: taskIds.length }, 'sweeper could not re-dispatch a batch'),
     }),
     intervalMs: env.SWEEP_INTERVAL_MS,
     batchSize: env.SWEEP_BATCH_SIZE,

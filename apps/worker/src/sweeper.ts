@@ -104,9 +104,15 @@ export function createSweeper(options: {
         'expire',
         async (limit) => (await expireTasks(db, now, { limit })).length,
       );
-      const redispatched = await runStep('redispatch', () =>
-        options.taskService.redispatchOrphans(now),
-      );
+      // Keeps going while whole batches come back (a Redis that lost its data leaves every
+      // queued task orphaned), so recovery scales with the backlog instead of one batch a sweep.
+      let redispatched = 0;
+      await runStep('redispatch', async (limit) => {
+        const batch = await options.taskService.redispatchOrphans(now, { limit });
+        redispatched += batch.woken;
+        // Orphans that failed stay orphans: the next batch would find them again, so stop here.
+        return batch.failed > 0 ? 0 : batch.found;
+      });
       const deleted = await runStep('delete', (limit) =>
         deleteExpiredTasks(db, now, options.retentionMs, { limit }),
       );

@@ -48,6 +48,7 @@ export {
   expireTasks,
   findOrphans,
   markEnqueued,
+  markEnqueuedMany,
 } from './sweeper-repository.js';
 export {
   LEADERSHIP_APPLICATION_NAME,
@@ -63,6 +64,7 @@ export {
 } from './change-listener.js';
 export {
   createTaskService,
+  type RedispatchResult,
   type TaskDispatcher,
   type TaskService,
   type TaskServiceOptions,

@@ -58,7 +58,7 @@ describe('migrations', () => {
     expect(await second.exited).toBe(0);
     const outputs = [first.output(), second.output()].sort();
     expect(outputs).toEqual([
-      'applied 0001_create_tasks, 0002_count_failures\n',
+      'applied 0001_create_tasks, 0002_count_failures, 0003_orphan_indexes\n',
       'schema up to date\n',
     ]);
     const again = await run();

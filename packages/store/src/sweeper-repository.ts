@@ -1,4 +1,4 @@
-import { sql, type SqlBool } from 'kysely';
+import { sql } from 'kysely';
 import type { TaskError } from '@mcp-tasks/tasks';
 import { jsonb, type Db } from './database.js';
 
@@ -17,12 +17,27 @@ export async function markEnqueued(db: Db, taskId: string): Promise<void> {
     .execute();
 }
 
+/** The outbox mark for a batch the sweeper woke (or found already queued). */
+export async function markEnqueuedMany(db: Db, taskIds: readonly string[]): Promise<void> {
+  if (taskIds.length === 0) return;
+  await db
+    .updateTable('tasks')
+    .set({ enqueued_at: sql<Date>`now()` })
+    .where('id', '=', sql<string>`ANY(${[...taskIds]}::text[])`)
+    .where('status', '=', 'working')
+    .execute();
+}
+
 /**
  * `working` tasks that no worker holds (no lease, or an expired one) and that have no wake-up in
  * the queue we know of: never marked enqueued, or marked longer ago than the grace. A task not yet
  * marked gets the same grace from its last visible change (creation, resume), so the sweeper does
  * not race the create/resume path that is about to enqueue it. Duplicated wake-ups are harmless:
  * claimLease lets one worker in.
+ *
+ * Two halves, each a range scan on a partial index of its own (migration 0003): unheld tasks by
+ * when they became due, and held tasks by lease expiry (live leases all lie past `now`, so that
+ * scan stops at the first one). Oldest first.
  */
 export async function findOrphans(
   db: Db,
@@ -30,17 +45,22 @@ export async function findOrphans(
   options: { enqueueGraceMs: number; limit: number },
 ): Promise<string[]> {
   const cutoff = new Date(now.getTime() - options.enqueueGraceMs);
-  const rows = await db
-    .selectFrom('tasks')
-    .select('id')
-    .where('status', '=', 'working')
-    .where(sql<SqlBool>`(lease_owner IS NULL OR lease_expires_at <= ${now})`)
-    .where(sql<SqlBool>`coalesce(enqueued_at, last_updated_at) <= ${cutoff}`)
-    .orderBy(sql`enqueued_at NULLS FIRST`)
-    .orderBy('created_at')
-    .limit(options.limit)
-    .execute();
-  return rows.map((row) => row.id);
+  const { limit } = options;
+  const result = await sql<{ id: string }>`
+    SELECT id FROM (
+      (SELECT id, coalesce(enqueued_at, last_updated_at) AS due FROM tasks
+        WHERE status = 'working' AND lease_owner IS NULL
+          AND coalesce(enqueued_at, last_updated_at) <= ${cutoff}
+        ORDER BY coalesce(enqueued_at, last_updated_at) LIMIT ${limit})
+      UNION ALL
+      (SELECT id, lease_expires_at AS due FROM tasks
+        WHERE status = 'working' AND lease_owner IS NOT NULL AND lease_expires_at <= ${now}
+          AND coalesce(enqueued_at, last_updated_at) <= ${cutoff}
+        ORDER BY lease_expires_at LIMIT ${limit})
+    ) AS orphans
+    ORDER BY due LIMIT ${limit}
+  `.execute(db);
+  return result.rows.map((row) => row.id);
 }
 
 /**

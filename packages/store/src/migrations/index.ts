@@ -1,6 +1,7 @@
 import type { Migration, MigrationProvider } from 'kysely';
 import { createTasks } from './0001-create-tasks.js';
 import { countFailures } from './0002-count-failures.js';
+import { orphanIndexes } from './0003-orphan-indexes.js';
 
 /**
  * Every migration this build knows, by name. Code, not files read at run time, so a bundled build
@@ -10,6 +11,7 @@ import { countFailures } from './0002-count-failures.js';
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001_create_tasks': createTasks,
   '0002_count_failures': countFailures,
+  '0003_orphan_indexes': orphanIndexes,
 };
 
 export const migrationProvider: MigrationProvider = {
