@@ -7,9 +7,9 @@ export interface LeaseKeeper {
 
 /**
  * Renews a held lease every leaseMs/3 while a step runs. A renewal that reports a cancel request
- * fires onCancelRequested; a StaleLeaseError (someone claimed after us, or the task ended), or no
- * confirmed renewal for a whole lease period (we can no longer prove we hold it), fires
- * onLeaseLost, once. Renewals never overlap. The lease period is counted from when the last
+ * fires onCancelRequested; a StaleLeaseError (someone claimed after us, or the task ended) fires
+ * onLeaseLost; no confirmed renewal for a whole lease period (we can no longer prove we hold it,
+ * typically a Postgres outage) fires onLeaseUnconfirmed. Only one of the two fires, once. Renewals never overlap. The lease period is counted from when the last
  * successful renewal was SENT (the database set the expiry then, not when we heard back), and it
  * is checked on every tick, so a renewal that hangs cannot keep a lost lease looking held.
  */
@@ -22,23 +22,24 @@ export function startLeaseKeeper(options: {
   heldSince?: number;
   onCancelRequested(): void;
   onLeaseLost(): void;
+  onLeaseUnconfirmed(): void;
 }): LeaseKeeper {
   const { db, fence, leaseMs, logger } = options;
   let confirmedSentAt = options.heldSince ?? Date.now();
   let inFlight = false;
   let stopped = false;
-  const lose = (): void => {
+  const lose = (notify: () => void): void => {
     if (stopped) return;
     stopped = true;
     clearInterval(timer);
-    options.onLeaseLost();
+    notify();
   };
   const timer = setInterval(
     () => {
       if (stopped) return;
       if (Date.now() - confirmedSentAt >= leaseMs) {
         logger.warn({ taskId: fence.taskId }, 'no confirmed lease renewal for a lease period');
-        lose();
+        lose(options.onLeaseUnconfirmed);
         return;
       }
       if (inFlight) return;
@@ -52,7 +53,7 @@ export function startLeaseKeeper(options: {
         .catch((error: unknown) => {
           if (stopped) return;
           if (error instanceof StaleLeaseError) {
-            lose();
+            lose(options.onLeaseLost);
             return;
           }
           logger.warn({ err: error, taskId: fence.taskId }, 'lease renewal failed');

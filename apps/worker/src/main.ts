@@ -108,6 +108,8 @@ async function main(env: WorkerEnv): Promise<void> {
     intervalMs: env.SWEEP_INTERVAL_MS,
     batchSize: env.SWEEP_BATCH_SIZE,
     stepBudgetMs: env.SWEEP_STEP_BUDGET_MS,
+    // Holders retry giving their leases back every 250 ms once Postgres answers again.
+    holderGraceMs: env.LEASE_MS,
     retentionMs: env.TASK_RETENTION_MS,
     logger,
     metrics,

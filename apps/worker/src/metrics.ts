@@ -9,6 +9,7 @@ export type JobOutcome =
   | 'retry_scheduled'
   | 'released'
   | 'lease_lost'
+  | 'outage'
   | 'error';
 
 export interface WorkerMetrics {

@@ -7,9 +7,11 @@ import {
   type Db,
   type TaskService,
 } from '@mcp-tasks/store';
+import { performance } from 'node:perf_hooks';
 import { runInBatches } from './batch-loop.js';
 import type { Logger } from './logger.js';
 import type { WorkerMetrics } from './metrics.js';
+import { isTransientInfrastructureError } from './retry-policy.js';
 
 export const SWEEPER_LOCK_NAME = 'mcp-tasks-sweeper';
 /** Default time one sweep step may keep taking batches before it leaves the rest to the next sweep. */
@@ -46,6 +48,12 @@ export function createSweeper(options: {
   batchSize?: number;
   /** How long one step may keep taking batches within one sweep (monotonic clock). */
   stepBudgetMs?: number;
+  /**
+   * After this sweeper lost Postgres, how long expired leases are left alone once it is back
+   * (default 0): their holders most likely lost it too and are about to give them back, and a
+   * re-dispatch now would make the next claim a takeover, charged to the task as a failure.
+   */
+  holderGraceMs?: number;
   logger: Logger;
   metrics: WorkerMetrics;
 }): Sweeper {
@@ -60,6 +68,12 @@ export function createSweeper(options: {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let stopped = false;
+  /** Set while Postgres is unreachable; replaced by when expired leases may be swept again. */
+  let outage = false;
+  let takeoversFrom = 0;
+  const noteFailure = (error: unknown): void => {
+    if (isTransientInfrastructureError(error)) outage = true;
+  };
 
   /** One step, isolated: its failure is logged and counted, and the sweep goes on. */
   const runStep = async (
@@ -81,6 +95,7 @@ export function createSweeper(options: {
       }
       return result.total;
     } catch (error) {
+      noteFailure(error);
       metrics.sweepStepErrors.inc({ step });
       if (isStatementTimeout(error) && batchSizes[step] > MIN_BATCH) {
         batchSizes[step] = Math.max(MIN_BATCH, Math.floor(batchSizes[step] / 2));
@@ -96,6 +111,11 @@ export function createSweeper(options: {
       metrics.sweeps.inc({ role: 'follower' });
       return;
     }
+    if (outage) {
+      outage = false;
+      takeoversFrom = performance.now() + (options.holderGraceMs ?? 0);
+    }
+    const expiredLeases = performance.now() >= takeoversFrom;
     try {
       // The database clock: leases and expiry are written with Postgres now(), not this host's.
       const now = await databaseNow(db);
@@ -108,7 +128,7 @@ export function createSweeper(options: {
       // queued task orphaned), so recovery scales with the backlog instead of one batch a sweep.
       let redispatched = 0;
       await runStep('redispatch', async (limit) => {
-        const batch = await options.taskService.redispatchOrphans(now, { limit });
+        const batch = await options.taskService.redispatchOrphans(now, { limit, expiredLeases });
         redispatched += batch.woken;
         // Orphans that failed stay orphans: the next batch would find them again, so stop here.
         return batch.failed > 0 ? 0 : batch.found;
@@ -131,6 +151,7 @@ export function createSweeper(options: {
     timer = setTimeout(() => {
       running = sweepOnce()
         .catch((error: unknown) => {
+          noteFailure(error);
           metrics.sweeps.inc({ role: 'error' });
           logger.warn({ err: error }, 'sweep failed');
         })

@@ -16,7 +16,7 @@ afterAll(async () => {
 });
 
 describe('the lease keeper', () => {
-  it('reports the lease lost after a lease period even while a renewal hangs', async () => {
+  it('reports the lease unconfirmed after a lease period even while a renewal hangs', async () => {
     const task = await h.insertTask('slow_compute', { seconds: 1 });
     const leaseMs = 600;
     const claim = await claimLease(h.db, task.id, 'keeper-test', leaseMs);
@@ -29,13 +29,15 @@ describe('the lease keeper', () => {
     await locker.query('SELECT id FROM tasks WHERE id = $1 FOR UPDATE', [task.id]);
 
     let lost = 0;
+    let superseded = 0;
     const keeper = startLeaseKeeper({
       db: h.db,
       fence: claim!.fence,
       leaseMs,
       logger: createLogger({ level: 'silent', workerId: 'keeper-test' }),
       onCancelRequested: () => undefined,
-      onLeaseLost: () => (lost += 1),
+      onLeaseLost: () => (superseded += 1),
+      onLeaseUnconfirmed: () => (lost += 1),
     });
     try {
       // Well below the pool's 10 s statement timeout, which would otherwise end the wait.
@@ -54,5 +56,6 @@ describe('the lease keeper', () => {
     }
     await sleep(300);
     expect(lost).toBe(1);
+    expect(superseded).toBe(0);
   });
 });

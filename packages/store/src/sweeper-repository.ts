@@ -42,10 +42,17 @@ export async function markEnqueuedMany(db: Db, taskIds: readonly string[]): Prom
 export async function findOrphans(
   db: Db,
   now: Date,
-  options: { enqueueGraceMs: number; limit: number },
+  options: {
+    enqueueGraceMs: number;
+    limit: number;
+    /** Include tasks whose lease ran out (default true); false right after an outage. */
+    expiredLeases?: boolean;
+  },
 ): Promise<string[]> {
   const cutoff = new Date(now.getTime() - options.enqueueGraceMs);
   const { limit } = options;
+  // With expired leases left out, the second half selects nothing (and reads nothing).
+  const leaseCutoff = options.expiredLeases === false ? new Date(0) : now;
   const result = await sql<{ id: string }>`
     SELECT id FROM (
       (SELECT id, coalesce(enqueued_at, last_updated_at) AS due FROM tasks
@@ -54,7 +61,7 @@ export async function findOrphans(
         ORDER BY coalesce(enqueued_at, last_updated_at) LIMIT ${limit})
       UNION ALL
       (SELECT id, lease_expires_at AS due FROM tasks
-        WHERE status = 'working' AND lease_owner IS NOT NULL AND lease_expires_at <= ${now}
+        WHERE status = 'working' AND lease_owner IS NOT NULL AND lease_expires_at <= ${leaseCutoff}
           AND coalesce(enqueued_at, last_updated_at) <= ${cutoff}
         ORDER BY lease_expires_at LIMIT ${limit})
     ) AS orphans

@@ -47,8 +47,14 @@ export interface TaskService {
     responses: InputResponses,
   ): Promise<{ found: boolean }>;
   cancel(owner: TaskOwner, taskId: string): Promise<{ found: boolean }>;
-  /** Wakes one batch of orphans (at most `limit`, default sweepBatchSize) and marks them enqueued. */
-  redispatchOrphans(now: Date, options?: { limit?: number }): Promise<RedispatchResult>;
+  /**
+   * Wakes one batch of orphans (at most `limit`, default sweepBatchSize) and marks them enqueued.
+   * `expiredLeases: false` leaves out tasks whose lease ran out (see findOrphans).
+   */
+  redispatchOrphans(
+    now: Date,
+    options?: { limit?: number; expiredLeases?: boolean },
+  ): Promise<RedispatchResult>;
 }
 
 export interface TaskServiceOptions {
@@ -124,8 +130,8 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
       const { found } = await requestCancel(db, owner, taskId);
       return { found };
     },
-    async redispatchOrphans(now, { limit = sweepBatchSize } = {}) {
-      const orphans = await findOrphans(db, now, { enqueueGraceMs, limit });
+    async redispatchOrphans(now, { limit = sweepBatchSize, expiredLeases = true } = {}) {
+      const orphans = await findOrphans(db, now, { enqueueGraceMs, limit, expiredLeases });
       const found = orphans.length;
       if (found === 0) return { found, woken: 0, failed: 0 };
       if (dispatcher.enqueueSwept === undefined) {

@@ -14,3 +14,9 @@ export {
   type LaunchOptions,
   type LaunchedProcess,
 } from './processes.js';
+export {
+  startTcpProxy,
+  type TcpProxy,
+  type TcpProxyMode,
+  type TcpProxyOptions,
+} from './tcp-proxy.js';
