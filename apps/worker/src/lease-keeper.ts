@@ -39,7 +39,7 @@ export function startLeaseKeeper(options: {
       if (stopped) return;
       if (Date.now() - confirmedSentAt >= leaseMs) {
         logger.warn({ taskId: fence.taskId }, 'no confirmed lease renewal for a lease period');
-        lose(options.onLeaseUnconfirmed);
+        lose(() => options.onLeaseUnconfirmed());
         return;
       }
       if (inFlight) return;
@@ -53,7 +53,7 @@ export function startLeaseKeeper(options: {
         .catch((error: unknown) => {
           if (stopped) return;
           if (error instanceof StaleLeaseError) {
-            lose(options.onLeaseLost);
+            lose(() => options.onLeaseLost());
             return;
           }
           logger.warn({ err: error, taskId: fence.taskId }, 'lease renewal failed');

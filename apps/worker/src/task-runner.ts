@@ -219,11 +219,9 @@ export function createTaskRunner(options: TaskRunnerOptions): TaskRunner {
           metrics.steps.inc({ tool: toolName });
           metrics.stepDuration.observe({ tool: toolName }, (performance.now() - started) / 1_000);
         }
-        if (
-          signal.aborted &&
-          (signal.reason === 'lease lost' || signal.reason === 'lease unconfirmed')
-        )
-          return await settleAbort(fence, signal.reason);
+        const reason = signal.aborted ? (signal.reason as AbortReason) : undefined;
+        if (reason === 'lease lost' || reason === 'lease unconfirmed')
+          return await settleAbort(fence, reason);
 
         switch (outcome.kind) {
           case 'continue':
