@@ -279,7 +279,7 @@ export function createTaskRunner(options: TaskRunnerOptions): TaskRunner {
         await options.requeue(taskId, 'released', 0);
         return 'released';
       }
-      const claimSentAt = Date.now();
+      const claimSentAt = performance.now();
       const claim = await claimLease(db, taskId, options.workerId, leaseMs);
       if (claim === null) return 'skipped';
       const { fence, task } = claim;
