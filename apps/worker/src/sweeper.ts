@@ -1,9 +1,9 @@
 import {
   DEFAULT_SWEEP_BATCH,
+  createLeadershipSession,
   databaseNow,
   deleteExpiredTasks,
   expireTasks,
-  tryAcquireLeadership,
   type Db,
   type TaskService,
 } from '@mcp-tasks/store';
@@ -31,12 +31,15 @@ const isStatementTimeout = (error: unknown): boolean =>
   typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '57014';
 
 /**
- * One sweep at a time across all workers, elected per tick with a Postgres advisory lock that is
- * held only while sweeping: a frozen leader (SIGSTOP, a long GC pause) can then block sweeping for
- * at most one sweep, not until it dies. Each sweep fails expired tasks, re-dispatches orphans
+ * One sweep at a time across all workers, elected per tick with a Postgres advisory lock (on one
+ * leadership connection per process, kept across ticks) that is held only while sweeping: a
+ * frozen leader (SIGSTOP, a long GC pause) can then block sweeping for at most one sweep, not
+ * until it dies. Each sweep fails expired tasks, re-dispatches orphans
  * (never enqueued, lease expired, wake-up lost with Redis), and deletes those past retention.
  * Each step works in bounded batches for at most its time budget, and runs even if the one before
  * failed: a backlog is worked off over several sweeps instead of timing out as one statement.
+ * Losing the leadership connection mid-sweep (the lock dies with it, and another worker may take
+ * over) stops the sweep after the batch in flight.
  */
 export function createSweeper(options: {
   connectionString: string;
@@ -74,6 +77,15 @@ export function createSweeper(options: {
   const noteFailure = (error: unknown): void => {
     if (isTransientInfrastructureError(error)) outage = true;
   };
+  const leadership = createLeadershipSession({
+    connectionString: options.connectionString,
+    lockName: SWEEPER_LOCK_NAME,
+    onLost: (error) => {
+      outage = true;
+      logger.warn({ err: error }, 'lost the sweeper lock mid-sweep; stopping this sweep');
+    },
+  });
+  const mayGoOn = (): boolean => !stopped && leadership.isLeader();
 
   /** One step, isolated: its failure is logged and counted, and the sweep goes on. */
   const runStep = async (
@@ -85,7 +97,7 @@ export function createSweeper(options: {
         batchSize: batchSizes[step],
         budgetMs,
         runBatch,
-        shouldStop: () => stopped,
+        shouldStop: () => !mayGoOn(),
       });
       if (result.outOfTime) {
         logger.info(
@@ -106,8 +118,7 @@ export function createSweeper(options: {
   };
 
   const sweepOnce = async (): Promise<void> => {
-    const leadership = await tryAcquireLeadership(options.connectionString, SWEEPER_LOCK_NAME);
-    if (leadership === null) {
+    if (!(await leadership.acquire())) {
       metrics.sweeps.inc({ role: 'follower' });
       return;
     }
@@ -127,15 +138,18 @@ export function createSweeper(options: {
       // Keeps going while whole batches come back (a Redis that lost its data leaves every
       // queued task orphaned), so recovery scales with the backlog instead of one batch a sweep.
       let redispatched = 0;
-      await runStep('redispatch', async (limit) => {
-        const batch = await options.taskService.redispatchOrphans(now, { limit, expiredLeases });
-        redispatched += batch.woken;
-        // Orphans that failed stay orphans: the next batch would find them again, so stop here.
-        return batch.failed > 0 ? 0 : batch.found;
-      });
-      const deleted = await runStep('delete', (limit) =>
-        deleteExpiredTasks(db, now, options.retentionMs, { limit }),
-      );
+      if (mayGoOn())
+        await runStep('redispatch', async (limit) => {
+          const batch = await options.taskService.redispatchOrphans(now, { limit, expiredLeases });
+          redispatched += batch.woken;
+          // Orphans that failed stay orphans: the next batch would find them again, so stop here.
+          return batch.failed > 0 ? 0 : batch.found;
+        });
+      const deleted = mayGoOn()
+        ? await runStep('delete', (limit) =>
+            deleteExpiredTasks(db, now, options.retentionMs, { limit }),
+          )
+        : 0;
       metrics.sweeps.inc({ role: 'leader' });
       metrics.redispatched.inc(redispatched);
       if (redispatched + expired + deleted > 0) {
@@ -168,6 +182,7 @@ export function createSweeper(options: {
       stopped = true;
       if (timer !== undefined) clearTimeout(timer);
       await running;
+      await leadership.close();
     },
   };
 }

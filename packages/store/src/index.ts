@@ -52,8 +52,10 @@ export {
 } from './sweeper-repository.js';
 export {
   LEADERSHIP_APPLICATION_NAME,
+  createLeadershipSession,
   tryAcquireLeadership,
   type Leadership,
+  type LeadershipSession,
 } from './leadership.js';
 export {
   CHANGE_LISTENER_APPLICATION_NAME,
