@@ -15,6 +15,7 @@ import { createLogger } from './logger.js';
 import { createWorkerMetrics } from './metrics.js';
 import { createRequeue } from './requeue.js';
 import { createSweepDispatcher } from './sweep-dispatcher.js';
+import { describeStartupError } from './startup-errors.js';
 import { createSweeper } from './sweeper.js';
 import { createTaskRunner } from './task-runner.js';
 
@@ -162,6 +163,8 @@ async function main(env: WorkerEnv): Promise<void> {
 }
 
 main(env).catch((error: unknown) => {
-  logger.fatal({ err: error }, 'worker failed to start');
+  const described = describeStartupError(error, env);
+  if (described !== undefined) process.stderr.write(`${described}\n`);
+  else logger.fatal({ err: error }, 'worker failed to start');
   process.exit(1);
 });
