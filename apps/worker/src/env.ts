@@ -12,6 +12,10 @@ const EnvSchema = z
     WORKER_CONCURRENCY: int(1).default(8),
     LEASE_MS: int(500).default(30_000),
     SWEEP_INTERVAL_MS: int(50).default(5_000),
+    /** Rows per sweeper statement (expire, re-dispatch, delete). */
+    SWEEP_BATCH_SIZE: int(1).max(50_000).default(1_000),
+    /** How long each sweep step may keep taking batches before leaving the rest to the next sweep. */
+    SWEEP_STEP_BUDGET_MS: int(0).default(2_000),
     /** How long a wake-up may sit in the queue before the sweeper sends another; default LEASE_MS. */
     ENQUEUE_GRACE_MS: int(0).optional(),
     MAX_ATTEMPTS: int(1).default(3),

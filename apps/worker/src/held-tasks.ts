@@ -1,7 +1,11 @@
 import type { Fence } from '@mcp-tasks/store';
 
-/** Why a running step was told to stop; the runner settles the task according to it. */
-export type AbortReason = 'cancel' | 'lease lost' | 'shutdown';
+/**
+ * Why a running step was told to stop; the runner settles the task according to it. `lease lost`:
+ * someone else holds it now. `lease unconfirmed`: Postgres stopped confirming our renewals (an
+ * outage, or we are cut off), so we may no longer assume we hold it, but nobody may have claimed.
+ */
+export type AbortReason = 'cancel' | 'lease lost' | 'lease unconfirmed' | 'shutdown';
 
 export interface HeldTask {
   fence: Fence;

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { StaleLeaseError, renewLease, type Db, type Fence } from '@mcp-tasks/store';
 import type { Logger } from './logger.js';
 
@@ -6,53 +7,89 @@ export interface LeaseKeeper {
 }
 
 /**
+ * How long before the lease runs out an unconfirmed step is stopped: a fifth of the lease, at
+ * least 100 ms. Stopping is cooperative (the step sees its signal), so it needs this head start
+ * to be over before another worker may claim; otherwise one step could briefly run twice.
+ */
+export function stopMarginMs(leaseMs: number): number {
+  return Math.max(100, Math.floor(leaseMs / 5));
+}
+
+/**
  * Renews a held lease every leaseMs/3 while a step runs. A renewal that reports a cancel request
- * fires onCancelRequested; a StaleLeaseError (someone claimed after us, or the task ended), or no
- * confirmed renewal for a whole lease period (we can no longer prove we hold it), fires
- * onLeaseLost, once. Renewals never overlap. The lease period is counted from when the last
- * successful renewal was SENT (the database set the expiry then, not when we heard back), and it
- * is checked on every tick, so a renewal that hangs cannot keep a lost lease looking held.
+ * fires onCancelRequested; a StaleLeaseError (someone claimed after us, or the task ended) fires
+ * onLeaseLost; no confirmed renewal for a lease period minus the stop margin (we can soon no
+ * longer prove we hold it, typically a Postgres outage) fires onLeaseUnconfirmed. Only one of the
+ * two fires, once. Renewals never overlap. The period is counted from when the last successful
+ * renewal was SENT (the database set the expiry then, not when we heard back), on the monotonic
+ * clock (a wall clock stepped by NTP or a VM resume must not stop or prolong a step), and by a
+ * timer of its own, so a renewal that hangs cannot keep a lost lease looking held.
  */
 export function startLeaseKeeper(options: {
   db: Db;
   fence: Fence;
   leaseMs: number;
   logger: Logger;
-  /** When the claim that granted the lease was sent; default now. */
+  /** performance.now() when the claim that granted the lease was sent; default now. */
   heldSince?: number;
   onCancelRequested(): void;
   onLeaseLost(): void;
+  onLeaseUnconfirmed(): void;
 }): LeaseKeeper {
   const { db, fence, leaseMs, logger } = options;
-  let confirmedSentAt = options.heldSince ?? Date.now();
+  const confirmedForMs = leaseMs - stopMarginMs(leaseMs);
+  let confirmedSentAt = options.heldSince ?? performance.now();
   let inFlight = false;
   let stopped = false;
-  const lose = (): void => {
-    if (stopped) return;
+  let deadline: NodeJS.Timeout | undefined;
+
+  const stop = (): void => {
     stopped = true;
-    clearInterval(timer);
-    options.onLeaseLost();
+    clearInterval(renewals);
+    if (deadline !== undefined) clearTimeout(deadline);
   };
-  const timer = setInterval(
+  const lose = (notify: () => void): void => {
+    if (stopped) return;
+    stop();
+    notify();
+  };
+  const armDeadline = (): void => {
+    if (deadline !== undefined) clearTimeout(deadline);
+    const remaining = confirmedSentAt + confirmedForMs - performance.now();
+    deadline = setTimeout(
+      () => {
+        if (stopped) return;
+        if (performance.now() - confirmedSentAt < confirmedForMs) {
+          armDeadline();
+          return;
+        }
+        logger.warn(
+          { taskId: fence.taskId },
+          'no confirmed lease renewal for a lease period; stopping the step before it runs out',
+        );
+        lose(() => options.onLeaseUnconfirmed());
+      },
+      Math.max(0, remaining),
+    );
+    deadline.unref();
+  };
+
+  const renewals = setInterval(
     () => {
-      if (stopped) return;
-      if (Date.now() - confirmedSentAt >= leaseMs) {
-        logger.warn({ taskId: fence.taskId }, 'no confirmed lease renewal for a lease period');
-        lose();
-        return;
-      }
-      if (inFlight) return;
+      if (stopped || inFlight) return;
       inFlight = true;
-      const sentAt = Date.now();
+      const sentAt = performance.now();
       renewLease(db, fence, leaseMs)
         .then(({ cancelRequested }) => {
+          if (stopped) return;
           confirmedSentAt = Math.max(confirmedSentAt, sentAt);
-          if (cancelRequested && !stopped) options.onCancelRequested();
+          armDeadline();
+          if (cancelRequested) options.onCancelRequested();
         })
         .catch((error: unknown) => {
           if (stopped) return;
           if (error instanceof StaleLeaseError) {
-            lose();
+            lose(() => options.onLeaseLost());
             return;
           }
           logger.warn({ err: error, taskId: fence.taskId }, 'lease renewal failed');
@@ -63,11 +100,7 @@ export function startLeaseKeeper(options: {
     },
     Math.max(50, Math.floor(leaseMs / 3)),
   );
-  timer.unref();
-  return {
-    stop() {
-      stopped = true;
-      clearInterval(timer);
-    },
-  };
+  renewals.unref();
+  armDeadline();
+  return { stop };
 }

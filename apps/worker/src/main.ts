@@ -15,6 +15,7 @@ import { createLogger } from './logger.js';
 import { createWorkerMetrics } from './metrics.js';
 import { createRequeue } from './requeue.js';
 import { createSweepDispatcher } from './sweep-dispatcher.js';
+import { describeStartupError } from './startup-errors.js';
 import { createSweeper } from './sweeper.js';
 import { createStepLog } from './step-log.js';
 import { createTaskRunner } from './task-runner.js';
@@ -108,8 +109,14 @@ async function main(env: WorkerEnv): Promise<void> {
       enqueueGraceMs: env.ENQUEUE_GRACE_MS,
       onDispatchError: (taskId, error) =>
         logger.warn({ err: error, taskId }, 'sweeper could not re-dispatch'),
+      onSweepBatchError: (taskIds, error) =>
+        logger.warn({ err: error, tasks: taskIds.length }, 'sweeper could not re-dispatch a batch'),
     }),
     intervalMs: env.SWEEP_INTERVAL_MS,
+    batchSize: env.SWEEP_BATCH_SIZE,
+    stepBudgetMs: env.SWEEP_STEP_BUDGET_MS,
+    // Holders retry giving their leases back every 250 ms once Postgres answers again.
+    holderGraceMs: env.LEASE_MS,
     retentionMs: env.TASK_RETENTION_MS,
     logger,
     metrics,
@@ -168,6 +175,8 @@ async function main(env: WorkerEnv): Promise<void> {
 }
 
 main(env).catch((error: unknown) => {
-  logger.fatal({ err: error }, 'worker failed to start');
+  const described = describeStartupError(error, env);
+  if (described !== undefined) process.stderr.write(`${described}\n`);
+  else logger.fatal({ err: error }, 'worker failed to start');
   process.exit(1);
 });

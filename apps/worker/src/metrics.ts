@@ -10,6 +10,7 @@ export type JobOutcome =
   | 'released'
   | 'lease_lost'
   | 'tool_unavailable'
+  | 'outage'
   | 'error';
 
 export interface WorkerMetrics {
@@ -20,6 +21,7 @@ export interface WorkerMetrics {
   leasesLost: Counter;
   toolMismatches: Counter<'tool' | 'reason'>;
   sweeps: Counter<'role'>;
+  sweepStepErrors: Counter<'step'>;
   redispatched: Counter;
   heldTasks: Gauge;
 }
@@ -64,6 +66,12 @@ export function createWorkerMetrics(): WorkerMetrics {
       name: 'mcp_worker_sweeps_total',
       help: 'Sweeper ticks, by whether this worker led the sweep',
       labelNames: ['role'],
+      registers: [registry],
+    }),
+    sweepStepErrors: new Counter({
+      name: 'mcp_worker_sweep_step_errors_total',
+      help: 'Sweep steps (expire, redispatch, delete) that failed; the other steps still ran',
+      labelNames: ['step'],
       registers: [registry],
     }),
     redispatched: new Counter({

@@ -13,5 +13,11 @@ export function createSweepDispatcher(queue: TaskQueue): TaskDispatcher {
       if (reason === 'swept' && (await queue.hasPendingJob(taskId))) return;
       await queue.enqueue(taskId, reason);
     },
+    async enqueueSwept(taskIds) {
+      const pending = await queue.pendingJobs(taskIds);
+      const toWake = taskIds.filter((taskId) => !pending.has(taskId));
+      await queue.enqueueMany(toWake, 'swept');
+      return toWake.length;
+    },
   };
 }

@@ -1,15 +1,25 @@
 import {
+  DEFAULT_SWEEP_BATCH,
+  createLeadershipSession,
   databaseNow,
   deleteExpiredTasks,
   expireTasks,
-  tryAcquireLeadership,
   type Db,
   type TaskService,
 } from '@mcp-tasks/store';
+import { performance } from 'node:perf_hooks';
+import { runInBatches } from './batch-loop.js';
 import type { Logger } from './logger.js';
 import type { WorkerMetrics } from './metrics.js';
+import { isTransientInfrastructureError } from './retry-policy.js';
 
 export const SWEEPER_LOCK_NAME = 'mcp-tasks-sweeper';
+/** Default time one sweep step may keep taking batches before it leaves the rest to the next sweep. */
+export const DEFAULT_SWEEP_STEP_BUDGET_MS = 2_000;
+/** A batch never shrinks below this after statement timeouts. */
+const MIN_BATCH = 10;
+
+export type SweepStepName = 'expire' | 'redispatch' | 'delete';
 
 export interface Sweeper {
   start(): void;
@@ -17,11 +27,19 @@ export interface Sweeper {
   stop(): Promise<void>;
 }
 
+const isStatementTimeout = (error: unknown): boolean =>
+  typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '57014';
+
 /**
- * One sweep at a time across all workers, elected per tick with a Postgres advisory lock that is
- * held only while sweeping: a frozen leader (SIGSTOP, a long GC pause) can then block sweeping for
- * at most one sweep, not until it dies. Each sweep re-dispatches orphans (never enqueued, lease
- * expired, wake-up lost with Redis), fails expired tasks, and deletes those past retention.
+ * One sweep at a time across all workers, elected per tick with a Postgres advisory lock (on one
+ * leadership connection per process, kept across ticks) that is held only while sweeping: a
+ * frozen leader (SIGSTOP, a long GC pause) can then block sweeping for at most one sweep, not
+ * until it dies. Each sweep fails expired tasks, re-dispatches orphans
+ * (never enqueued, lease expired, wake-up lost with Redis), and deletes those past retention.
+ * Each step works in bounded batches for at most its time budget, and runs even if the one before
+ * failed: a backlog is worked off over several sweeps instead of timing out as one statement.
+ * Losing the leadership connection mid-sweep (the lock dies with it, and another worker may take
+ * over) stops the sweep after the batch in flight.
  */
 export function createSweeper(options: {
   connectionString: string;
@@ -29,30 +47,113 @@ export function createSweeper(options: {
   taskService: TaskService;
   intervalMs: number;
   retentionMs: number;
+  /** Rows per statement; halved (down to 10) for a step whose statement timed out. */
+  batchSize?: number;
+  /** How long one step may keep taking batches within one sweep (monotonic clock). */
+  stepBudgetMs?: number;
+  /**
+   * After this sweeper lost Postgres, how long expired leases are left alone once it is back
+   * (default 0): their holders most likely lost it too and are about to give them back, and a
+   * re-dispatch now would make the next claim a takeover, charged to the task as a failure.
+   */
+  holderGraceMs?: number;
   logger: Logger;
   metrics: WorkerMetrics;
 }): Sweeper {
   const { db, logger, metrics } = options;
+  const configuredBatch = options.batchSize ?? DEFAULT_SWEEP_BATCH;
+  const budgetMs = options.stepBudgetMs ?? DEFAULT_SWEEP_STEP_BUDGET_MS;
+  const batchSizes: Record<SweepStepName, number> = {
+    expire: configuredBatch,
+    redispatch: configuredBatch,
+    delete: configuredBatch,
+  };
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let stopped = false;
+  /** Set while Postgres is unreachable; replaced by when expired leases may be swept again. */
+  let outage = false;
+  let takeoversFrom = 0;
+  const noteFailure = (error: unknown): void => {
+    if (isTransientInfrastructureError(error)) outage = true;
+  };
+  const leadership = createLeadershipSession({
+    connectionString: options.connectionString,
+    lockName: SWEEPER_LOCK_NAME,
+    onLost: (error) => {
+      outage = true;
+      logger.warn({ err: error }, 'lost the sweeper lock mid-sweep; stopping this sweep');
+    },
+  });
+  const mayGoOn = (): boolean => !stopped && leadership.isLeader();
+
+  /** One step, isolated: its failure is logged and counted, and the sweep goes on. */
+  const runStep = async (
+    step: SweepStepName,
+    runBatch: (limit: number) => Promise<number>,
+  ): Promise<number> => {
+    try {
+      const result = await runInBatches({
+        batchSize: batchSizes[step],
+        budgetMs,
+        runBatch,
+        shouldStop: () => !mayGoOn(),
+      });
+      if (result.outOfTime) {
+        logger.info(
+          { step, handled: result.total },
+          'sweep step out of time; the next sweep goes on',
+        );
+      }
+      return result.total;
+    } catch (error) {
+      noteFailure(error);
+      metrics.sweepStepErrors.inc({ step });
+      if (isStatementTimeout(error) && batchSizes[step] > MIN_BATCH) {
+        batchSizes[step] = Math.max(MIN_BATCH, Math.floor(batchSizes[step] / 2));
+      }
+      logger.warn({ err: error, step, batchSize: batchSizes[step] }, 'sweep step failed');
+      return 0;
+    }
+  };
 
   const sweepOnce = async (): Promise<void> => {
-    const leadership = await tryAcquireLeadership(options.connectionString, SWEEPER_LOCK_NAME);
-    if (leadership === null) {
+    if (!(await leadership.acquire())) {
       metrics.sweeps.inc({ role: 'follower' });
       return;
     }
+    if (outage) {
+      outage = false;
+      takeoversFrom = performance.now() + (options.holderGraceMs ?? 0);
+    }
+    const expiredLeases = performance.now() >= takeoversFrom;
     try {
       // The database clock: leases and expiry are written with Postgres now(), not this host's.
       const now = await databaseNow(db);
-      const redispatched = await options.taskService.redispatchOrphans(now);
-      const expired = await expireTasks(db, now);
-      const deleted = await deleteExpiredTasks(db, now, options.retentionMs);
+      // Expire first: a task past its ttl needs no wake-up.
+      const expired = await runStep(
+        'expire',
+        async (limit) => (await expireTasks(db, now, { limit })).length,
+      );
+      // Keeps going while whole batches come back (a Redis that lost its data leaves every
+      // queued task orphaned), so recovery scales with the backlog instead of one batch a sweep.
+      let redispatched = 0;
+      if (mayGoOn())
+        await runStep('redispatch', async (limit) => {
+          const batch = await options.taskService.redispatchOrphans(now, { limit, expiredLeases });
+          redispatched += batch.woken;
+          // Orphans that failed stay orphans: the next batch would find them again, so stop here.
+          return batch.failed > 0 ? 0 : batch.found;
+        });
+      const deleted = mayGoOn()
+        ? await runStep('delete', (limit) =>
+            deleteExpiredTasks(db, now, options.retentionMs, { limit }),
+          )
+        : 0;
       metrics.sweeps.inc({ role: 'leader' });
       metrics.redispatched.inc(redispatched);
-      if (redispatched + expired.length + deleted > 0) {
-        logger.info({ redispatched, expired: expired.length, deleted }, 'sweep');
+      if (redispatched + expired + deleted > 0) {
+        logger.info({ redispatched, expired, deleted }, 'sweep');
       }
     } finally {
       await leadership.release();
@@ -64,6 +165,7 @@ export function createSweeper(options: {
     timer = setTimeout(() => {
       running = sweepOnce()
         .catch((error: unknown) => {
+          noteFailure(error);
           metrics.sweeps.inc({ role: 'error' });
           logger.warn({ err: error }, 'sweep failed');
         })
@@ -80,6 +182,7 @@ export function createSweeper(options: {
       stopped = true;
       if (timer !== undefined) clearTimeout(timer);
       await running;
+      await leadership.close();
     },
   };
 }

@@ -61,8 +61,10 @@ export interface TaskRunner {
   run(taskId: string): Promise<JobOutcome>;
 }
 
-const RELEASE_TRIES = 3;
-const RELEASE_RETRY_MS = 200;
+/** How often a lease is offered back while Postgres is unreachable. */
+const RELEASE_RETRY_MS = 250;
+/** The shortest time a lease is offered back after an outage; longer leases get 3 lease periods. */
+const MIN_RELEASE_WINDOW_MS = 30_000;
 
 const protocolErrorToTaskError = (error: ProtocolError): TaskError => {
   const wire = error.toJsonRpcError();
@@ -87,12 +89,31 @@ export function createTaskRunner(options: TaskRunnerOptions): TaskRunner {
     failAfterMs: options.toolMissingFailAfterMs ?? DEFAULT_TOOL_MISSING_FAIL_AFTER_MS,
     retryDelayMs: options.retry.maxDelayMs,
   });
+  const releaseWindowMs = Math.max(MIN_RELEASE_WINDOW_MS, 3 * leaseMs);
 
   async function settleAbort(fence: Fence, reason: AbortReason): Promise<JobOutcome> {
     switch (reason) {
       case 'lease lost':
         metrics.leasesLost.inc();
         return 'lease_lost';
+      case 'lease unconfirmed': {
+        // Most likely nobody claimed (Postgres was out for everyone): give the lease back as soon
+        // as Postgres answers, so the next claim is no takeover and costs the task nothing.
+        const returned = await giveBackAfterOutage(fence);
+        if (returned === 'superseded') {
+          metrics.leasesLost.inc();
+          return 'lease_lost';
+        }
+        await options
+          .requeue(fence.taskId, 'retry', returned === 'released' ? 0 : leaseMs)
+          .catch((error: unknown) => {
+            logger.warn(
+              { err: error, taskId: fence.taskId },
+              'could not requeue after an outage; the sweeper will',
+            );
+          });
+        return 'outage';
+      }
       case 'cancel':
         // Completion may have won meanwhile; then this write loses (StaleLeaseError) and that is fine.
         await markCancelled(db, fence, CANCELLED_BY_REQUEST);
@@ -133,24 +154,30 @@ export function createTaskRunner(options: TaskRunnerOptions): TaskRunner {
     return 'retry_scheduled';
   }
 
-  async function giveBackAfterOutage(fence: Fence): Promise<void> {
-    // A few spaced tries: the pool can hand out connections that just died (they go back to it
-    // before their sockets close, and then fail with the same error); a moment later those are
-    // gone, and only a fresh connection can tell whether Postgres is back.
-    for (let attempt = 1; ; attempt += 1) {
+  /**
+   * Offers the lease back until Postgres answers, for at most the release window: a release that
+   * lands before anyone claims keeps the outage from counting as a failure of the task. The pool
+   * hands out connections that just died for a moment after an outage; retrying covers that too.
+   * `superseded`: someone claimed meanwhile (we were cut off alone, or frozen), nothing to give.
+   */
+  async function giveBackAfterOutage(
+    fence: Fence,
+  ): Promise<'released' | 'superseded' | 'unreachable'> {
+    const started = performance.now();
+    for (;;) {
       try {
-        await releaseLease(db, fence);
-        return;
+        return (await releaseLease(db, fence)) ? 'released' : 'superseded';
       } catch (releaseError) {
-        if (attempt < RELEASE_TRIES && isTransientInfrastructureError(releaseError)) {
+        const elapsed = performance.now() - started;
+        if (isTransientInfrastructureError(releaseError) && elapsed < releaseWindowMs) {
           await sleep(RELEASE_RETRY_MS);
           continue;
         }
         logger.warn(
-          { err: releaseError, taskId: fence.taskId },
-          'could not give the lease back; it will run out',
+          { err: releaseError, taskId: fence.taskId, elapsedMs: Math.round(elapsed) },
+          'could not give the lease back; it will run out and the next claim counts a failure',
         );
-        return;
+        return 'unreachable';
       }
     }
   }
@@ -222,8 +249,9 @@ export function createTaskRunner(options: TaskRunnerOptions): TaskRunner {
           metrics.steps.inc({ tool: toolName });
           metrics.stepDuration.observe({ tool: toolName }, (performance.now() - started) / 1_000);
         }
-        if (signal.aborted && signal.reason === 'lease lost')
-          return await settleAbort(fence, 'lease lost');
+        const reason = signal.aborted ? (signal.reason as AbortReason) : undefined;
+        if (reason === 'lease lost' || reason === 'lease unconfirmed')
+          return await settleAbort(fence, reason);
 
         switch (outcome.kind) {
           case 'continue':
@@ -281,7 +309,7 @@ export function createTaskRunner(options: TaskRunnerOptions): TaskRunner {
         await options.requeue(taskId, 'released', 0);
         return 'released';
       }
-      const claimSentAt = Date.now();
+      const claimSentAt = performance.now();
       const claim = await claimLease(db, taskId, options.workerId, leaseMs);
       if (claim === null) return 'skipped';
       const { fence, task } = claim;
@@ -296,6 +324,7 @@ export function createTaskRunner(options: TaskRunnerOptions): TaskRunner {
         heldSince: claimSentAt,
         onCancelRequested: () => abortWith(controller, 'cancel'),
         onLeaseLost: () => abortWith(controller, 'lease lost'),
+        onLeaseUnconfirmed: () => abortWith(controller, 'lease unconfirmed'),
       });
       const log = logger.child({ taskId, epoch: fence.epoch, tool: task.operation.toolName });
       log.debug({ attempt: task.attempts }, 'claimed task');

@@ -1,6 +1,6 @@
 import { claimLease } from '@mcp-tasks/store';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startLeaseKeeper } from '../src/lease-keeper.js';
 import { createLogger } from '../src/logger.js';
 import { createHarness, sleep, type Harness } from './harness.js';
@@ -15,10 +15,14 @@ afterAll(async () => {
   await h?.close();
 });
 
+afterEach(() => {
+  vi.useRealTimers();
+});
+
 describe('the lease keeper', () => {
-  it('reports the lease lost after a lease period even while a renewal hangs', async () => {
+  it('reports the lease unconfirmed after a lease period even while a renewal hangs', async () => {
     const task = await h.insertTask('slow_compute', { seconds: 1 });
-    const leaseMs = 600;
+    const leaseMs = 1_500;
     const claim = await claimLease(h.db, task.id, 'keeper-test', leaseMs);
     expect(claim).not.toBeNull();
 
@@ -29,13 +33,26 @@ describe('the lease keeper', () => {
     await locker.query('SELECT id FROM tasks WHERE id = $1 FOR UPDATE', [task.id]);
 
     let lost = 0;
+    let superseded = 0;
+    let leftAtStop: number | undefined;
     const keeper = startLeaseKeeper({
       db: h.db,
       fence: claim!.fence,
       leaseMs,
       logger: createLogger({ level: 'silent', workerId: 'keeper-test' }),
       onCancelRequested: () => undefined,
-      onLeaseLost: () => (lost += 1),
+      onLeaseLost: () => (superseded += 1),
+      onLeaseUnconfirmed: () => {
+        lost += 1;
+        // How much of the lease the database still grants at the moment the step is stopped.
+        void h
+          .query<{ left_ms: number }>(
+            `SELECT extract(epoch FROM lease_expires_at - clock_timestamp()) * 1000 AS left_ms
+               FROM tasks WHERE id = $1`,
+            [task.id],
+          )
+          .then((rows) => (leftAtStop = Number(rows[0]?.left_ms)));
+      },
     });
     try {
       // Well below the pool's 10 s statement timeout, which would otherwise end the wait.
@@ -54,5 +71,40 @@ describe('the lease keeper', () => {
     }
     await sleep(300);
     expect(lost).toBe(1);
+    expect(superseded).toBe(0);
+    // Stopped before the lease ran out (a safety margin), not at or after expiry, when another
+    // worker may already claim and run the next step.
+    expect(leftAtStop).toBeGreaterThan(0);
+  });
+
+  it('measures on the monotonic clock: a wall clock jumping an hour ahead does not stop the step', async () => {
+    const task = await h.insertTask('slow_compute', { seconds: 1 });
+    const leaseMs = 1_500;
+    const claim = await claimLease(h.db, task.id, 'keeper-clock-test', leaseMs);
+    expect(claim).not.toBeNull();
+    let stopped = 0;
+    const keeper = startLeaseKeeper({
+      db: h.db,
+      fence: claim!.fence,
+      leaseMs,
+      logger: createLogger({ level: 'silent', workerId: 'keeper-clock-test' }),
+      onCancelRequested: () => undefined,
+      onLeaseLost: () => (stopped += 1),
+      onLeaseUnconfirmed: () => (stopped += 1),
+    });
+    try {
+      // Only Date is faked (NTP step, VM resume): timers, performance.now() and Postgres keep real time.
+      vi.useFakeTimers({ toFake: ['Date'] });
+      vi.setSystemTime(Date.now() + 60 * 60_000);
+      await sleep(2 * leaseMs);
+      expect(stopped).toBe(0);
+      const row = await h.query<{ held: boolean }>(
+        `SELECT lease_expires_at > now() AS held FROM tasks WHERE id = $1`,
+        [task.id],
+      );
+      expect(row[0]?.held).toBe(true);
+    } finally {
+      keeper.stop();
+    }
   });
 });

@@ -5,7 +5,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RunTaskJobSchema, jobIdFor, type RunTaskJob } from './job-catalog.js';
 import { createTaskConsumer, type TaskConsumer } from './task-consumer.js';
-import { createTaskQueue, type TaskQueue } from './task-queue.js';
+import { createTaskQueue, latestJobKey, type TaskQueue } from './task-queue.js';
 
 let redis: TestRedis;
 let admin: Redis;
@@ -146,5 +146,32 @@ describe('a producer with Redis unreachable', () => {
     await expect(dead.enqueue(newTaskId(), 'created')).rejects.toThrow();
     await expect(dead.ping()).rejects.toThrow();
     await dead.close();
+  });
+});
+
+describe('the latest-wake-up pointer', () => {
+  it('is written only for wake-ups whose job id is not the task id, not for the first one', async () => {
+    const queue = createTaskQueue({ redisUrl: redis.url, prefix: `${redis.prefix}-ptr` });
+    try {
+      const taskId = newTaskId();
+      await queue.enqueue(taskId, 'created');
+      // The created job is found by its id alone: no 24 h key per task for it.
+      expect(await admin.exists(latestJobKey(`${redis.prefix}-ptr`, taskId))).toBe(0);
+      expect(await queue.hasPendingJob(taskId)).toBe(true);
+
+      const swept = newTaskId();
+      await queue.enqueueMany([swept], 'swept');
+      expect(await admin.get(latestJobKey(`${redis.prefix}-ptr`, swept))).toMatch(
+        new RegExp(`^${swept}\\.swept\\.`),
+      );
+      expect(await queue.hasPendingJob(swept)).toBe(true);
+      expect(await queue.pendingJobs([taskId, swept, newTaskId()])).toEqual(
+        new Set([taskId, swept]),
+      );
+    } finally {
+      await queue.close();
+      const keys = await admin.keys(`${redis.prefix}-ptr*`);
+      if (keys.length > 0) await admin.del(...keys);
+    }
   });
 });

@@ -19,6 +19,8 @@ export interface EnqueueOptions {
 export interface TaskQueue extends TaskDispatcher {
   /** Idempotent for `created` (the job id is the task id); see jobIdFor for the other reasons. */
   enqueue(taskId: string, reason: RunTaskReason, options?: EnqueueOptions): Promise<void>;
+  /** Many wake-ups in one round trip (BullMQ addBulk), e.g. the sweeper's batch of orphans. */
+  enqueueMany(taskIds: readonly string[], reason: RunTaskReason): Promise<void>;
   /** A waiting, delayed or active-and-locked wake-up exists for the task (advisory: for the sweeper and ops). */
   hasLiveJob(taskId: string): Promise<boolean>;
   /**
@@ -27,6 +29,8 @@ export interface TaskQueue extends TaskDispatcher {
    * still to come, so only a pending job makes a re-dispatch redundant.
    */
   hasPendingJob(taskId: string): Promise<boolean>;
+  /** hasPendingJob for a batch, the lookups pipelined; resolves with the ids that have one. */
+  pendingJobs(taskIds: readonly string[]): Promise<Set<string>>;
   /** Throws if Redis is unreachable (for /readyz). */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -36,11 +40,16 @@ export interface TaskQueueOptions {
   redisUrl: string;
   /** BullMQ key prefix; default DEFAULT_QUEUE_PREFIX. Producers and consumers must agree. */
   prefix?: string;
-  /** Bound on one enqueue or ping; default 2000 ms. */
+  /** Bound on one enqueue or ping (a batch gets 2 ms more per task); default 2000 ms. */
   commandTimeoutMs?: number;
 }
 
-/** How long the "latest wake-up" pointer lives; longer than any sane queue backlog. */
+/**
+ * How long the "latest wake-up" pointer lives; longer than any sane queue backlog. The pointer
+ * exists so the sweeper can find a pending later wake-up (its job id is random, see jobIdFor) and
+ * not add a duplicate; the first wake-up's id is the task id, found without it, so `created`
+ * writes none (at 10M tasks a day that key alone was ~1 GB of Redis).
+ */
 const LATEST_JOB_TTL_MS = 24 * 60 * 60 * 1_000;
 const LIVE_STATES = new Set(['waiting', 'delayed', 'prioritized', 'waiting-children']);
 
@@ -80,19 +89,19 @@ export function createTaskQueue(options: TaskQueueOptions): TaskQueue {
    * Looks at the created job and the latest later wake-up (a pointer written by enqueue): older
    * wake-ups of a task are superseded by the latest one for this purpose.
    */
-  const hasJob = (taskId: string, countActive: boolean): Promise<boolean> => {
-    const check = async () => {
-      const latest = await connection.get(latestJobKey(prefix, taskId));
-      const candidates = latest === null || latest === taskId ? [taskId] : [taskId, latest];
-      for (const jobId of candidates) if (await isLive(jobId, countActive)) return true;
-      return false;
-    };
-    return withDeadline(
-      check(),
+  const checkJob = async (taskId: string, countActive: boolean): Promise<boolean> => {
+    const latest = await connection.get(latestJobKey(prefix, taskId));
+    const candidates = latest === null || latest === taskId ? [taskId] : [taskId, latest];
+    for (const jobId of candidates) if (await isLive(jobId, countActive)) return true;
+    return false;
+  };
+  const hasJob = (taskId: string, countActive: boolean): Promise<boolean> =>
+    withDeadline(
+      checkJob(taskId, countActive),
       timeoutMs,
       `job lookup for ${taskId} timed out after ${timeoutMs} ms`,
     );
-  };
+  const batchTimeoutMs = (size: number): number => timeoutMs + 2 * size;
 
   return {
     async enqueue(taskId, reason, enqueueOptions = {}) {
@@ -103,13 +112,53 @@ export function createTaskQueue(options: TaskQueueOptions): TaskQueue {
           { taskId, reason },
           { jobId, ...(enqueueOptions.delayMs ? { delay: enqueueOptions.delayMs } : {}) },
         );
-        await connection.set(latestJobKey(prefix, taskId), jobId, 'PX', LATEST_JOB_TTL_MS);
+        if (jobId !== taskId) {
+          await connection.set(latestJobKey(prefix, taskId), jobId, 'PX', LATEST_JOB_TTL_MS);
+        }
       };
       await withDeadline(
         add(),
         timeoutMs,
         `enqueue of task ${taskId} timed out after ${timeoutMs} ms`,
       );
+    },
+    async enqueueMany(taskIds, reason) {
+      if (taskIds.length === 0) return;
+      const jobs = taskIds.map((taskId) => ({
+        name: RUN_TASK_JOB_NAME,
+        data: { taskId, reason },
+        opts: { jobId: jobIdFor(taskId, reason) },
+      }));
+      const add = async () => {
+        await queue.addBulk(jobs);
+        const pointers = connection.pipeline();
+        for (const job of jobs.filter((j) => j.opts.jobId !== j.data.taskId)) {
+          pointers.set(
+            latestJobKey(prefix, job.data.taskId),
+            job.opts.jobId,
+            'PX',
+            LATEST_JOB_TTL_MS,
+          );
+        }
+        await pointers.exec();
+      };
+      const deadline = batchTimeoutMs(taskIds.length);
+      await withDeadline(
+        add(),
+        deadline,
+        `enqueue of ${taskIds.length} tasks timed out after ${deadline} ms`,
+      );
+    },
+    async pendingJobs(taskIds) {
+      // Issued together, ioredis pipelines them on the one connection.
+      const lookups = Promise.all(taskIds.map((taskId) => checkJob(taskId, false)));
+      const deadline = batchTimeoutMs(taskIds.length);
+      const pending = await withDeadline(
+        lookups,
+        deadline,
+        `job lookup for ${taskIds.length} tasks timed out after ${deadline} ms`,
+      );
+      return new Set(taskIds.filter((_, index) => pending[index]));
     },
     hasLiveJob: (taskId) => hasJob(taskId, true),
     hasPendingJob: (taskId) => hasJob(taskId, false),

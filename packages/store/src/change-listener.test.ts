@@ -1,3 +1,4 @@
+import { startTcpProxy } from '@mcp-tasks/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   alice,
@@ -131,4 +132,27 @@ describe('change notifications', () => {
       createTaskChangeListener({ connectionString: 'postgres://postgres@127.0.0.1:1/none' }),
     ).rejects.toThrow();
   });
+
+  it('gives up connecting to a server that never answers (a black hole) instead of hanging', async () => {
+    const proxy = await startTcpProxy({ target: fixture.database.connectionString });
+    proxy.blackhole();
+    try {
+      const attempt = createTaskChangeListener({
+        connectionString: proxy.urlFor(fixture.database.connectionString),
+      });
+      const outcome = await Promise.race([
+        attempt.then(
+          async (listening) => {
+            await listening.close();
+            return 'connected';
+          },
+          (error: unknown) => (error instanceof Error ? error.message : String(error)),
+        ),
+        sleep(20_000).then(() => 'still waiting after 20 s'),
+      ]);
+      expect(outcome).toMatch(/timeout/i);
+    } finally {
+      await proxy.close();
+    }
+  }, 30_000);
 });

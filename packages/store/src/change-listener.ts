@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { DEFAULT_CONNECTION_TIMEOUT_MS } from './database.js';
 
 /** The channel every committed client-visible transition is announced on; the payload is the task id. */
 export const TASK_CHANGES_CHANNEL = 'mcp_task_changes';
@@ -19,6 +20,8 @@ export interface TaskChangeListenerOptions {
    * are lost (LISTEN replays nothing), so subscribers must refetch whatever they watch.
    */
   onReconnect?: () => void;
+  /** Bound on opening the connection (first connect and each reconnect); default 5000 ms. */
+  connectionTimeoutMs?: number;
   /** Backoff bounds for reconnecting; defaults 100 ms doubling to 5 s. */
   reconnectDelayMs?: { initial: number; max: number };
 }
@@ -50,6 +53,9 @@ export async function createTaskChangeListener(
     const next = new pg.Client({
       connectionString: options.connectionString,
       application_name: CHANGE_LISTENER_APPLICATION_NAME,
+      // Without it a black-holed server keeps the first connect (startup) or a reconnect waiting
+      // for ever, and every listen stream with it.
+      connectionTimeoutMillis: options.connectionTimeoutMs ?? DEFAULT_CONNECTION_TIMEOUT_MS,
       // This connection only receives: a half-open TCP link (NAT or load balancer idle cut)
       // would otherwise raise neither 'error' nor 'end', and every listen stream would go quiet.
       // TCP keep-alive probes turn such a link into an error, which triggers the reconnect.

@@ -43,16 +43,20 @@ export {
 export {
   TASK_EXPIRED_ERROR,
   TASK_EXPIRED_MESSAGE,
+  DEFAULT_SWEEP_BATCH,
   databaseNow,
   deleteExpiredTasks,
   expireTasks,
   findOrphans,
   markEnqueued,
+  markEnqueuedMany,
 } from './sweeper-repository.js';
 export {
   LEADERSHIP_APPLICATION_NAME,
+  createLeadershipSession,
   tryAcquireLeadership,
   type Leadership,
+  type LeadershipSession,
 } from './leadership.js';
 export {
   CHANGE_LISTENER_APPLICATION_NAME,
@@ -63,6 +67,7 @@ export {
 } from './change-listener.js';
 export {
   createTaskService,
+  type RedispatchResult,
   type TaskDispatcher,
   type TaskService,
   type TaskServiceOptions,

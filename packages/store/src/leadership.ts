@@ -63,3 +63,102 @@ export async function tryAcquireLeadership(
     },
   };
 }
+
+/** One process's leadership connection, kept across terms (see createLeadershipSession). */
+export interface LeadershipSession {
+  /**
+   * Takes the lock for one term on the session's connection, opening it first if there is none
+   * (or the last one died). False if another process leads; throws if Postgres is unreachable.
+   */
+  acquire(): Promise<boolean>;
+  /** Ends the term: unlocks, keeping the connection for the next one. */
+  release(): Promise<void>;
+  /** True from a successful acquire() until release() or the loss of the connection. */
+  isLeader(): boolean;
+  close(): Promise<void>;
+}
+
+/**
+ * Like tryAcquireLeadership, but one connection per process for all terms instead of one per
+ * attempt: a sweeper ticking every few seconds on every worker would otherwise open and close a
+ * Postgres connection per tick. The connection's 'error' or 'end' ends leadership at once
+ * (isLeader() turns false, and onLost is called during a term), so the caller can stop work it no
+ * longer has the right to do; the next acquire() opens a fresh connection.
+ */
+export function createLeadershipSession(options: {
+  connectionString: string;
+  lockName: string;
+  onLost?: (error?: unknown) => void;
+}): LeadershipSession {
+  let client: pg.Client | undefined;
+  let leading = false;
+
+  const drop = (dead: pg.Client, error?: unknown): void => {
+    if (client !== dead) return;
+    client = undefined;
+    dead.end().catch(() => undefined);
+    if (leading) {
+      leading = false;
+      options.onLost?.(error);
+    }
+  };
+
+  const connection = async (): Promise<pg.Client> => {
+    if (client !== undefined) return client;
+    const next = new pg.Client({
+      connectionString: options.connectionString,
+      application_name: LEADERSHIP_APPLICATION_NAME,
+      connectionTimeoutMillis: DEFAULT_CONNECTION_TIMEOUT_MS,
+      keepAlive: true,
+      query_timeout: DEFAULT_STATEMENT_TIMEOUT_MS,
+    });
+    next.on('error', (error) => drop(next, error));
+    next.on('end', () => drop(next));
+    try {
+      await next.connect();
+    } catch (error) {
+      await next.end().catch(() => undefined);
+      throw error;
+    }
+    client = next;
+    return next;
+  };
+
+  return {
+    async acquire() {
+      const current = await connection();
+      try {
+        const result = await current.query<{ acquired: boolean }>(
+          'SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS acquired',
+          [options.lockName],
+        );
+        leading = result.rows[0]?.acquired === true && client === current;
+        return leading;
+      } catch (error) {
+        drop(current, error);
+        throw error;
+      }
+    },
+    async release() {
+      const current = client;
+      const wasLeading = leading;
+      leading = false;
+      if (!wasLeading || current === undefined) return;
+      try {
+        await current.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [
+          options.lockName,
+        ]);
+      } catch (error) {
+        // The lock died with the session; a fresh connection serves the next term.
+        drop(current, error);
+      }
+    },
+    isLeader: () => leading,
+    async close() {
+      const current = client;
+      client = undefined;
+      leading = false;
+      await current?.end().catch(() => undefined);
+    },
+  };
+}

@@ -89,10 +89,10 @@ export async function renewLease(
 /**
  * Gives the task back (e.g. on shutdown) so another worker can claim it; the sweeper will find it.
  * A no-op if the fence was already superseded. If a cancel was requested meanwhile, nobody would
- * be left to act on it, so the task is cancelled instead.
+ * be left to act on it, so the task is cancelled instead. Resolves false if the fence no longer held.
  */
-export async function releaseLease(db: Db, fence: Fence): Promise<void> {
-  await db
+export async function releaseLease(db: Db, fence: Fence): Promise<boolean> {
+  const result = await db
     .updateTable('tasks')
     .set({
       lease_owner: null,
@@ -100,7 +100,8 @@ export async function releaseLease(db: Db, fence: Fence): Promise<void> {
       ...cancelIfRequested(),
     })
     .where(holds(fence))
-    .execute();
+    .executeTakeFirst();
+  return result.numUpdatedRows === 1n;
 }
 
 /** When a write leaves a task unheld, a pending cancel request takes effect now. */

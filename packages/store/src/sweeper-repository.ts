@@ -1,9 +1,11 @@
-import { sql, type SqlBool } from 'kysely';
+import { sql } from 'kysely';
 import type { TaskError } from '@mcp-tasks/tasks';
 import { jsonb, type Db } from './database.js';
 
 export const TASK_EXPIRED_ERROR: TaskError = { code: -32603, message: 'task expired' };
 export const TASK_EXPIRED_MESSAGE = 'task expired';
+/** Rows one sweeper statement touches unless told otherwise (see the store README for timings). */
+export const DEFAULT_SWEEP_BATCH = 1_000;
 
 /** The outbox mark: a wake-up for this task reached the queue. */
 export async function markEnqueued(db: Db, taskId: string): Promise<void> {
@@ -15,37 +17,71 @@ export async function markEnqueued(db: Db, taskId: string): Promise<void> {
     .execute();
 }
 
+/** The outbox mark for a batch the sweeper woke (or found already queued). */
+export async function markEnqueuedMany(db: Db, taskIds: readonly string[]): Promise<void> {
+  if (taskIds.length === 0) return;
+  await db
+    .updateTable('tasks')
+    .set({ enqueued_at: sql<Date>`now()` })
+    .where('id', '=', sql<string>`ANY(${[...taskIds]}::text[])`)
+    .where('status', '=', 'working')
+    .execute();
+}
+
 /**
  * `working` tasks that no worker holds (no lease, or an expired one) and that have no wake-up in
  * the queue we know of: never marked enqueued, or marked longer ago than the grace. A task not yet
  * marked gets the same grace from its last visible change (creation, resume), so the sweeper does
  * not race the create/resume path that is about to enqueue it. Duplicated wake-ups are harmless:
  * claimLease lets one worker in.
+ *
+ * Two halves, each a range scan on a partial index of its own (migration 0003): unheld tasks by
+ * when they became due, and held tasks by lease expiry (live leases all lie past `now`, so that
+ * scan stops at the first one). Oldest first.
  */
 export async function findOrphans(
   db: Db,
   now: Date,
-  options: { enqueueGraceMs: number; limit: number },
+  options: {
+    enqueueGraceMs: number;
+    limit: number;
+    /** Include tasks whose lease ran out (default true); false right after an outage. */
+    expiredLeases?: boolean;
+  },
 ): Promise<string[]> {
   const cutoff = new Date(now.getTime() - options.enqueueGraceMs);
-  const rows = await db
-    .selectFrom('tasks')
-    .select('id')
-    .where('status', '=', 'working')
-    .where(sql<SqlBool>`(lease_owner IS NULL OR lease_expires_at <= ${now})`)
-    .where(sql<SqlBool>`coalesce(enqueued_at, last_updated_at) <= ${cutoff}`)
-    .orderBy(sql`enqueued_at NULLS FIRST`)
-    .orderBy('created_at')
-    .limit(options.limit)
-    .execute();
-  return rows.map((row) => row.id);
+  const { limit } = options;
+  // With expired leases left out, the second half selects nothing (and reads nothing).
+  const leaseCutoff = options.expiredLeases === false ? new Date(0) : now;
+  const result = await sql<{ id: string }>`
+    SELECT id FROM (
+      (SELECT id, coalesce(enqueued_at, last_updated_at) AS due FROM tasks
+        WHERE status = 'working' AND lease_owner IS NULL
+          AND coalesce(enqueued_at, last_updated_at) <= ${cutoff}
+        ORDER BY coalesce(enqueued_at, last_updated_at) LIMIT ${limit})
+      UNION ALL
+      (SELECT id, lease_expires_at AS due FROM tasks
+        WHERE status = 'working' AND lease_owner IS NOT NULL AND lease_expires_at <= ${leaseCutoff}
+          AND coalesce(enqueued_at, last_updated_at) <= ${cutoff}
+        ORDER BY lease_expires_at LIMIT ${limit})
+    ) AS orphans
+    ORDER BY due LIMIT ${limit}
+  `.execute(db);
+  return result.rows.map((row) => row.id);
 }
 
 /**
  * Non-terminal tasks past createdAt + ttlMs fail with a JSON-RPC internal error (R20). A worker
- * still holding one loses its next write (the status is no longer `working`).
+ * still holding one loses its next write (the status is no longer `working`). One bounded batch
+ * (the oldest first, rows another transaction has locked skipped): every row fires triggers and a
+ * notification, so one unbounded statement over a large backlog outlives any statement timeout
+ * and rolls back every time. Call again while it returns a full batch.
  */
-export async function expireTasks(db: Db, now: Date): Promise<string[]> {
+export async function expireTasks(
+  db: Db,
+  now: Date,
+  options: { limit: number } = { limit: DEFAULT_SWEEP_BATCH },
+): Promise<string[]> {
   const rows = await db
     .updateTable('tasks')
     .set({
@@ -56,20 +92,47 @@ export async function expireTasks(db: Db, now: Date): Promise<string[]> {
       lease_owner: null,
       lease_expires_at: null,
     })
+    .where('id', 'in', (eb) =>
+      eb
+        .selectFrom('tasks')
+        .select('id')
+        .where('status', 'in', ['working', 'input_required'])
+        .where('expires_at', '<=', now)
+        .orderBy('expires_at')
+        .limit(options.limit)
+        .forUpdate()
+        .skipLocked(),
+    )
     .where('status', 'in', ['working', 'input_required'])
-    .where('expires_at', '<=', now)
     .returning('id')
     .execute();
   return rows.map((row) => row.id);
 }
 
-/** Terminal tasks whose expiry lies more than retentionMs in the past are removed for good. */
-export async function deleteExpiredTasks(db: Db, now: Date, retentionMs: number): Promise<number> {
+/**
+ * Terminal tasks whose expiry lies more than retentionMs in the past are removed for good; one
+ * bounded batch, like expireTasks. Returns how many rows went.
+ */
+export async function deleteExpiredTasks(
+  db: Db,
+  now: Date,
+  retentionMs: number,
+  options: { limit: number } = { limit: DEFAULT_SWEEP_BATCH },
+): Promise<number> {
   const cutoff = new Date(now.getTime() - retentionMs);
   const result = await db
     .deleteFrom('tasks')
-    .where('status', 'in', ['completed', 'failed', 'cancelled'])
-    .where('expires_at', '<=', cutoff)
+    .where('id', 'in', (eb) =>
+      eb
+        .selectFrom('tasks')
+        .select('id')
+        .where('status', 'in', ['completed', 'failed', 'cancelled'])
+        .where('expires_at', '<=', cutoff)
+        .orderBy('expires_at')
+        .limit(options.limit)
+        .forUpdate()
+        .skipLocked(),
+    )
     .executeTakeFirst();
   return Number(result.numDeletedRows);
 }

@@ -98,7 +98,7 @@ describe('createAndDispatch', () => {
       enqueueGraceMs: 1_000,
     });
     const swept = await sweeper.redispatchOrphans(future(5_000));
-    expect(swept).toBeGreaterThanOrEqual(1);
+    expect(swept.woken).toBeGreaterThanOrEqual(1);
     expect(healthy.calls).toContainEqual({ taskId: task.id, reason: 'swept' });
     expect((await rawRow(db, task.id))!.enqueued_at).toBeInstanceOf(Date);
     expect(
@@ -119,7 +119,9 @@ describe('createAndDispatch', () => {
       enqueueGraceMs: 0,
       onDispatchError: (taskId) => errors.push(taskId),
     });
-    expect(await sweeper.redispatchOrphans(future(60_000))).toBe(0);
+    const swept = await sweeper.redispatchOrphans(future(60_000));
+    expect(swept.woken).toBe(0);
+    expect(swept.failed).toBe(swept.found);
     expect(errors).toContain(task.id);
   });
 });

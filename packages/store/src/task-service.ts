@@ -1,7 +1,12 @@
 import type { InputResponses, Task, TaskOwner } from '@mcp-tasks/tasks';
 import type { Db } from './database.js';
 import { waitUntilVisible } from './replica.js';
-import { findOrphans, markEnqueued } from './sweeper-repository.js';
+import {
+  DEFAULT_SWEEP_BATCH,
+  findOrphans,
+  markEnqueued,
+  markEnqueuedMany,
+} from './sweeper-repository.js';
 import {
   createTask,
   recordInputResponses,
@@ -12,6 +17,21 @@ import {
 /** The queue seen from here: a wake-up that may be lost (Postgres stays the record). */
 export interface TaskDispatcher {
   enqueue(taskId: string, reason: 'created' | 'resumed' | 'swept'): Promise<void>;
+  /**
+   * Wakes a batch of orphans at once (one round trip for the lot); resolves with how many got a
+   * new wake-up, the rest having one waiting already. Without it the sweeper wakes one by one.
+   */
+  enqueueSwept?(taskIds: readonly string[]): Promise<number>;
+}
+
+/** One batch of the sweeper's re-dispatch. */
+export interface RedispatchResult {
+  /** Orphans found (at most the limit). */
+  found: number;
+  /** Of those, how many got a new wake-up. */
+  woken: number;
+  /** How many could not be dispatched (they stay orphans for the next sweep). */
+  failed: number;
 }
 
 export interface TaskService {
@@ -27,8 +47,14 @@ export interface TaskService {
     responses: InputResponses,
   ): Promise<{ found: boolean }>;
   cancel(owner: TaskOwner, taskId: string): Promise<{ found: boolean }>;
-  /** Enqueues every orphan the sweep finds (one batch); returns how many were dispatched. */
-  redispatchOrphans(now: Date): Promise<number>;
+  /**
+   * Wakes one batch of orphans (at most `limit`, default sweepBatchSize) and marks them enqueued.
+   * `expiredLeases: false` leaves out tasks whose lease ran out (see findOrphans).
+   */
+  redispatchOrphans(
+    now: Date,
+    options?: { limit?: number; expiredLeases?: boolean },
+  ): Promise<RedispatchResult>;
 }
 
 export interface CreateOptions {
@@ -49,14 +75,15 @@ export interface TaskServiceOptions {
   dispatcher: TaskDispatcher;
   /** Told about an enqueue (or mark) that failed; the task is still durable and the sweeper will find it. */
   onDispatchError?: (taskId: string, error: unknown) => void;
+  /** Told about a sweep batch that failed as a whole; default: onDispatchError for each task. */
+  onSweepBatchError?: (taskIds: readonly string[], error: unknown) => void;
   enqueueGraceMs?: number;
-  /** Orphans handled per redispatchOrphans call. */
+  /** Orphans handled per redispatchOrphans call unless it names a limit. */
   sweepBatchSize?: number;
 }
 
 const DEFAULT_VISIBILITY_TIMEOUT_MS = 2_000;
 const DEFAULT_ENQUEUE_GRACE_MS = 30_000;
-const DEFAULT_SWEEP_BATCH = 100;
 
 /**
  * The one home of the outbox sequence "commit -> wait until readable -> enqueue -> mark enqueued".
@@ -116,13 +143,26 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
       const { found } = await requestCancel(db, owner, taskId);
       return { found };
     },
-    async redispatchOrphans(now) {
-      const orphans = await findOrphans(db, now, { enqueueGraceMs, limit: sweepBatchSize });
-      let dispatched = 0;
-      for (const taskId of orphans) {
-        if (await dispatch(taskId, 'swept')) dispatched += 1;
+    async redispatchOrphans(now, { limit = sweepBatchSize, expiredLeases = true } = {}) {
+      const orphans = await findOrphans(db, now, { enqueueGraceMs, limit, expiredLeases });
+      const found = orphans.length;
+      if (found === 0) return { found, woken: 0, failed: 0 };
+      if (dispatcher.enqueueSwept === undefined) {
+        let woken = 0;
+        for (const taskId of orphans) {
+          if (await dispatch(taskId, 'swept')) woken += 1;
+        }
+        return { found, woken, failed: found - woken };
       }
-      return dispatched;
+      try {
+        const woken = await dispatcher.enqueueSwept(orphans);
+        await markEnqueuedMany(db, orphans);
+        return { found, woken, failed: 0 };
+      } catch (error) {
+        if (options.onSweepBatchError !== undefined) options.onSweepBatchError(orphans, error);
+        else for (const taskId of orphans) options.onDispatchError?.(taskId, error);
+        return { found, woken: 0, failed: found };
+      }
     },
   };
 }

@@ -24,3 +24,9 @@ export {
   type ToolStack,
   type ToolStackOptions,
 } from './tool-stack.js';
+export {
+  startTcpProxy,
+  type TcpProxy,
+  type TcpProxyMode,
+  type TcpProxyOptions,
+} from './tcp-proxy.js';

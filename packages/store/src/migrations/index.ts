@@ -1,6 +1,7 @@
 import type { Migration, MigrationProvider } from 'kysely';
 import { createTasks } from './0001-create-tasks.js';
 import { countFailures } from './0002-count-failures.js';
+import { orphanIndexes } from './0003-orphan-indexes.js';
 import { toolVersion } from './0005-tool-version.js';
 
 /**
@@ -11,6 +12,7 @@ import { toolVersion } from './0005-tool-version.js';
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001_create_tasks': createTasks,
   '0002_count_failures': countFailures,
+  '0003_orphan_indexes': orphanIndexes,
   '0005_tool_version': toolVersion,
 };
 

@@ -1,0 +1,21 @@
+import type { WorkerEnv } from './env.js';
+
+/**
+ * A startup failure an operator causes and can fix, as one line naming the variable, what failed
+ * and what to do; undefined for anything else (logged with its stack as before).
+ */
+export function describeStartupError(
+  error: unknown,
+  env: Pick<WorkerEnv, 'METRICS_PORT'>,
+): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  const syscall = (error as { syscall?: unknown } | null)?.syscall;
+  if (code === 'EADDRINUSE' && syscall === 'listen') {
+    const port = env.METRICS_PORT;
+    return (
+      `METRICS_PORT=${port}: port ${port} is already in use (another worker on this host?). ` +
+      'Set METRICS_PORT to a free port, or METRICS_PORT=0 to run without /healthz and /metrics.'
+    );
+  }
+  return undefined;
+}

@@ -1,0 +1,45 @@
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { launchProcess } from '@mcp-tasks/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FAST_ENV, createHarness, type Harness } from './harness.js';
+
+let h: Harness;
+
+beforeAll(async () => {
+  h = await createHarness('worker_misconfiguration');
+}, 60_000);
+
+afterAll(async () => {
+  await h?.close();
+});
+
+describe('a misconfigured worker', () => {
+  it('says in one line that METRICS_PORT is taken and what to do, and exits 1', async () => {
+    const squatter = createServer();
+    squatter.listen(0, '0.0.0.0');
+    await once(squatter, 'listening');
+    const port = (squatter.address() as { port: number }).port;
+    try {
+      const worker = await launchProcess({
+        entry: 'apps/worker/src/main.ts',
+        env: {
+          ...FAST_ENV,
+          DATABASE_URL: h.database.connectionString,
+          REDIS_URL: h.redis.url,
+          REDIS_PREFIX: h.redis.prefix,
+          METRICS_PORT: String(port),
+        },
+      });
+      expect(await worker.exited).toBe(1);
+      const lines = worker.output().trim().split('\n');
+      expect(lines.at(-1)).toBe(
+        `METRICS_PORT=${port}: port ${port} is already in use (another worker on this host?). ` +
+          'Set METRICS_PORT to a free port, or METRICS_PORT=0 to run without /healthz and /metrics.',
+      );
+      expect(worker.output()).not.toMatch(/\n\s+at /); // no stack trace
+    } finally {
+      squatter.close();
+    }
+  });
+});

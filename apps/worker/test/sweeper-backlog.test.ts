@@ -1,0 +1,104 @@
+import { createDb, createTaskService, type Db } from '@mcp-tasks/store';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../src/logger.js';
+import { createWorkerMetrics } from '../src/metrics.js';
+import { createSweepDispatcher } from '../src/sweep-dispatcher.js';
+import { createSweeper } from '../src/sweeper.js';
+import { createHarness, sleep, type Harness } from './harness.js';
+
+let h: Harness;
+/** The sweeper's pool, with a statement timeout far below what one unbounded statement needs. */
+let tightDb: Db;
+
+const BACKLOG = 50_000;
+const STATEMENT_TIMEOUT_MS = 300;
+
+beforeAll(async () => {
+  h = await createHarness('worker_sweeper_backlog');
+  tightDb = createDb({
+    connectionString: h.database.connectionString,
+    max: 4,
+    statementTimeoutMs: STATEMENT_TIMEOUT_MS,
+  });
+  // Waiting tasks whose ttl ran out a minute ago (workers down, a burst with one ttl) ...
+  await h.query(
+    `INSERT INTO tasks (id, tenant, principal, method, tool_name, arguments, status,
+                        input_requests, ttl_ms, created_at)
+     SELECT 'expire-' || g, 't', 'p', 'tools/call', 'slow_compute', '{}', 'input_required',
+            '{"k": {}}', 60000, now() - interval '2 minutes'
+     FROM generate_series(1, $1) AS g`,
+    [BACKLOG],
+  );
+  // ... and finished tasks two days past expiry, beyond any retention.
+  await h.query(
+    `INSERT INTO tasks (id, tenant, principal, method, tool_name, arguments, status, error,
+                        ttl_ms, created_at)
+     SELECT 'delete-' || g, 't', 'p', 'tools/call', 'slow_compute', '{}', 'failed',
+            '{"code": -32603, "message": "x"}', 60000, now() - interval '2 days'
+     FROM generate_series(1, $1) AS g`,
+    [BACKLOG],
+  );
+}, 180_000);
+
+afterAll(async () => {
+  await tightDb?.destroy();
+  await h?.close();
+});
+
+const count = async (sql: string): Promise<number> =>
+  Number((await h.query<{ n: string }>(sql))[0]?.n);
+
+describe('the sweeper on a backlog', () => {
+  it('expires and deletes 50k rows in bounded batches under a tiny statement timeout, over several sweeps', async () => {
+    // An unbounded statement over the backlog cannot finish within the timeout.
+    await expect(
+      tightDb
+        .updateTable('tasks')
+        .set({ status_message: 'probe' })
+        .where('id', 'like', 'expire-%')
+        .execute(),
+    ).rejects.toMatchObject({ code: '57014' });
+
+    const metrics = createWorkerMetrics();
+    const sweeper = createSweeper({
+      connectionString: h.database.connectionString,
+      db: tightDb,
+      taskService: createTaskService({
+        db: tightDb,
+        dispatcher: createSweepDispatcher(h.queue),
+        enqueueGraceMs: 60_000,
+      }),
+      intervalMs: 50,
+      retentionMs: 60 * 60_000,
+      batchSize: 1_000,
+      stepBudgetMs: 500,
+      logger: createLogger({ level: 'silent', workerId: 'sweeper-backlog-test' }),
+      metrics,
+    });
+    const dueToExpire = () =>
+      count(`SELECT count(*) AS n FROM tasks
+              WHERE status IN ('working', 'input_required') AND expires_at <= now()`);
+    const dueToDelete = () => count(`SELECT count(*) AS n FROM tasks WHERE id LIKE 'delete-%'`);
+    sweeper.start();
+    try {
+      const deadline = Date.now() + 90_000;
+      while ((await dueToExpire()) + (await dueToDelete()) > 0 && Date.now() < deadline) {
+        await sleep(250);
+      }
+    } finally {
+      await sweeper.stop();
+    }
+    expect(await dueToExpire()).toBe(0);
+    expect(await dueToDelete()).toBe(0);
+    expect(
+      await count(`SELECT count(*) AS n FROM tasks
+                    WHERE id LIKE 'expire-%' AND status = 'failed'
+                      AND error = '{"code": -32603, "message": "task expired"}'::jsonb`),
+    ).toBe(BACKLOG);
+    // Bounded per sweep: it took several sweeps, and none of them failed as a whole.
+    const sweeps = (await metrics.sweeps.get()).values;
+    const leaderSweeps = sweeps.find((v) => v.labels.role === 'leader')?.value ?? 0;
+    expect(leaderSweeps).toBeGreaterThan(1);
+    expect(sweeps.find((v) => v.labels.role === 'error')?.value ?? 0).toBe(0);
+  }, 150_000);
+});

@@ -1,0 +1,65 @@
+import { LEADERSHIP_APPLICATION_NAME, createTaskService } from '@mcp-tasks/store';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../src/logger.js';
+import { createWorkerMetrics } from '../src/metrics.js';
+import { createSweepDispatcher } from '../src/sweep-dispatcher.js';
+import { createSweeper } from '../src/sweeper.js';
+import { createHarness, sleep, type Harness } from './harness.js';
+
+let h: Harness;
+
+beforeAll(async () => {
+  h = await createHarness('worker_sweeper_leadership');
+}, 60_000);
+
+afterAll(async () => {
+  await h?.close();
+});
+
+describe('the sweeper leadership connection', () => {
+  it('is one connection per process across sweeps, replaced after it is lost', async () => {
+    const metrics = createWorkerMetrics();
+    const sweeper = createSweeper({
+      connectionString: h.database.connectionString,
+      db: h.db,
+      taskService: createTaskService({ db: h.db, dispatcher: createSweepDispatcher(h.queue) }),
+      intervalMs: 50,
+      retentionMs: 60_000,
+      logger: createLogger({ level: 'silent', workerId: 'sweeper-leadership-test' }),
+      metrics,
+    });
+    const leaderSweeps = async () =>
+      (await metrics.sweeps.get()).values.find((v) => v.labels.role === 'leader')?.value ?? 0;
+    const leaderBackends = async () =>
+      (
+        await h.query<{ pid: number }>(
+          `SELECT pid FROM pg_stat_activity
+            WHERE application_name = $1 AND datname = current_database()`,
+          [LEADERSHIP_APPLICATION_NAME],
+        )
+      ).map((row) => row.pid);
+    const seen = new Set<number>();
+    sweeper.start();
+    try {
+      const start = await leaderSweeps();
+      while ((await leaderSweeps()) < start + 10) {
+        for (const pid of await leaderBackends()) seen.add(pid);
+        await sleep(20);
+      }
+      expect(seen.size).toBe(1);
+
+      // Losing it (a failover, a killed backend) is noticed; the next sweep opens a new one.
+      const [first] = [...seen];
+      await h.query('SELECT pg_terminate_backend($1)', [first]);
+      const after = await leaderSweeps();
+      while ((await leaderSweeps()) < after + 3) await sleep(20);
+      const now = await leaderBackends();
+      expect(now).toHaveLength(1);
+      expect(now[0]).not.toBe(first);
+    } finally {
+      await sweeper.stop();
+    }
+    // stop() closes it.
+    expect(await leaderBackends()).toEqual([]);
+  });
+});

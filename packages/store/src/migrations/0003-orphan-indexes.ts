@@ -1,0 +1,21 @@
+import { sql, type Kysely, type Migration } from 'kysely';
+
+/**
+ * The sweeper's orphan query, index-driven. An orphan is a `working` task that is either unheld
+ * or whose lease ran out; with one index per case, each half of the query reads only the rows
+ * that are due, never the (possibly many) tasks held by live workers, which the older
+ * `tasks_working_by_enqueue` index made it walk on every sweep. That index stays for builds still
+ * running the old query (rolling deploy); a later migration drops it.
+ */
+export const orphanIndexes: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await sql`
+      CREATE INDEX tasks_unheld_working_by_due ON tasks ((coalesce(enqueued_at, last_updated_at)))
+      WHERE status = 'working' AND lease_owner IS NULL
+    `.execute(db);
+    await sql`
+      CREATE INDEX tasks_held_working_by_lease_expiry ON tasks (lease_expires_at)
+      WHERE status = 'working' AND lease_owner IS NOT NULL
+    `.execute(db);
+  },
+};

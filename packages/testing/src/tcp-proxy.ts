@@ -1,0 +1,140 @@
+import { once } from 'node:events';
+import { createConnection, createServer, type Socket } from 'node:net';
+
+/**
+ * What the proxy does with traffic:
+ * - `forward`: pass bytes both ways (the healthy network);
+ * - `refuse`: reset every new connection at once (a server that is down: ECONNRESET);
+ * - `blackhole`: accept new connections and drop every byte, on new and open connections alike
+ *   (a partition or a dead host: the peer only notices through its own timeouts).
+ */
+export type TcpProxyMode = 'forward' | 'refuse' | 'blackhole';
+
+export interface TcpProxy {
+  readonly host: string;
+  readonly port: number;
+  readonly mode: TcpProxyMode;
+  /** `url` with its host and port replaced by the proxy's (e.g. a DATABASE_URL or REDIS_URL). */
+  urlFor(url: string): string;
+  /** Resets every open connection, both sides; new connections follow the mode. */
+  cut(): void;
+  refuse(): void;
+  blackhole(): void;
+  /** Back to `forward`; connections opened in a black hole start passing bytes again. */
+  heal(): void;
+  /** Connections open through the proxy right now. */
+  openConnections(): number;
+  /** Connections accepted since the start, whatever became of them. */
+  acceptedConnections(): number;
+  close(): Promise<void>;
+}
+
+export interface TcpProxyOptions {
+  /** Where to forward: a host and port, or a URL to take them from. */
+  target: { host: string; port: number } | string;
+  /** Default 127.0.0.1. */
+  listenHost?: string;
+  /** Default 0 (an ephemeral port). */
+  listenPort?: number;
+}
+
+interface Pair {
+  client: Socket;
+  upstream: Socket;
+}
+
+function targetOf(target: TcpProxyOptions['target']): { host: string; port: number } {
+  if (typeof target !== 'string') return target;
+  const url = new URL(target);
+  return { host: url.hostname, port: Number(url.port) };
+}
+
+/**
+ * A fault-injecting TCP proxy for tests: put it between a process and a server (Postgres, Redis)
+ * and cut, refuse, black-hole and heal the link on demand, without touching the shared server.
+ */
+export async function startTcpProxy(options: TcpProxyOptions): Promise<TcpProxy> {
+  const target = targetOf(options.target);
+  const pairs = new Set<Pair>();
+  let mode: TcpProxyMode = 'forward';
+  let accepted = 0;
+
+  /** Copies a → b while forwarding, with backpressure; drops the bytes otherwise. */
+  const relay = (from: Socket, to: Socket): void => {
+    from.on('data', (chunk: Buffer) => {
+      if (mode !== 'forward' || to.destroyed) return;
+      if (!to.write(chunk)) {
+        from.pause();
+        to.once('drain', () => from.resume());
+      }
+    });
+  };
+
+  const server = createServer((client) => {
+    accepted += 1;
+    if (mode === 'refuse') {
+      client.on('error', () => undefined);
+      client.resetAndDestroy();
+      return;
+    }
+    const upstream = createConnection(target);
+    const pair: Pair = { client, upstream };
+    pairs.add(pair);
+    const close = (): void => {
+      if (!pairs.delete(pair)) return;
+      client.destroy();
+      upstream.destroy();
+    };
+    for (const socket of [client, upstream]) {
+      socket.on('error', close);
+      socket.on('close', close);
+    }
+    // A half-close is passed on as a full close: enough for request/response protocols.
+    client.on('end', close);
+    upstream.on('end', close);
+    relay(client, upstream);
+    relay(upstream, client);
+  });
+  server.listen(options.listenPort ?? 0, options.listenHost ?? '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('proxy has no port');
+
+  const resetAll = (): void => {
+    for (const pair of [...pairs]) {
+      pairs.delete(pair);
+      pair.client.resetAndDestroy();
+      pair.upstream.resetAndDestroy();
+    }
+  };
+
+  return {
+    host: address.address,
+    port: address.port,
+    get mode() {
+      return mode;
+    },
+    urlFor(url) {
+      const parsed = new URL(url);
+      parsed.hostname = address.address;
+      parsed.port = String(address.port);
+      return parsed.toString();
+    },
+    cut: resetAll,
+    refuse() {
+      mode = 'refuse';
+    },
+    blackhole() {
+      mode = 'blackhole';
+    },
+    heal() {
+      mode = 'forward';
+    },
+    openConnections: () => pairs.size,
+    acceptedConnections: () => accepted,
+    async close() {
+      resetAll();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
