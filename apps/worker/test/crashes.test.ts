@@ -140,16 +140,18 @@ describe('worker failures', () => {
 
   it('gives tasks back on SIGTERM and exits 0; another worker finishes them', async () => {
     const leaving = await h.startWorker({ SHUTDOWN_GRACE_MS: '3000' });
-    const created = await h.createTask('slow_compute', { seconds: 4 });
+    // Long enough that the leaving worker cannot finish it while the staying one boots on a
+    // loaded machine (a 4 s task sometimes completed before SIGTERM, leaving attempts at 1).
+    const created = await h.createTask('slow_compute', { seconds: 20 });
     await h.waitFor(created.id, (t) => t.lease?.owner === leaving.id && t.checkpoint !== null);
     const staying = await h.startWorker();
     const code = await leaving.process.stop(10_000);
     expect(code).toBe(0);
     const released = await h.task(created.id);
     expect(released.status === 'completed' || released.lease?.owner !== leaving.id).toBe(true);
-    const done = await h.waitFor(created.id, isTerminal, 15_000);
+    const done = await h.waitFor(created.id, isTerminal, 60_000);
     expect(done.status).toBe('completed');
     expect(done.attempts).toBe(2);
     expect(await staying.metric('mcp_worker_jobs_total', { outcome: 'completed' })).toBe(1);
-  });
+  }, 120_000);
 });
