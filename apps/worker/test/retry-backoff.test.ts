@@ -38,11 +38,16 @@ describe('retry backoff', () => {
     const failedOnce = await h.waitFor(task.id, (t) => t.failures >= 1);
     expect(failedOnce.status).toBe('working');
     expect(failedOnce.lease).toBeNull();
-    const marked = await h.query<{ fresh: boolean }>(
-      `SELECT enqueued_at > now() - interval '1 minute' AS fresh FROM tasks WHERE id = $1`,
-      [task.id],
-    );
-    expect(marked[0]?.fresh).toBe(true);
+    // The failure is recorded first and the requeue marks the row right after: poll for the mark.
+    const isMarked = async () => {
+      const rows = await h.query<{ fresh: boolean }>(
+        `SELECT enqueued_at > now() - interval '1 minute' AS fresh FROM tasks WHERE id = $1`,
+        [task.id],
+      );
+      return rows[0]?.fresh === true;
+    };
+    for (let i = 0; i < 50 && !(await isMarked()); i++) await sleep(100);
+    expect(await isMarked()).toBe(true);
 
     // Several sweeps run during the backoff; none of them treats the task as orphaned.
     const leaderSweeps = () => worker.metric('mcp_worker_sweeps_total', { role: 'leader' });
