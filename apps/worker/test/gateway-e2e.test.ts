@@ -1,3 +1,4 @@
+import { createClient, type McpTasksClient } from '@mcp-tasks/client';
 import { freePort, launchProcess, type LaunchedProcess } from '@mcp-tasks/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, sleep, type Harness } from './harness.js';
@@ -6,11 +7,12 @@ import { createHarness, sleep, type Harness } from './harness.js';
  * The whole product over HTTP: two gateway processes and two worker processes on one Postgres
  * and one Redis prefix. Every request goes to a different replica than the one before.
  */
-const PROTOCOL = '2026-07-28';
 const CAPS = { elicitation: {}, extensions: { 'io.modelcontextprotocol/tasks': {} } };
 
 let h: Harness;
 const gateways: { process: LaunchedProcess; url: string }[] = [];
+/** One `@mcp-tasks/client` per gateway, as two users behind no load balancer would have. */
+const clients: McpTasksClient[] = [];
 
 beforeAll(async () => {
   h = await createHarness('worker_e2e');
@@ -31,6 +33,13 @@ beforeAll(async () => {
       readyTimeoutMs: 30_000,
     });
     gateways.push({ process, url });
+    clients.push(
+      createClient({
+        url: `${url}/mcp`,
+        capabilities: CAPS,
+        clientInfo: { name: 'worker-e2e', version: '1.0.0' },
+      }),
+    );
   }
   await h.startWorker();
   await h.startWorker();
@@ -42,56 +51,19 @@ afterAll(async () => {
 });
 
 let turn = 0;
-let nextId = 1;
 
 /** One JSON-RPC request to the next gateway in turn; answers the result (or throws the error). */
 async function call(
   method: string,
   params: Record<string, unknown>,
 ): Promise<Record<string, unknown>> {
-  const gateway = gateways[turn++ % gateways.length]!;
-  const headers: Record<string, string> = {
-    'Content-Type': 'application/json',
-    Accept: 'application/json, text/event-stream',
-    'MCP-Protocol-Version': PROTOCOL,
-    'Mcp-Method': method,
-  };
-  const name = method === 'tools/call' ? params.name : params.taskId;
-  if (typeof name === 'string') headers['Mcp-Name'] = name;
-  const response = await fetch(`${gateway.url}/mcp`, {
-    method: 'POST',
-    headers,
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: nextId++,
-      method,
-      params: {
-        ...params,
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': PROTOCOL,
-          'io.modelcontextprotocol/clientCapabilities': CAPS,
-        },
-      },
-    }),
-  });
-  const text = await response.text();
-  // A JSON body, or an SSE stream whose last data line is the response.
-  const payload = response.headers.get('content-type')?.includes('text/event-stream')
-    ? text
-        .split('\n')
-        .filter((line) => line.startsWith('data:'))
-        .map((line) => line.slice(5).trim())
-        .at(-1)
-    : text;
-  const message = JSON.parse(payload ?? 'null') as {
-    result?: Record<string, unknown>;
-    error?: { code: number; message: string };
-  };
-  if (message.error !== undefined) {
-    throw new Error(`${method} failed (${response.status}): ${JSON.stringify(message.error)}`);
+  const client = clients[turn++ % clients.length]!;
+  const reply = await client.send(method, params);
+  if (reply.message?.error !== undefined) {
+    throw new Error(`${method} failed (${reply.status}): ${JSON.stringify(reply.message.error)}`);
   }
-  expect(response.status).toBe(200);
-  return message.result!;
+  expect(reply.status).toBe(200);
+  return reply.message!.result!;
 }
 
 async function pollUntil(

@@ -106,3 +106,20 @@ export function validateRequestMeta(
   if (clientInfo.success) meta.clientInfo = clientInfo.data;
   return { ok: true, meta };
 }
+
+export interface RequestMetaInput {
+  protocolVersion?: string;
+  /** What this one request may use; `{}` declares nothing (R4). */
+  clientCapabilities: Record<string, unknown>;
+  clientInfo?: Implementation;
+}
+
+/** The client side of R2: the reserved `_meta` keys every request must carry. */
+export function buildRequestMeta(input: RequestMetaInput): Record<string, unknown> {
+  const meta: Record<string, unknown> = {
+    [META_PROTOCOL_VERSION]: input.protocolVersion ?? SUPPORTED_PROTOCOL_VERSIONS[0],
+    [META_CLIENT_CAPABILITIES]: input.clientCapabilities,
+  };
+  if (input.clientInfo !== undefined) meta[META_CLIENT_INFO] = input.clientInfo;
+  return meta;
+}

@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { parseJsonRpcMessage } from './jsonrpc.js';
-import { validateRequestMeta } from './meta.js';
-import { checkRoutingHeaders, decodeHeaderValue } from './routing-headers.js';
+import { buildRequestMeta, validateRequestMeta } from './meta.js';
+import {
+  buildRoutingHeaders,
+  checkRoutingHeaders,
+  decodeHeaderValue,
+  encodeHeaderValue,
+} from './routing-headers.js';
 import type { ProtocolError } from './errors.js';
 import type { Check } from './check.js';
 import { tasksGetRequest, toolsCallRequest, taskMeta } from '../test/wire-fixtures.js';
@@ -205,5 +210,74 @@ describe('routing headers (R23)', () => {
       ),
     ).toEqual({ ok: true });
     expect(mismatchOf(check({ 'Mcp-Method': 'tools/list' }, note)).code).toBe(-32020);
+  });
+});
+
+describe('the client side: buildRoutingHeaders and buildRequestMeta', () => {
+  it('builds headers and _meta that the server-side checks accept, for every method', () => {
+    const cases: [string, Record<string, unknown>][] = [
+      ['server/discover', {}],
+      ['tools/list', {}],
+      ['tools/call', { name: 'generate_report', arguments: { size: 'small' } }],
+      ['tasks/get', { taskId: 'tsk_1' }],
+      ['tasks/update', { taskId: 'tsk_1', inputResponses: {} }],
+      ['tasks/cancel', { taskId: 'tsk_1' }],
+      ['subscriptions/listen', { notifications: { taskIds: ['tsk_1'] } }],
+    ];
+    for (const [method, params] of cases) {
+      const meta = buildRequestMeta({ clientCapabilities: { extensions: {} } });
+      const body = { jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: meta } };
+      expect(check(buildRoutingHeaders(method, params, '2026-07-28'), body)).toEqual({ ok: true });
+      expect(validateRequestMeta(body.params).ok).toBe(true);
+    }
+  });
+
+  it('mirrors params.name for tools/call and params.taskId for task methods, nothing else', () => {
+    expect(buildRoutingHeaders('tools/call', { name: 'greet' }, '2026-07-28')).toEqual({
+      'MCP-Protocol-Version': '2026-07-28',
+      'Mcp-Method': 'tools/call',
+      'Mcp-Name': 'greet',
+    });
+    expect(buildRoutingHeaders('tasks/cancel', { taskId: 'tsk_9' }, '2026-07-28')).toEqual({
+      'MCP-Protocol-Version': '2026-07-28',
+      'Mcp-Method': 'tasks/cancel',
+      'Mcp-Name': 'tsk_9',
+    });
+    expect(buildRoutingHeaders('tools/list', { name: 'x' }, '2026-07-28')).toEqual({
+      'MCP-Protocol-Version': '2026-07-28',
+      'Mcp-Method': 'tools/list',
+    });
+  });
+
+  it.each(['café', ' padded ', 'line\nbreak', '=?base64?abc?='])(
+    'encodes %j as =?base64?…?= and decodes it back',
+    (value) => {
+      const encoded = encodeHeaderValue(value);
+      expect(encoded).toMatch(/^=\?base64\?[A-Za-z0-9+/=]*\?=$/);
+      expect(decodeHeaderValue(encoded)).toBe(value);
+    },
+  );
+
+  it('leaves a plain ASCII name as it is', () => {
+    expect(encodeHeaderValue('generate_report')).toBe('generate_report');
+    expect(encodeHeaderValue('café')).toBe(b64('café'));
+  });
+
+  it('puts clientInfo in _meta only when given, under the reserved keys', () => {
+    expect(buildRequestMeta({ clientCapabilities: {} })).toEqual({
+      [V]: '2026-07-28',
+      'io.modelcontextprotocol/clientCapabilities': {},
+    });
+    expect(
+      buildRequestMeta({
+        protocolVersion: '2026-07-28',
+        clientCapabilities: { elicitation: {} },
+        clientInfo: { name: 'c', version: '1' },
+      }),
+    ).toEqual({
+      [V]: '2026-07-28',
+      'io.modelcontextprotocol/clientCapabilities': { elicitation: {} },
+      'io.modelcontextprotocol/clientInfo': { name: 'c', version: '1' },
+    });
   });
 });

@@ -52,6 +52,37 @@ export function decodeHeaderValue(raw: string): string | undefined {
   }
 }
 
+// Visible ASCII and inner spaces pass as they are; anything else would not survive an HTTP header.
+const PLAIN_HEADER_VALUE = /^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$/;
+
+/** The inverse of `decodeHeaderValue`: plain when safe, else the `=?base64?…?=` form. */
+export function encodeHeaderValue(value: string): string {
+  if (PLAIN_HEADER_VALUE.test(value) && !BASE64_WORD.test(value)) return value;
+  const bytes = new TextEncoder().encode(value);
+  let binary = '';
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  return `=?base64?${btoa(binary)}?=`;
+}
+
+/**
+ * The client side of R23: the routing headers that mirror a request's body, exactly what
+ * `checkRoutingHeaders` compares (`Mcp-Name` only for methods that have a name field).
+ */
+export function buildRoutingHeaders(
+  method: string,
+  params: Record<string, unknown>,
+  protocolVersion: string,
+): Record<string, string> {
+  const headers: Record<string, string> = {
+    [HEADER_PROTOCOL_VERSION]: protocolVersion,
+    [HEADER_METHOD]: method,
+  };
+  const field = mcpNameField(method);
+  const name = field === undefined ? undefined : params[field];
+  if (typeof name === 'string') headers[HEADER_NAME] = encodeHeaderValue(name);
+  return headers;
+}
+
 function mismatch(message: string): { ok: false; error: ProtocolError } {
   return failed(new ProtocolError(ErrorCode.HeaderMismatch, message));
 }

@@ -1,3 +1,4 @@
+import { buildRequest, readSseMessages, type BuiltRequest } from '@mcp-tasks/client';
 import type { RequestId } from '@mcp-tasks/protocol';
 import { expect } from 'vitest';
 
@@ -27,23 +28,40 @@ export interface RpcOptions {
   notification?: boolean;
 }
 
+/**
+ * The request exactly as `@mcp-tasks/client` builds it (its `_meta` and routing headers), then
+ * bent by the test's overrides: that is how these tests send deliberately broken requests
+ * without writing the well-formed parts a second time.
+ */
+function buildTestRequest(
+  method: string,
+  params: Record<string, unknown>,
+  options: RpcOptions,
+): BuiltRequest {
+  const as = options.as === undefined ? 'alice' : options.as;
+  return buildRequest(method, params, {
+    id: options.id === undefined ? 1 : options.id,
+    framing: {
+      protocolVersion: options.version ?? PROTOCOL,
+      clientCapabilities: options.caps ?? CAPS_TASKS,
+      clientInfo: { name: 'gateway-tests', version: '1.0.0' },
+    },
+    ...(as === null ? {} : { token: TOKENS[as] }),
+  });
+}
+
 export function rpcBody(
   method: string,
   params: Record<string, unknown>,
   options: RpcOptions = {},
 ): Record<string, unknown> {
-  const meta =
-    options.meta === null
-      ? undefined
-      : (options.meta ?? {
-          'io.modelcontextprotocol/protocolVersion': options.version ?? PROTOCOL,
-          'io.modelcontextprotocol/clientCapabilities': options.caps ?? CAPS_TASKS,
-          'io.modelcontextprotocol/clientInfo': { name: 'gateway-tests', version: '1.0.0' },
-        });
-  const fullParams = meta === undefined ? params : { ...params, _meta: meta };
-  const body: Record<string, unknown> = { jsonrpc: '2.0', method, params: fullParams };
-  if (!options.notification) body.id = options.id === undefined ? 1 : options.id;
-  return body;
+  const { body } = buildTestRequest(method, params, options);
+  const fullParams: Record<string, unknown> = { ...body.params };
+  if (options.meta === null) delete fullParams._meta;
+  else if (options.meta !== undefined) fullParams._meta = options.meta;
+  const message: Record<string, unknown> = { jsonrpc: '2.0', method, params: fullParams };
+  if (!options.notification) message.id = body.id;
+  return message;
 }
 
 export function rpcHeaders(
@@ -51,16 +69,7 @@ export function rpcHeaders(
   params: Record<string, unknown>,
   options: RpcOptions = {},
 ): Headers {
-  const headers = new Headers({
-    'Content-Type': 'application/json',
-    Accept: 'application/json, text/event-stream',
-    'MCP-Protocol-Version': options.version ?? PROTOCOL,
-    'Mcp-Method': method,
-  });
-  const name = method === 'tools/call' ? params.name : params.taskId;
-  if (typeof name === 'string') headers.set('Mcp-Name', name);
-  const as = options.as === undefined ? 'alice' : options.as;
-  if (as !== null) headers.set('Authorization', `Bearer ${TOKENS[as]}`);
+  const headers = new Headers(buildTestRequest(method, params, options).headers);
   for (const [key, value] of Object.entries(options.headers ?? {})) {
     if (value === null) headers.delete(key);
     else headers.set(key, value);
@@ -140,62 +149,34 @@ export function remote(baseUrl: string): FetchLike {
 }
 
 export interface SseEvent {
-  event: string;
   data: unknown;
 }
 
-/** Reads SSE events from a response body one at a time; comments (keep-alives) are skipped. */
+/** Reads the JSON-RPC messages of an SSE response one at a time, with the client's parser. */
 export function sseReader(response: Response): {
   next(timeoutMs?: number): Promise<SseEvent | undefined>;
   cancel(): Promise<void>;
 } {
   if (response.body === null) throw new Error('no body');
-  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
-  const decoder = new TextDecoder();
-  let buffer = '';
-  const pending: SseEvent[] = [];
-  let done = false;
-  const pump = async (): Promise<void> => {
-    const { value, done: finished } = await reader.read();
-    if (finished) {
-      done = true;
-      return;
-    }
-    buffer += decoder.decode(value, { stream: true });
-    let index: number;
-    while ((index = buffer.indexOf('\n\n')) >= 0) {
-      const block = buffer.slice(0, index);
-      buffer = buffer.slice(index + 2);
-      let event = 'message';
-      const data: string[] = [];
-      for (const line of block.split('\n')) {
-        if (line.startsWith(':')) continue;
-        if (line.startsWith('event:')) event = line.slice(6).trim();
-        if (line.startsWith('data:')) data.push(line.slice(5).trimStart());
-      }
-      if (data.length > 0) pending.push({ event, data: JSON.parse(data.join('\n')) as unknown });
-    }
-  };
+  const messages = readSseMessages(response.body as ReadableStream<Uint8Array>);
   return {
     async next(timeoutMs = 10_000) {
-      const deadline = Date.now() + timeoutMs;
-      while (pending.length === 0 && !done) {
-        if (Date.now() > deadline) throw new Error('no SSE event before the deadline');
-        let timer: NodeJS.Timeout | undefined;
-        await Promise.race([
-          pump(),
-          new Promise(
-            (_, reject) =>
-              (timer = setTimeout(
-                () => reject(new Error('no SSE event before the deadline')),
-                deadline - Date.now(),
-              )),
-          ),
-        ]).finally(() => clearTimeout(timer));
-      }
-      return pending.shift();
+      let timer: NodeJS.Timeout | undefined;
+      const next = await Promise.race([
+        messages.next(),
+        new Promise<never>(
+          (_, reject) =>
+            (timer = setTimeout(
+              () => reject(new Error('no SSE event before the deadline')),
+              timeoutMs,
+            )),
+        ),
+      ]).finally(() => clearTimeout(timer));
+      return next.done ? undefined : { data: next.value };
     },
-    cancel: () => reader.cancel(),
+    async cancel() {
+      await messages.return(undefined);
+    },
   };
 }
 

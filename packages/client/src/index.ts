@@ -1,0 +1,22 @@
+export { createClient, withRetry } from './client.js';
+export type {
+  CallOptions,
+  CallOutcome,
+  ClientOptions,
+  McpTasksClient,
+  RawReply,
+} from './client.js';
+export { TaskHandle, type SubscribeOptions, type WaitOptions } from './task-handle.js';
+export { MemoryHandleStore, type HandleStore, type StoredTask } from './handle-store.js';
+export {
+  ConnectionError,
+  HttpError,
+  InputRequiredError,
+  McpError,
+  isRetryable,
+  parseRetryAfter,
+} from './errors.js';
+export { DEFAULT_BACKOFF, pollDelay, retryDelay, type BackoffPolicy } from './backoff.js';
+export { buildRequest, DEFAULT_CAPABILITIES, type BuiltRequest, type Framing } from './wire.js';
+export { readSseMessages } from './sse.js';
+export * from './types.js';

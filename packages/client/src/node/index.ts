@@ -1,0 +1,1 @@
+export { FileHandleStore, defaultStateDir } from './file-handle-store.js';

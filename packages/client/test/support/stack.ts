@@ -1,0 +1,107 @@
+import {
+  createTestDatabase,
+  createTestRedis,
+  freePort,
+  launchProcess,
+  type LaunchedProcess,
+  type TestDatabase,
+  type TestRedis,
+} from '@mcp-tasks/testing';
+import { Redis } from 'ioredis';
+
+export const TOKENS = { alice: 'tok_client_alice_000000000', bob: 'tok_client_bob_00000000000' };
+
+export interface Gateway {
+  url: string;
+  process: LaunchedProcess;
+}
+
+/** Real gateways and workers on a fresh database and Redis prefix, as the worker e2e runs them. */
+export interface Stack {
+  database: TestDatabase;
+  redis: TestRedis;
+  gateways: Gateway[];
+  workers: LaunchedProcess[];
+  /** The first gateway's MCP endpoint. */
+  mcpUrl: string;
+  close(): Promise<void>;
+}
+
+export async function startStack(
+  label: string,
+  options: { gateways?: number; workers?: number } = {},
+): Promise<Stack> {
+  const database = await createTestDatabase(label);
+  const redis = await createTestRedis(label);
+  const shared = {
+    DATABASE_URL: database.connectionString,
+    REDIS_URL: redis.url,
+    REDIS_PREFIX: redis.prefix,
+    LOG_LEVEL: 'warn',
+  };
+  const gateways: Gateway[] = [];
+  const workers: LaunchedProcess[] = [];
+  const stack: Stack = {
+    database,
+    redis,
+    gateways,
+    workers,
+    mcpUrl: '',
+    async close() {
+      await Promise.allSettled(
+        [...gateways, ...workers.map((process) => ({ process }))].map((p) => p.process.stop(5_000)),
+      );
+      const admin = new Redis(redis.url);
+      const keys = await admin.keys(`${redis.prefix}*`);
+      if (keys.length > 0) await admin.del(...keys);
+      admin.disconnect();
+      await database.drop();
+    },
+  };
+  try {
+    for (let i = 0; i < (options.gateways ?? 1); i += 1) {
+      const port = await freePort();
+      const url = `http://127.0.0.1:${port}`;
+      const process = await launchProcess({
+        entry: 'apps/gateway/src/main.ts',
+        env: {
+          ...shared,
+          PORT: String(port),
+          HOST: '127.0.0.1',
+          MCP_AUTH: 'tokens',
+          MCP_TOKENS: `${TOKENS.alice}:acme:alice,${TOKENS.bob}:acme:bob`,
+          REQUEST_STATE_SECRET: 'client-tests-request-state-secret-0123456789',
+          // The first replica migrates; the others start once it is ready.
+          ...(i === 0 ? { MCP_MIGRATE_ON_START: 'true' } : {}),
+          MCP_SHUTDOWN_DELAY_MS: '0',
+        },
+        readyUrl: `${url}/readyz`,
+        readyTimeoutMs: 60_000,
+      });
+      gateways.push({ url, process });
+    }
+    stack.mcpUrl = `${gateways[0]!.url}/mcp`;
+    for (let i = 0; i < (options.workers ?? 1); i += 1) {
+      const port = await freePort();
+      workers.push(
+        await launchProcess({
+          entry: 'apps/worker/src/main.ts',
+          env: {
+            ...shared,
+            METRICS_PORT: String(port),
+            WORKER_ID: `client-test-worker-${i + 1}`,
+            LEASE_MS: '2000',
+            SWEEP_INTERVAL_MS: '300',
+            REPORT_STEP_MS: '300',
+          },
+          readyUrl: `http://127.0.0.1:${port}/healthz`,
+          readyTimeoutMs: 60_000,
+        }),
+      );
+    }
+  } catch (error) {
+    await stack.close();
+    throw error;
+  }
+  return stack;
+}
