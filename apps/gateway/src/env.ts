@@ -95,6 +95,9 @@ const EnvSchema = z.object({
 
 type Env = z.infer<typeof EnvSchema>;
 
+/** Every variable the gateway reads, with its schema: deployment files are checked against it. */
+export const GATEWAY_ENV_SCHEMA = EnvSchema;
+
 export type EnvResult = { ok: true; config: GatewayConfig } | { ok: false; problems: string[] };
 
 function splitList(value: string | undefined): string[] | undefined {

@@ -55,6 +55,9 @@ const EnvSchema = z
 
 export type WorkerEnv = z.infer<typeof EnvSchema>;
 
+/** Every variable the worker reads, with its schema: deployment files are checked against it. */
+export const WORKER_ENV_SCHEMA = EnvSchema.in;
+
 export class EnvError extends Error {
   constructor(readonly problems: string[]) {
     super(`invalid worker environment:\n${problems.map((p) => `  - ${p}`).join('\n')}`);

@@ -1,0 +1,53 @@
+# syntax=docker/dockerfile:1
+# One image for every role: `gateway` (default), `worker` or `migrate` as the command.
+# Checked in CI by packages/deploy-checks/test/dockerfile.test.ts (hadolint is not in Debian).
+
+ARG NODE_IMAGE=node:22-bookworm-slim
+
+# --- build: full install, compile every runtime package ---------------------------------------
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+RUN npm install -g pnpm@10.34.9 --no-audit --no-fund --loglevel=error
+COPY package.json pnpm-lock.yaml pnpm-workspace.yaml tsconfig.base.json ./
+COPY packages/tasks/package.json packages/tasks/
+COPY packages/protocol/package.json packages/protocol/
+COPY packages/store/package.json packages/store/
+COPY packages/queue/package.json packages/queue/
+COPY packages/tools/package.json packages/tools/
+COPY apps/gateway/package.json apps/gateway/
+COPY apps/worker/package.json apps/worker/
+RUN pnpm install --frozen-lockfile --filter @mcp-tasks/gateway... --filter @mcp-tasks/worker...
+COPY packages/tasks packages/tasks
+COPY packages/protocol packages/protocol
+COPY packages/store packages/store
+COPY packages/queue packages/queue
+COPY packages/tools packages/tools
+COPY apps/gateway apps/gateway
+COPY apps/worker apps/worker
+RUN pnpm --filter @mcp-tasks/gateway... --filter @mcp-tasks/worker... build
+
+# --- prod-deps: the same workspace, production dependencies only (pnpm's pruning) -------------
+FROM build AS prod-deps
+RUN rm -rf node_modules packages/*/node_modules apps/*/node_modules \
+  && pnpm install --frozen-lockfile --prod --filter @mcp-tasks/gateway... --filter @mcp-tasks/worker...
+
+# --- runtime: Node 22 slim, tini as PID 1, non-root ------------------------------------------
+FROM ${NODE_IMAGE} AS runtime
+RUN apt-get update \
+  && apt-get install -y --no-install-recommends tini \
+  && rm -rf /var/lib/apt/lists/*
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=prod-deps --chown=node:node /app/node_modules node_modules
+COPY --from=prod-deps --chown=node:node /app/package.json package.json
+COPY --from=prod-deps --chown=node:node /app/packages packages
+COPY --from=prod-deps --chown=node:node /app/apps apps
+COPY --chown=node:node infra/docker/entrypoint.sh infra/docker/healthcheck.mjs infra/docker/
+USER node
+EXPOSE 8080 9464
+# Gateway answers /healthz on PORT, a worker on METRICS_PORT; migrate exits before the first check.
+HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
+  CMD ["node", "infra/docker/healthcheck.mjs"]
+# tini forwards SIGTERM to Node (which is not PID 1) and reaps zombies.
+ENTRYPOINT ["/usr/bin/tini", "--", "infra/docker/entrypoint.sh"]
+CMD ["gateway"]

@@ -1,0 +1,133 @@
+// `pnpm stack`: the docker compose topology as local processes, in one terminal, until Ctrl-C.
+import { join } from 'node:path';
+import { parseArgs, styleText } from 'node:util';
+import { DEMO_TOKENS } from './demo-credentials.js';
+import type { LogLine } from './managed-process.js';
+import { StackStartError } from './preflight.js';
+import {
+  DEFAULT_DATABASE_URL,
+  DEFAULT_REDIS_PREFIX,
+  DEFAULT_REDIS_URL,
+  repoRoot,
+  startStack,
+  type StackHandle,
+} from './stack.js';
+import { removeStateFile, stackState, writeStateFile } from './state-file.js';
+
+const USAGE = `usage: pnpm stack [--gateways N] [--workers N] [--port P]
+
+Runs migrations, N gateways (default 3), N workers (default 2) and nginx (infra/nginx/nginx.conf)
+on 127.0.0.1:P (default 8080), on Postgres DATABASE_URL (default ${DEFAULT_DATABASE_URL}) and
+Redis REDIS_URL (default ${DEFAULT_REDIS_URL}). Every app variable (MCP_TOKENS, LOG_LEVEL, …)
+set in the environment is passed to the processes. Ctrl-C stops everything gracefully.`;
+
+const COLOURS = ['cyan', 'green', 'yellow', 'magenta', 'blue', 'red', 'white'] as const;
+const useColour = process.stdout.isTTY && process.env.NO_COLOR === undefined;
+const colourOf = new Map<string, (typeof COLOURS)[number]>();
+
+function paint(name: string, text: string): string {
+  if (!useColour) return text;
+  let colour = colourOf.get(name);
+  if (colour === undefined) {
+    colour = COLOURS[colourOf.size % COLOURS.length] ?? 'white';
+    colourOf.set(name, colour);
+  }
+  return styleText(colour, text);
+}
+
+function printLine(line: LogLine): void {
+  const prefix = paint(line.name, `${line.name.padEnd(10)}|`);
+  (line.stream === 'stderr' ? process.stderr : process.stdout).write(`${prefix} ${line.text}\n`);
+}
+
+function positive(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 0) {
+    process.stderr.write(
+      `pnpm stack: --${name} must be a whole number, got "${value}"\n${USAGE}\n`,
+    );
+    process.exit(2);
+  }
+  return parsed;
+}
+
+function banner(stack: StackHandle): string {
+  const lines = [
+    '',
+    `mcp-tasks stack is up: ${stack.gateways.length} gateways, ${stack.workers.length} workers, nginx`,
+    `  endpoint   ${stack.url}`,
+  ];
+  for (const [principal, token] of Object.entries(stack.tokens)) {
+    const demo = DEMO_TOKENS.find((t) => t.token === token);
+    lines.push(
+      `  ${principal.padEnd(9)}  Authorization: Bearer ${token}${demo ? `   (tenant ${demo.tenant}; DEMO value)` : ''}`,
+    );
+  }
+  lines.push(`  state      .stack/state.json`, '  Ctrl-C stops every process gracefully.', '');
+  return lines.join('\n');
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      gateways: { type: 'string' },
+      workers: { type: 'string' },
+      port: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  const statePath = join(repoRoot, '.stack', 'state.json');
+  const log = (text: string) => printLine({ name: 'stack', role: 'stack', stream: 'stdout', text });
+  const started = Date.now();
+
+  let stack: StackHandle;
+  try {
+    stack = await startStack({
+      gateways: positive('gateways', values.gateways, 3),
+      workers: positive('workers', values.workers, 2),
+      proxyPort: positive('port', values.port, 8080),
+      gatewayBasePort: 18100,
+      workerMetricsBasePort: 18200,
+      databaseUrl: process.env.DATABASE_URL || DEFAULT_DATABASE_URL,
+      redisUrl: process.env.REDIS_URL || DEFAULT_REDIS_URL,
+      redisPrefix: process.env.REDIS_PREFIX || DEFAULT_REDIS_PREFIX,
+      logSink: printLine,
+    });
+  } catch (error) {
+    const message = error instanceof StackStartError ? error.message : String(error);
+    process.stderr.write(`pnpm stack: ${message}\n`);
+    process.exit(1);
+  }
+  await writeStateFile(statePath, stackState(stack));
+  process.stdout.write(banner(stack));
+  log(`ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+
+  let stopping = false;
+  for (const p of stack.processes) {
+    void p.exited().then((status) => {
+      if (!stopping) log(`${p.name} (pid ${p.pid}) exited: ${String(status)}`);
+    });
+  }
+  const shutdown = async (signal: string) => {
+    if (stopping) {
+      log(`${signal} again: killing every process`);
+      for (const p of stack.processes) p.kill('SIGKILL');
+      return;
+    }
+    stopping = true;
+    log(`${signal}: stopping gracefully (Ctrl-C again to kill)`);
+    await stack.stop();
+    await removeStateFile(statePath);
+    log('every process stopped');
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+}
+
+await main();

@@ -1,0 +1,25 @@
+/**
+ * DEMO VALUES, NOT SECRETS. The stack and docker compose ship these so a first run works without
+ * configuration; anything reachable by others must set its own MCP_TOKENS and REQUEST_STATE_SECRET.
+ */
+export const DEMO_TOKENS = [
+  { token: 'demo-token-alice', tenant: 'acme', principal: 'alice' },
+  { token: 'demo-token-mallory', tenant: 'globex', principal: 'mallory' },
+] as const;
+
+/** `token:tenant:principal,…`, the gateway's MCP_TOKENS format. */
+export const DEMO_MCP_TOKENS = DEMO_TOKENS.map((t) => `${t.token}:${t.tenant}:${t.principal}`).join(
+  ',',
+);
+
+export const DEMO_REQUEST_STATE_SECRET = 'demo-request-state-secret-not-for-production';
+
+/** principal → token, read back from an MCP_TOKENS value (the demo one or the user's). */
+export function tokensByPrincipal(mcpTokens: string): Record<string, string> {
+  const tokens: Record<string, string> = {};
+  for (const entry of mcpTokens.split(',')) {
+    const [token, , principal] = entry.trim().split(':');
+    if (token && principal && tokens[principal] === undefined) tokens[principal] = token;
+  }
+  return tokens;
+}

@@ -1,0 +1,70 @@
+import { spawn } from 'node:child_process';
+import { readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+
+/** The workspace packages the stack runs from `dist/`, by folder and package name. */
+export const RUNTIME_PACKAGES = [
+  ['packages/tasks', '@mcp-tasks/tasks'],
+  ['packages/protocol', '@mcp-tasks/protocol'],
+  ['packages/store', '@mcp-tasks/store'],
+  ['packages/queue', '@mcp-tasks/queue'],
+  ['packages/tools', '@mcp-tasks/tools'],
+  ['apps/gateway', '@mcp-tasks/gateway'],
+  ['apps/worker', '@mcp-tasks/worker'],
+] as const;
+
+async function filesUnder(dir: string, keep: (name: string) => boolean): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true, recursive: true }).catch(() => []);
+  return entries
+    .filter((entry) => entry.isFile() && keep(entry.name))
+    .map((entry) => join(entry.parentPath, entry.name));
+}
+
+async function mtimes(paths: string[]): Promise<number[]> {
+  const stats = await Promise.all(paths.map((path) => stat(path).catch(() => undefined)));
+  return stats.filter((s) => s !== undefined).map((s) => s.mtimeMs);
+}
+
+/**
+ * A package is stale when any input (its non-test sources, tsconfig or package.json) is newer
+ * than the oldest file `tsc` emitted, or nothing was emitted: tsc rewrites every output.
+ */
+export async function isStale(packageDir: string): Promise<boolean> {
+  const inputs = [
+    ...(await filesUnder(
+      join(packageDir, 'src'),
+      (n) => n.endsWith('.ts') && !n.includes('.test.'),
+    )),
+    join(packageDir, 'package.json'),
+    join(packageDir, 'tsconfig.build.json'),
+  ];
+  const outputs = await mtimes(
+    await filesUnder(join(packageDir, 'dist'), (n) => n.endsWith('.js')),
+  );
+  if (outputs.length === 0) return true;
+  return Math.max(...(await mtimes(inputs))) > Math.min(...outputs);
+}
+
+/** Builds only the stale runtime packages (pnpm sorts them topologically); returns their names. */
+export async function buildStalePackages(
+  repoRoot: string,
+  log: (line: string) => void,
+): Promise<string[]> {
+  const stale: string[] = [];
+  for (const [dir, name] of RUNTIME_PACKAGES) {
+    if (await isStale(join(repoRoot, dir))) stale.push(name);
+  }
+  if (stale.length === 0) return stale;
+  log(`building ${stale.join(', ')}`);
+  const args = [...stale.flatMap((name) => ['--filter', name]), 'build'];
+  const child = spawn('pnpm', args, { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', resolve);
+  });
+  if (code !== 0) throw new Error(`pnpm ${args.join(' ')} failed:\n${output}`);
+  return stale;
+}

@@ -1,0 +1,19 @@
+export {
+  DEFAULT_DATABASE_URL,
+  DEFAULT_REDIS_PREFIX,
+  DEFAULT_REDIS_URL,
+  startStack,
+  type StackHandle,
+  type StackOptions,
+} from './stack.js';
+export {
+  ManagedProcess,
+  type ExitStatus,
+  type LogLine,
+  type LogSink,
+  type ProcessRole,
+} from './managed-process.js';
+export { DEMO_MCP_TOKENS, DEMO_REQUEST_STATE_SECRET, DEMO_TOKENS } from './demo-credentials.js';
+export { StackStartError, ensurePostgres, ensureRedis } from './preflight.js';
+export { renderNginxConfig, readNginxTemplate, NGINX_TEMPLATE } from './nginx-config.js';
+export { stackState, type StackState } from './state-file.js';

@@ -1,0 +1,233 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { once } from 'node:events';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  DEMO_MCP_TOKENS,
+  DEMO_REQUEST_STATE_SECRET,
+  tokensByPrincipal,
+} from './demo-credentials.js';
+import { buildStalePackages } from './incremental-build.js';
+import { ManagedProcess, type LogSink } from './managed-process.js';
+import { readNginxTemplate, renderNginxConfig } from './nginx-config.js';
+import { StackStartError, ensurePostgres, ensureRedis } from './preflight.js';
+
+export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/mcp_tasks';
+export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
+export const DEFAULT_REDIS_PREFIX = 'mcp-tasks';
+
+export interface StackOptions {
+  /** Gateway replicas (default 3). */
+  gateways?: number;
+  /** Worker processes (default 2). */
+  workers?: number;
+  databaseUrl?: string;
+  redisUrl?: string;
+  redisPrefix?: string;
+  /** The proxy's port on 127.0.0.1 (default 8080; 0 = a free ephemeral port). */
+  proxyPort?: number;
+  /** gateway-N listens on base + N; unset = ephemeral ports. */
+  gatewayBasePort?: number;
+  /** worker-N serves /healthz and /metrics on base + N; unset = ephemeral ports. */
+  workerMetricsBasePort?: number;
+  /** Variables for every process, over the stack's defaults and the inherited environment. */
+  env?: Record<string, string | undefined>;
+  /** Receives every line every process writes (default: dropped). */
+  logSink?: LogSink;
+  /** Build stale packages first (default true). */
+  build?: boolean;
+}
+
+export interface StackHandle {
+  /** The MCP endpoint through the proxy, e.g. http://127.0.0.1:8080/mcp. */
+  url: string;
+  databaseUrl: string;
+  redisUrl: string;
+  redisPrefix: string;
+  /** principal → bearer token, from the effective MCP_TOKENS. */
+  tokens: Record<string, string>;
+  gateways: ManagedProcess[];
+  workers: ManagedProcess[];
+  proxy: ManagedProcess;
+  /** Every managed process: gateways, then workers, then the proxy. */
+  processes: ManagedProcess[];
+  /** Graceful: the proxy, then every app with SIGTERM; SIGKILL for any still alive after graceMs. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+export const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address();
+  server.close();
+  if (address === null || typeof address === 'string') throw new Error('no free port');
+  return address.port;
+}
+
+async function portFor(base: number | undefined, index: number): Promise<number> {
+  return base === undefined ? freePort() : base + index;
+}
+
+function findNginx(): string {
+  for (const candidate of ['/usr/sbin/nginx', '/usr/local/sbin/nginx', '/usr/bin/nginx']) {
+    if (existsSync(candidate)) return candidate;
+  }
+  throw new StackStartError(
+    'nginx is not installed: the stack runs the real proxy from infra/nginx/nginx.conf (Debian: apt-get install nginx).',
+  );
+}
+
+async function runMigrations(databaseUrl: string, env: Record<string, string | undefined>) {
+  const child = spawn(process.execPath, ['packages/store/dist/cli/migrate.js'], {
+    cwd: repoRoot,
+    env: { ...env, DATABASE_URL: databaseUrl },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const [code] = (await once(child, 'exit')) as [number | null];
+  if (code !== 0) throw new StackStartError(`migrations failed: ${output.trim()}`);
+  return output.trim();
+}
+
+/**
+ * The docker compose topology as local processes: migrations, gateway replicas, workers, and
+ * nginx from infra/ in front of the gateways. Resolves once everything answers through the proxy.
+ */
+export async function startStack(options: StackOptions = {}): Promise<StackHandle> {
+  const sink: LogSink = options.logSink ?? (() => undefined);
+  const say = (text: string) => sink({ name: 'stack', role: 'stack', stream: 'stdout', text });
+  const databaseUrl = options.databaseUrl ?? DEFAULT_DATABASE_URL;
+  const redisUrl = options.redisUrl ?? DEFAULT_REDIS_URL;
+  const redisPrefix = options.redisPrefix ?? DEFAULT_REDIS_PREFIX;
+  const nginx = findNginx();
+
+  await ensureRedis(redisUrl);
+  if ((await ensurePostgres(databaseUrl)).created)
+    say(`created database ${new URL(databaseUrl).pathname.slice(1)}`);
+  if (options.build ?? true) await buildStalePackages(repoRoot, say);
+
+  // Stack defaults < inherited environment < the explicit options < per-process identity.
+  const env: Record<string, string | undefined> = {
+    MCP_AUTH: 'tokens',
+    MCP_TOKENS: DEMO_MCP_TOKENS,
+    REQUEST_STATE_SECRET: DEMO_REQUEST_STATE_SECRET,
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: redisUrl,
+    REDIS_PREFIX: redisPrefix,
+    ...options.env,
+  };
+  say(await runMigrations(databaseUrl, env));
+
+  const gateways: ManagedProcess[] = [];
+  const workers: ManagedProcess[] = [];
+  for (let i = 1; i <= (options.gateways ?? 3); i++) {
+    const port = await portFor(options.gatewayBasePort, i);
+    const url = `http://127.0.0.1:${port}`;
+    gateways.push(
+      new ManagedProcess(
+        {
+          name: `gateway-${i}`,
+          role: 'gateway',
+          command: process.execPath,
+          args: ['apps/gateway/dist/main.js'],
+          cwd: repoRoot,
+          env: { ...env, PORT: String(port), HOST: '127.0.0.1' },
+          readyUrl: `${url}/readyz`,
+          stopSignal: 'SIGTERM',
+          url,
+        },
+        sink,
+      ),
+    );
+  }
+  for (let i = 1; i <= (options.workers ?? 2); i++) {
+    const port = await portFor(options.workerMetricsBasePort, i);
+    const workerId = `worker-${i}`;
+    workers.push(
+      new ManagedProcess(
+        {
+          name: workerId,
+          role: 'worker',
+          command: process.execPath,
+          args: ['apps/worker/dist/main.js'],
+          cwd: repoRoot,
+          env: { ...env, WORKER_ID: workerId, METRICS_PORT: String(port) },
+          readyUrl: `http://127.0.0.1:${port}/healthz`,
+          stopSignal: 'SIGTERM',
+          workerId,
+        },
+        sink,
+      ),
+    );
+  }
+
+  const proxyPort = options.proxyPort === 0 ? await freePort() : (options.proxyPort ?? 8080);
+  const nginxDir = await mkdtemp(join(tmpdir(), 'mcp-tasks-nginx-'));
+  const config = renderNginxConfig(await readNginxTemplate(repoRoot), {
+    listenPort: proxyPort,
+    gateways: gateways.map((g) => ({ host: '127.0.0.1', port: Number(new URL(g.url ?? '').port) })),
+    accessLog: join(nginxDir, 'access.log'),
+  });
+  await writeFile(join(nginxDir, 'nginx.conf'), config);
+  const proxyBase = `http://127.0.0.1:${proxyPort}`;
+  const proxy = new ManagedProcess(
+    {
+      name: 'proxy',
+      role: 'proxy',
+      command: nginx,
+      args: [
+        '-p',
+        nginxDir,
+        '-c',
+        join(nginxDir, 'nginx.conf'),
+        '-e',
+        'stderr',
+        '-g',
+        'daemon off;',
+      ],
+      cwd: nginxDir,
+      env: process.env,
+      readyUrl: `${proxyBase}/healthz`,
+      // nginx's graceful SIGQUIT would wait for open listen streams; SIGTERM closes them.
+      stopSignal: 'SIGTERM',
+      url: proxyBase,
+    },
+    sink,
+  );
+
+  const processes = [...gateways, ...workers, proxy];
+  const stop = async (graceMs = 25_000): Promise<void> => {
+    await proxy.stop(graceMs);
+    await Promise.all([...gateways, ...workers].map((p) => p.stop(graceMs)));
+    await rm(nginxDir, { recursive: true, force: true });
+  };
+  try {
+    await Promise.all([...gateways, ...workers].map((p) => p.start()));
+    await proxy.start();
+  } catch (error) {
+    await stop(5_000);
+    throw error;
+  }
+  return {
+    url: `${proxyBase}/mcp`,
+    databaseUrl,
+    redisUrl,
+    redisPrefix,
+    tokens: tokensByPrincipal(env.MCP_TOKENS ?? ''),
+    gateways,
+    workers,
+    proxy,
+    processes,
+    stop,
+  };
+}
