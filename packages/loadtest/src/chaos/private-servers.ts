@@ -48,6 +48,7 @@ export async function startPrivateRedis(): Promise<PrivateServer> {
     );
     for (let tries = 0; ; tries += 1) {
       const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0 });
+      probe.on('error', () => undefined); // refused while it starts: retried below
       try {
         await probe.connect();
         if ((await probe.ping()) === 'PONG') return;
