@@ -161,11 +161,16 @@ describe('the history checker', () => {
         errorMessage: 'Task belongs to another tenant',
       })
       // A transport error says nothing about isolation.
-      .probe(220, 'task-other', 'globex', { errorMessage: 'ECONNRESET', httpStatus: undefined });
+      .probe(220, 'task-other', 'globex', { errorMessage: 'ECONNRESET', httpStatus: undefined })
+      // Nor does a server that cannot answer (its database restarting)...
+      .probe(230, 'task-other', 'globex', { errorCode: -32603, errorMessage: 'Internal error' })
+      // ...but any other message with that code is not the unknown-id error.
+      .probe(240, 'task-secret', 'globex', { errorCode: -32603, errorMessage: "Task is acme's" });
     const result = checkHistory(history.records);
     expect(kindsAndIds(result)).toEqual([
       { kind: 'cross-tenant-read', taskIds: ['task-secret'] },
       { kind: 'cross-tenant-read', taskIds: ['task-other'] },
+      { kind: 'cross-tenant-read', taskIds: ['task-secret'] },
     ]);
     expect(result.violations[0]!.message).toContain(
       'tenant globex tasks/get on gw-1 for a task of acme got status working',

@@ -185,10 +185,15 @@ export function checkResults(task: TaskFacts): Finding[] {
   return [];
 }
 
-/** A foreign tenant's read of a task gets exactly the unknown-id error (transport errors aside). */
+/**
+ * A foreign tenant's read of a task gets exactly the unknown-id error. Transport errors and
+ * -32603 "Internal error" (the server could not answer, e.g. its database restarting) disclose
+ * nothing and are set aside.
+ */
 export function checkForeignRead({ request, reply, ownerTenant }: ForeignRead): Finding[] {
   const transportError = reply.errorCode === undefined && reply.errorMessage !== undefined;
-  if (transportError) return [];
+  const unavailable = reply.errorCode === -32603 && reply.errorMessage === 'Internal error';
+  if (transportError || unavailable) return [];
   if (
     reply.errorCode === UNKNOWN_TASK_ERROR.code &&
     reply.errorMessage === UNKNOWN_TASK_ERROR.message &&
