@@ -118,6 +118,8 @@ const nonEmpty = (value: string) => {
 const program = new Command('loadtest')
   .description('Load and chaos tests for mcp-tasks: record a history, check it, report on it.')
   .showHelpAfterError()
+  // `check --report DIR` belongs to check, not to the run's own --report.
+  .enablePositionalOptions()
   .option('--tasks <n>', 'lifecycles to run (one task each)', positiveInt, 200)
   .option('--concurrency <c>', 'simulated clients at once', positiveInt, 20)
   .option('--duration <s>', 'stop starting lifecycles after S seconds', positiveInt)
