@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Load-test smoke for CI (called from .ci/run): `pnpm bench --quick`
-# (2 s per measurement), failing if any figure of the five comparisons is missing. The checker's
-# tests run with `pnpm test`.
+# Load-test smoke for CI (called from .ci/run): a short chaos run (300 tasks while gateways and
+# workers are SIGKILLed, through a real nginx; fails on any checker violation), then
+# `pnpm bench --quick` (2 s per measurement), failing if any figure of the five comparisons is
+# missing. The checker's tests run with `pnpm test`.
 # Needs DATABASE_URL / REDIS_URL (set by .ci/run) and pgbench (Debian's postgresql-15 package).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -11,6 +12,9 @@ if ! command -v pgbench >/dev/null; then
 fi
 
 out="$(mktemp -d)"
+pnpm loadtest --tasks 300 --concurrency 20 --chaos kill-worker,kill-gateway --chaos-phase 10 \
+  --seed ci --report "$out/chaos"
+
 pnpm bench --quick --json "$out/bench.json"
 node -e '
   const r = JSON.parse(require("node:fs").readFileSync(process.argv[1], "utf8"));

@@ -1,5 +1,9 @@
 import { Command, InvalidArgumentError } from 'commander';
-import { checkHistory } from './check/checker.js';
+import { CHAOS_PLAN_NAMES, resolveChaosPlans } from './chaos/registry.js';
+import { checkHistory, type CheckResult } from './check/checker.js';
+import type { HistoryRecord } from './history/records.js';
+import { runLoad } from './load/run-load.js';
+import { seedFromText } from './load/prng.js';
 import { readHistory } from './history/read-history.js';
 import { writeHtmlReport } from './report/html-report.js';
 import { renderSummaryTable, renderViolations } from './report/summary-table.js';
@@ -12,7 +16,15 @@ import { buildTimeline } from './report/timeline.js';
  */
 async function check(path: string, options: { report?: string }): Promise<void> {
   const records = await readHistory(path);
-  const result = checkHistory(records);
+  await reportOn(records, checkHistory(records), options.report);
+}
+
+async function reportOn(
+  records: HistoryRecord[],
+  result: CheckResult,
+  reportDir: string | undefined,
+): Promise<void> {
+  const options = { report: reportDir };
   const summary = summarizeRun(records, result);
   console.log(renderSummaryTable(summary, process.stdout.isTTY));
   if (options.report !== undefined) {
@@ -37,6 +49,67 @@ async function check(path: string, options: { report?: string }): Promise<void> 
   process.exitCode = 1;
 }
 
+interface RunOptions {
+  tasks: number;
+  concurrency: number;
+  duration?: number;
+  gateways: number;
+  workers: number;
+  chaos: string;
+  chaosPhase: number;
+  seed: string;
+  taskBound: number;
+  leaseMs: number;
+  report?: string;
+  target?: string;
+  token?: string;
+  probeToken?: string;
+}
+
+/** `pnpm loadtest [options]`: the load (and chaos) run, then the same report as `check`. */
+async function run(options: RunOptions): Promise<void> {
+  const chaos = resolveChaosPlans(options.chaos);
+  let target;
+  if (options.target !== undefined) {
+    if (chaos.length > 0) throw new Error('--chaos needs processes of our own; drop --target');
+    const token = options.token ?? process.env.LOADTEST_TOKEN;
+    const probeToken = options.probeToken ?? process.env.LOADTEST_PROBE_TOKEN;
+    if (token === undefined || probeToken === undefined)
+      throw new Error(
+        '--target needs two tenants: --token/LOADTEST_TOKEN and --probe-token/LOADTEST_PROBE_TOKEN',
+      );
+    target = {
+      url: options.target,
+      owner: { name: 'owner', token },
+      prober: { name: 'prober', token: probeToken },
+    };
+  }
+  const seed = /^-?\d+$/.test(options.seed) ? Number(options.seed) : seedFromText(options.seed);
+  const result = await runLoad({
+    tasks: options.tasks,
+    concurrency: options.concurrency,
+    durationMs: options.duration === undefined ? undefined : options.duration * 1_000,
+    gateways: options.gateways,
+    workers: options.workers,
+    chaos,
+    chaosPhaseMs: options.chaosPhase * 1_000,
+    seed,
+    taskBoundMs: options.taskBound * 1_000,
+    leaseMs: options.leaseMs,
+    dir: options.report,
+    target,
+    log: (line) => console.log(line),
+  });
+  console.log(`history: ${result.historyPath}`);
+  await reportOn(result.records, result.check, options.report);
+}
+
+const positiveInt = (value: string) => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('expected a whole number ≥ 1');
+  return n;
+};
+
 const nonEmpty = (value: string) => {
   if (value.trim() === '') throw new InvalidArgumentError('expected a directory');
   return value;
@@ -44,7 +117,29 @@ const nonEmpty = (value: string) => {
 
 const program = new Command('loadtest')
   .description('Load and chaos tests for mcp-tasks: record a history, check it, report on it.')
-  .showHelpAfterError();
+  .showHelpAfterError()
+  // `check --report DIR` belongs to check, not to the run's own --report.
+  .enablePositionalOptions()
+  .option('--tasks <n>', 'lifecycles to run (one task each)', positiveInt, 200)
+  .option('--concurrency <c>', 'simulated clients at once', positiveInt, 20)
+  .option('--duration <s>', 'stop starting lifecycles after S seconds', positiveInt)
+  .option('--gateways <g>', 'gateway replicas behind the proxy', positiveInt, 2)
+  .option('--workers <w>', 'worker processes', positiveInt, 2)
+  .option('--chaos <plan>', `${CHAOS_PLAN_NAMES.join(' | ')}, or a comma-separated list`, 'none')
+  .option('--chaos-phase <s>', 'seconds each plan runs before the next one', positiveInt, 15)
+  .option('--seed <s>', 'seed of the mix and the chaos (a number or a word)', '1')
+  .option('--task-bound <s>', 'longest create → terminal a task may take', positiveInt, 120)
+  .option(
+    '--lease-ms <ms>',
+    "the workers' LEASE_MS (short, so takeovers happen)",
+    positiveInt,
+    2_000,
+  )
+  .option('--report <dir>', 'write history.jsonl and the HTML report to DIR', nonEmpty)
+  .option('--target <url>', 'an existing MCP endpoint instead of a stack of our own (no chaos)')
+  .option('--token <token>', 'with --target: the tenant whose tasks are run')
+  .option('--probe-token <token>', "with --target: a second tenant, probing the first's ids")
+  .action(run);
 program
   .command('check')
   .description(

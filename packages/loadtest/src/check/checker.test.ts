@@ -161,11 +161,16 @@ describe('the history checker', () => {
         errorMessage: 'Task belongs to another tenant',
       })
       // A transport error says nothing about isolation.
-      .probe(220, 'task-other', 'globex', { errorMessage: 'ECONNRESET', httpStatus: undefined });
+      .probe(220, 'task-other', 'globex', { errorMessage: 'ECONNRESET', httpStatus: undefined })
+      // Nor does a server that cannot answer (its database restarting)...
+      .probe(230, 'task-other', 'globex', { errorCode: -32603, errorMessage: 'Internal error' })
+      // ...but any other message with that code is not the unknown-id error.
+      .probe(240, 'task-secret', 'globex', { errorCode: -32603, errorMessage: "Task is acme's" });
     const result = checkHistory(history.records);
     expect(kindsAndIds(result)).toEqual([
       { kind: 'cross-tenant-read', taskIds: ['task-secret'] },
       { kind: 'cross-tenant-read', taskIds: ['task-other'] },
+      { kind: 'cross-tenant-read', taskIds: ['task-secret'] },
     ]);
     expect(result.violations[0]!.message).toContain(
       'tenant globex tasks/get on gw-1 for a task of acme got status working',
@@ -187,6 +192,36 @@ describe('the history checker', () => {
     );
     expect(result.violations[0]!.chaos.map((e) => e.id)).toEqual(['pause-1']);
     expect(result.reExecutions).toEqual([{ taskId: 'task-twice', step: 's0', epochs: [1, 2] }]);
+  });
+
+  it('does not count the time a worker was frozen (pause → resume) as running', () => {
+    // w-1 froze mid-step; w-2 took over and finished inside the freeze; w-1 then gave up at once.
+    const history = historyBuilder()
+      .create(100, 'task-frozen')
+      .step('task-frozen', 'w-1', 1, 150, 1_010)
+      .chaos(200, 'pause-1', 'pause', 'w-1')
+      .step('task-frozen', 'w-2', 2, 500, 900)
+      .chaos(1_000, 'resume-1', 'resume', 'w-1')
+      .get(1_300, 'task-frozen', 'completed', { result: FAILING_JOB_RESULT })
+      .final(5_000, 'task-frozen', 'completed', { result: FAILING_JOB_RESULT });
+    const result = checkHistory(history.records);
+    expect(result.violations).toEqual([]);
+    expect(result.reExecutions).toEqual([{ taskId: 'task-frozen', step: 's0', epochs: [1, 2] }]);
+  });
+
+  it('fails when a worker resumed from a freeze runs a step while another worker runs it', () => {
+    const history = historyBuilder()
+      .create(100, 'task-stale')
+      .step('task-stale', 'w-1', 1, 150, 1_400)
+      .chaos(200, 'pause-1', 'pause', 'w-1')
+      .step('task-stale', 'w-2', 2, 500, 1_200)
+      .chaos(1_000, 'resume-1', 'resume', 'w-1')
+      .get(1_500, 'task-stale', 'completed', { result: FAILING_JOB_RESULT })
+      .final(5_000, 'task-stale', 'completed', { result: FAILING_JOB_RESULT });
+    const result = checkHistory(history.records);
+    expect(kindsAndIds(result)).toEqual([{ kind: 'overlapping-steps', taskIds: ['task-stale'] }]);
+    expect(result.violations[0]!.message).toContain('ran at the same time for 200 ms');
+    expect(result.violations[0]!.chaos.map((e) => e.id)).toEqual(['pause-1', 'resume-1']);
   });
 
   it('counts a re-execution after a kill as a re-execution, not an overlap', () => {

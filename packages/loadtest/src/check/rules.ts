@@ -185,10 +185,15 @@ export function checkResults(task: TaskFacts): Finding[] {
   return [];
 }
 
-/** A foreign tenant's read of a task gets exactly the unknown-id error (transport errors aside). */
+/**
+ * A foreign tenant's read of a task gets exactly the unknown-id error. Transport errors and
+ * -32603 "Internal error" (the server could not answer, e.g. its database restarting) disclose
+ * nothing and are set aside.
+ */
 export function checkForeignRead({ request, reply, ownerTenant }: ForeignRead): Finding[] {
   const transportError = reply.errorCode === undefined && reply.errorMessage !== undefined;
-  if (transportError) return [];
+  const unavailable = reply.errorCode === -32603 && reply.errorMessage === 'Internal error';
+  if (transportError || unavailable) return [];
   if (
     reply.errorCode === UNKNOWN_TASK_ERROR.code &&
     reply.errorMessage === UNKNOWN_TASK_ERROR.message &&
@@ -227,7 +232,58 @@ function effectiveEnd(
   return hit?.t ?? end;
 }
 
-/** No two executions of one task's steps overlap in time, whatever worker or epoch ran them. */
+type Interval = readonly [number, number];
+
+/**
+ * When a worker was frozen (SIGSTOP): from each `pause` aimed at it to the next `resume`. A frozen
+ * process runs nothing, so a step it was in is not running then (the GC-pause case leases exist for).
+ * A pause with no resume proves nothing about when the worker ran again, so it is not counted.
+ */
+function frozenIntervals(worker: string, chaos: readonly ChaosRecord[]): Interval[] {
+  const frozen: Interval[] = [];
+  let pausedAt: number | undefined;
+  for (const event of chaos) {
+    if (event.target !== worker) continue;
+    if (event.action === 'pause' && pausedAt === undefined) pausedAt = event.t;
+    if (event.action === 'resume' && pausedAt !== undefined) {
+      frozen.push([pausedAt, event.t]);
+      pausedAt = undefined;
+    }
+  }
+  return frozen;
+}
+
+/** An execution's running time: start to (effective) end, less the times its worker was frozen. */
+function runningIntervals(execution: StepExecution, history: IndexedHistory): Interval[] {
+  let pieces: Interval[] = [
+    [execution.startMs, effectiveEnd(execution, history.chaos, history.end)],
+  ];
+  for (const [from, to] of frozenIntervals(execution.worker, history.chaos)) {
+    pieces = pieces.flatMap(([a, b]): Interval[] =>
+      to <= a || from >= b
+        ? [[a, b]]
+        : (
+            [
+              [a, from],
+              [to, b],
+            ] as Interval[]
+          ).filter(([x, y]) => y > x),
+    );
+  }
+  return pieces;
+}
+
+function overlapMs(a: readonly Interval[], b: readonly Interval[]): number {
+  let total = 0;
+  for (const [a0, a1] of a)
+    for (const [b0, b1] of b) total += Math.max(0, Math.min(a1, b1) - Math.max(a0, b0));
+  return total;
+}
+
+/**
+ * No two executions of one task's steps ran at the same time, whatever worker or epoch ran them.
+ * Time a worker spent frozen (pause → resume) does not count as running.
+ */
 export function checkOverlappingSteps(history: IndexedHistory): Finding[] {
   const byTask = new Map<string, StepExecution[]>();
   for (const execution of history.steps) {
@@ -244,12 +300,14 @@ export function checkOverlappingSteps(history: IndexedHistory): Finding[] {
       for (let j = i + 1; j < executions.length; j += 1) {
         const b = executions[j]!;
         if (b.startMs >= aEnd) break;
+        const together = overlapMs(runningIntervals(a, history), runningIntervals(b, history));
+        if (together <= 0) continue;
         findings.push({
           kind: 'overlapping-steps',
           taskIds: [taskId],
           at: b.startMs,
           since: a.startMs,
-          message: `step ${a.step} on ${a.worker} (epoch ${a.epoch}) and step ${b.step} on ${b.worker} (epoch ${b.epoch}) ran at the same time for ${fmt(Math.min(aEnd, effectiveEnd(b, history.chaos, history.end)) - b.startMs)}`,
+          message: `step ${a.step} on ${a.worker} (epoch ${a.epoch}) and step ${b.step} on ${b.worker} (epoch ${b.epoch}) ran at the same time for ${fmt(together)}`,
         });
       }
     }

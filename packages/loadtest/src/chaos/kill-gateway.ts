@@ -1,0 +1,16 @@
+import { pause, targetOf, type ChaosPlan } from './plan.js';
+
+/** SIGKILL a random gateway, wait a moment, start it again on the same port. */
+export const killGateway: ChaosPlan = {
+  name: 'kill-gateway',
+  everyMs: 3_000,
+  async round(ctx, record) {
+    const gateway = ctx.rng.pick(ctx.gateways);
+    record('kill', targetOf(gateway));
+    gateway.kill('SIGKILL');
+    await gateway.exited();
+    await pause(1_000, new AbortController().signal);
+    await gateway.start();
+    record('restart', targetOf(gateway));
+  },
+};

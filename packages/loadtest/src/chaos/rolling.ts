@@ -1,0 +1,15 @@
+import { targetOf, type ChaosPlan } from './plan.js';
+
+/** A rollout: every gateway, then every worker, SIGTERM (drain) and start again, one at a time. */
+export const rolling: ChaosPlan = {
+  name: 'rolling',
+  everyMs: 2_000,
+  async round(ctx, record) {
+    for (const process of [...ctx.gateways, ...ctx.workers]) {
+      if (ctx.signal.aborted) return;
+      record('sigterm', targetOf(process));
+      await process.restart();
+      record('restart', targetOf(process));
+    }
+  },
+};

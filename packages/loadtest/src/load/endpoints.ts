@@ -1,0 +1,80 @@
+import { buildRequest, DEFAULT_CAPABILITIES } from '@mcp-tasks/client';
+import { PROTOCOL_VERSION } from '@mcp-tasks/protocol';
+import type { HistoryRecorder } from '../history/recorder.js';
+import { replyFields, type ReplyFields } from '../history/reply-fields.js';
+
+/** One MCP endpoint the load hits: a gateway replica's own URL, or the proxy. */
+export interface Endpoint {
+  replica: string;
+  url: string;
+}
+
+export interface Tenant {
+  name: string;
+  token: string;
+}
+
+export interface SentReply extends ReplyFields {
+  pollIntervalMs?: number;
+}
+
+const FRAMING = { protocolVersion: PROTOCOL_VERSION, clientCapabilities: DEFAULT_CAPABILITIES };
+const REQUEST_TIMEOUT_MS = 15_000;
+let nextId = 1;
+
+/**
+ * The lean hot path: one POST built by @mcp-tasks/client's request builder (the same wire
+ * messages the client sends), with its request and reply written to the history.
+ */
+export async function sendRecorded(
+  recorder: HistoryRecorder,
+  endpoint: Endpoint,
+  tenant: Tenant,
+  method: string,
+  params: Record<string, unknown>,
+  extra: { probe?: boolean; boundMs?: number; inputKeys?: string[]; final?: boolean } = {},
+): Promise<SentReply> {
+  const taskId = typeof params.taskId === 'string' ? params.taskId : undefined;
+  const op = extra.final
+    ? undefined
+    : recorder.request({
+        replica: endpoint.replica,
+        tenant: tenant.name,
+        method,
+        ...(taskId === undefined ? {} : { taskId }),
+        ...(method === 'tools/call'
+          ? {
+              tool: params.name as string,
+              arguments: params.arguments as Record<string, never>,
+            }
+          : {}),
+        ...(extra.inputKeys ? { inputKeys: extra.inputKeys } : {}),
+        ...(extra.boundMs === undefined ? {} : { boundMs: extra.boundMs }),
+        ...(extra.probe ? { probe: true } : {}),
+      });
+  const built = buildRequest(method, params, {
+    id: nextId++,
+    framing: FRAMING,
+    token: tenant.token,
+  });
+  let fields: SentReply;
+  try {
+    const response = await fetch(endpoint.url, {
+      method: 'POST',
+      headers: built.headers,
+      body: JSON.stringify(built.body),
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    });
+    const text = await response.text();
+    fields = replyFields(response.status, text);
+    const poll = /"pollIntervalMs":(\d+)/.exec(text);
+    if (poll) fields.pollIntervalMs = Number(poll[1]);
+  } catch (error) {
+    fields = { errorMessage: error instanceof Error ? error.message : String(error) };
+  }
+  const { pollIntervalMs: _poll, ...recorded } = fields;
+  const base = { replica: endpoint.replica, tenant: tenant.name };
+  if (op === undefined) recorder.final({ ...base, taskId: taskId!, ...recorded });
+  else recorder.reply(op, { ...base, method, ...recorded, taskId: recorded.taskId ?? taskId });
+  return fields;
+}

@@ -1,0 +1,151 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { isTerminalStatus } from '@mcp-tasks/tasks';
+import type { HistoryRecorder } from '../history/recorder.js';
+import { sendRecorded, type Endpoint, type SentReply, type Tenant } from './endpoints.js';
+import type { AnswerStyle, LifecyclePlan } from './mix.js';
+import { createRng, type Rng } from './prng.js';
+
+export interface LoadContext {
+  recorder: HistoryRecorder;
+  /** Gateway replicas and the proxy; creates and polls pick among them. */
+  endpoints: Endpoint[];
+  owner: Tenant;
+  /** The second tenant, reading the owner's task ids. */
+  prober: Tenant;
+  taskBoundMs: number;
+}
+
+export interface LifecycleOutcome {
+  taskId?: string;
+  status?: string;
+  /** A transport or JSON-RPC error on any request of this lifecycle. */
+  errors: number;
+}
+
+const DEFAULT_POLL_MS = 500;
+const UNKNOWN_KEY = 'no_such_input_key';
+
+type Answer = { action: 'accept'; content: { name: string } } | { action: 'decline' };
+
+function answerFor(style: AnswerStyle, plan: LifecyclePlan, key: string): Answer {
+  return style === 'decline'
+    ? { action: 'decline' }
+    : { action: 'accept', content: { name: `${key}-${plan.index}` } };
+}
+
+/** Other replicas than the one that created the task, when there are others. */
+function pollTarget(rng: Rng, endpoints: Endpoint[], creator: Endpoint): Endpoint {
+  const others = endpoints.filter((e) => e !== creator);
+  return rng.pick(others.length > 0 ? others : endpoints);
+}
+
+/**
+ * One simulated client's task, start to end: create on one replica, poll others at the server's
+ * pollIntervalMs, answer its input rounds in the plan's style, maybe cancel, maybe let the second
+ * tenant probe its id. Every request and reply goes into the history.
+ */
+export async function runLifecycle(
+  ctx: LoadContext,
+  plan: LifecyclePlan,
+): Promise<LifecycleOutcome> {
+  const rng = createRng(plan.seed);
+  const outcome: LifecycleOutcome = { errors: 0 };
+  const send = async (
+    endpoint: Endpoint,
+    tenant: Tenant,
+    method: string,
+    params: Record<string, unknown>,
+    extra: Parameters<typeof sendRecorded>[5] = {},
+  ): Promise<SentReply> => {
+    const reply = await sendRecorded(ctx.recorder, endpoint, tenant, method, params, extra);
+    if (reply.errorMessage !== undefined) outcome.errors += 1;
+    return reply;
+  };
+
+  const creator = rng.pick(ctx.endpoints);
+  const created = await send(
+    creator,
+    ctx.owner,
+    'tools/call',
+    { name: plan.tool, arguments: plan.arguments },
+    { boundMs: ctx.taskBoundMs },
+  );
+  if (created.taskId === undefined) return outcome;
+  const taskId = created.taskId;
+  outcome.taskId = taskId;
+  outcome.status = created.status;
+  const deadline = Date.now() + ctx.taskBoundMs;
+  let pollMs = created.pollIntervalMs ?? DEFAULT_POLL_MS;
+  let polls = 0;
+  const answered = new Set<string>();
+  let triedUnknownKey = false;
+
+  if (plan.probe) {
+    await send(rng.pick(ctx.endpoints), ctx.prober, 'tasks/get', { taskId }, { probe: true });
+  }
+  while (!isTerminalStatus(outcome.status as never) && Date.now() < deadline) {
+    await sleep(pollMs);
+    const seen = await send(pollTarget(rng, ctx.endpoints, creator), ctx.owner, 'tasks/get', {
+      taskId,
+    });
+    if (seen.status === undefined) continue;
+    outcome.status = seen.status;
+    pollMs = seen.pollIntervalMs ?? pollMs;
+    if (plan.cancelAfterPolls === polls)
+      await send(rng.pick(ctx.endpoints), ctx.owner, 'tasks/cancel', { taskId });
+    polls += 1;
+    if (seen.status !== 'input_required') continue;
+    const pending = (seen.inputKeys ?? []).filter((key) => !answered.has(key));
+    if (pending.length === 0) continue;
+    const keys = plan.answer === 'partial' ? pending.slice(0, 1) : pending;
+    if (plan.answer === 'unknown-key' && !triedUnknownKey) {
+      triedUnknownKey = true;
+      await send(
+        rng.pick(ctx.endpoints),
+        ctx.owner,
+        'tasks/update',
+        { taskId, inputResponses: { [UNKNOWN_KEY]: answerFor('full', plan, UNKNOWN_KEY) } },
+        { inputKeys: [UNKNOWN_KEY] },
+      );
+    }
+    const inputResponses = Object.fromEntries(
+      keys.map((k) => [k, answerFor(plan.answer, plan, k)]),
+    );
+    const times = plan.answer === 'twice' ? 2 : 1;
+    for (let i = 0; i < times; i += 1) {
+      const reply = await send(
+        rng.pick(ctx.endpoints),
+        ctx.owner,
+        'tasks/update',
+        { taskId, inputResponses },
+        { inputKeys: keys },
+      );
+      if (reply.errorMessage === undefined) for (const k of keys) answered.add(k);
+    }
+  }
+  return outcome;
+}
+
+/** After the load: every task read by its owner from every replica, into the history. */
+export async function readFinals(
+  ctx: LoadContext,
+  taskIds: readonly string[],
+  concurrency: number,
+): Promise<void> {
+  let next = 0;
+  const reader = async () => {
+    while (next < taskIds.length) {
+      const taskId = taskIds[next++]!;
+      for (const endpoint of ctx.endpoints)
+        await sendRecorded(
+          ctx.recorder,
+          endpoint,
+          ctx.owner,
+          'tasks/get',
+          { taskId },
+          { final: true },
+        );
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, reader));
+}

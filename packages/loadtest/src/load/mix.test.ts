@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import { generateMix } from './mix.js';
+import { createRng } from './prng.js';
+
+describe('the seeded mix', () => {
+  it('is the same for the same seed and differs for another', () => {
+    const a = generateMix(42, 500);
+    expect(generateMix(42, 500)).toEqual(a);
+    expect(generateMix(43, 500)).not.toEqual(a);
+    expect(a.map((p) => p.index)).toEqual([...Array(500).keys()]);
+  });
+
+  it('covers every tool, answer style, cancels and probes', () => {
+    const mix = generateMix(7, 500);
+    expect(new Set(mix.map((p) => p.tool))).toEqual(
+      new Set(['slow_compute', 'multi_input', 'failing_job']),
+    );
+    expect(new Set(mix.map((p) => p.answer))).toEqual(
+      new Set(['full', 'partial', 'twice', 'unknown-key', 'decline']),
+    );
+    expect(mix.some((p) => p.cancelAfterPolls !== undefined)).toBe(true);
+    expect(mix.some((p) => p.probe)).toBe(true);
+    for (const p of mix.filter((x) => x.tool === 'slow_compute')) {
+      expect(p.arguments.label).toBe(`job-${p.index}`);
+      expect([1, 2, 3]).toContain(p.arguments.seconds);
+    }
+  });
+
+  it('draws the same numbers from the same seed', () => {
+    const [x, y] = [createRng(5), createRng(5)];
+    const draws = (r: typeof x) => Array.from({ length: 20 }, () => r.int(0, 1000));
+    expect(draws(x)).toEqual(draws(y));
+  });
+});

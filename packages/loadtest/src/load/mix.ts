@@ -1,0 +1,52 @@
+import { createRng, type Rng } from './prng.js';
+
+/** How a lifecycle answers its task's input rounds. */
+export type AnswerStyle =
+  | 'full' // every key at once
+  | 'partial' // one key per update
+  | 'twice' // every key, then the same update again
+  | 'unknown-key' // an extra key nobody asked for, then the real ones
+  | 'decline'; // every key declined
+
+export interface LifecyclePlan {
+  index: number;
+  tool: 'slow_compute' | 'multi_input' | 'failing_job';
+  arguments: Record<string, string | number>;
+  answer: AnswerStyle;
+  /** Sends tasks/cancel after this many polls (none when undefined). */
+  cancelAfterPolls?: number;
+  /** The second tenant reads this task's id. */
+  probe: boolean;
+  /** Seeds the lifecycle's own run-time choices (which replica to poll). */
+  seed: number;
+}
+
+const ANSWER_STYLES: readonly AnswerStyle[] = [
+  'full',
+  'partial',
+  'twice',
+  'unknown-key',
+  'decline',
+];
+
+function planOne(rng: Rng, index: number): LifecyclePlan {
+  const roll = rng.int(0, 99);
+  const tool = roll < 55 ? 'slow_compute' : roll < 85 ? 'multi_input' : 'failing_job';
+  const args: Record<string, string | number> =
+    tool === 'slow_compute' ? { seconds: rng.int(1, 3), label: `job-${index}` } : {};
+  return {
+    index,
+    tool,
+    arguments: args,
+    answer: rng.pick(ANSWER_STYLES),
+    ...(rng.chance(0.1) ? { cancelAfterPolls: rng.int(0, 2) } : {}),
+    probe: rng.chance(0.2),
+    seed: rng.int(0, 0x7fffffff),
+  };
+}
+
+/** The seeded mix of lifecycles: deterministic for a seed. */
+export function generateMix(seed: number, count: number): LifecyclePlan[] {
+  const rng = createRng(seed);
+  return Array.from({ length: count }, (_, index) => planOne(rng, index));
+}

@@ -1,0 +1,221 @@
+import { mkdir, mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { startStack, type StackHandle } from '@mcp-tasks/stack';
+import { createTestDatabase, createTestRedis, type TestDatabase } from '@mcp-tasks/testing';
+import { runChaos, type ChaosPlan } from '../chaos/plan.js';
+import {
+  startPrivatePostgres,
+  startPrivateRedis,
+  type PrivateServer,
+} from '../chaos/private-servers.js';
+import { checkHistory, type CheckResult } from '../check/checker.js';
+import { readHistory } from '../history/read-history.js';
+import { createHistoryRecorder } from '../history/recorder.js';
+import { parseStepLogLine } from '../history/step-log-collector.js';
+import { createRunProgress } from '../report/progress.js';
+import type { HistoryRecord } from '../history/records.js';
+import type { Endpoint, Tenant } from './endpoints.js';
+import { readFinals, runLifecycle, type LoadContext } from './lifecycle.js';
+import { generateMix } from './mix.js';
+import { createRng } from './prng.js';
+import { createStepTracker } from './step-tracker.js';
+
+export interface LoadOptions {
+  tasks: number;
+  concurrency: number;
+  /** Stop starting lifecycles after this long (all started ones still finish). */
+  durationMs?: number;
+  gateways: number;
+  workers: number;
+  chaos: ChaosPlan[];
+  /** How long each plan runs before the next one, when several run. */
+  chaosPhaseMs: number;
+  seed: number;
+  taskBoundMs: number;
+  leaseMs: number;
+  /** Where history.jsonl goes (a temp dir when unset). */
+  dir?: string;
+  /** An existing deployment instead of a stack of our own. */
+  target?: { url: string; owner: Tenant; prober: Tenant };
+  log(line: string): void;
+}
+
+export interface LoadRun {
+  historyPath: string;
+  records: HistoryRecord[];
+  check: CheckResult;
+}
+
+interface Topology {
+  endpoints: Endpoint[];
+  owner: Tenant;
+  prober: Tenant;
+  stack?: StackHandle;
+  servers: Partial<Record<'redis' | 'postgres', PrivateServer>>;
+  teardown(): Promise<void>;
+}
+
+async function startTopology(
+  options: LoadOptions,
+  onLogLine: (text: string) => void,
+): Promise<Topology> {
+  if (options.target !== undefined) {
+    const { url, owner, prober } = options.target;
+    return {
+      endpoints: [{ replica: 'target', url }],
+      owner,
+      prober,
+      servers: {},
+      teardown: async () => {},
+    };
+  }
+  const needs = new Set(options.chaos.flatMap((p) => p.needs ?? []));
+  const servers: Topology['servers'] = {};
+  let database: TestDatabase | undefined;
+  let stack: StackHandle | undefined;
+  const teardown = async () => {
+    await stack?.stop(10_000);
+    await database?.drop().catch(() => undefined);
+    for (const server of Object.values(servers)) await server.stop();
+  };
+  try {
+    if (needs.has('redis')) servers.redis = await startPrivateRedis();
+    if (needs.has('postgres')) servers.postgres = await startPrivatePostgres();
+    if (servers.postgres === undefined) database = await createTestDatabase('loadtest');
+    const redis = await createTestRedis('loadtest');
+    stack = await startStack({
+      gateways: options.gateways,
+      workers: options.workers,
+      databaseUrl: servers.postgres?.url ?? database!.connectionString,
+      redisUrl: servers.redis?.url ?? redis.url,
+      redisPrefix: redis.prefix,
+      proxyPort: 0,
+      env: { LEASE_MS: String(options.leaseMs), STEP_LOG: 'on', LOG_LEVEL: 'warn' },
+      logSink: (line) => {
+        if (line.role === 'worker' && line.stream === 'stdout') onLogLine(line.text);
+      },
+    });
+  } catch (error) {
+    await teardown();
+    throw error;
+  }
+  const tenantOf = (principal: string, tenant: string): Tenant => {
+    const token = stack.tokens[principal];
+    if (token === undefined) throw new Error(`the stack has no token for ${principal}`);
+    return { name: tenant, token };
+  };
+  return {
+    endpoints: [
+      ...stack.gateways.map((g) => ({ replica: g.name, url: `${g.url}/mcp` })),
+      { replica: 'proxy', url: stack.url },
+    ],
+    owner: tenantOf('alice', 'acme'),
+    prober: tenantOf('mallory', 'globex'),
+    stack,
+    servers,
+    teardown,
+  };
+}
+
+/**
+ * The load test: starts the topology, runs C simulated clients through the seeded mix while the
+ * chaos plans run, reads every task back from every replica, and checks the history.
+ */
+export async function runLoad(options: LoadOptions): Promise<LoadRun> {
+  const dir = options.dir ?? (await mkdtemp(join(tmpdir(), 'loadtest-')));
+  await mkdir(dir, { recursive: true });
+  const historyPath = join(dir, 'history.jsonl');
+  const recorder = createHistoryRecorder(historyPath);
+  const steps = createStepTracker();
+  const topology = await startTopology(options, (text) => {
+    const step = parseStepLogLine(text);
+    if (step === undefined) return;
+    recorder.step(step);
+    steps.see(step);
+  });
+  options.log(
+    `topology: ${topology.endpoints.map((e) => `${e.replica} ${e.url}`).join(', ')}; history ${historyPath}`,
+  );
+  const ctx: LoadContext = {
+    recorder,
+    endpoints: topology.endpoints,
+    owner: topology.owner,
+    prober: topology.prober,
+    taskBoundMs: options.taskBoundMs,
+  };
+  recorder.run({
+    taskBoundMs: options.taskBoundMs,
+    seed: String(options.seed),
+    config: {
+      tasks: options.tasks,
+      concurrency: options.concurrency,
+      gateways: options.gateways,
+      workers: options.workers,
+      chaos: options.chaos.map((p) => p.name),
+      leaseMs: options.leaseMs,
+      target: options.target?.url ?? null,
+    },
+  });
+
+  const plans = generateMix(options.seed, options.tasks);
+  const counts = { created: 0, finished: 0, errors: 0, chaos: 0 };
+  const progress = createRunProgress({ total: plans.length });
+  const taskIds: string[] = [];
+  const stopChaos = new AbortController();
+  const chaosDone =
+    topology.stack === undefined || options.chaos.length === 0
+      ? Promise.resolve()
+      : runChaos(
+          options.chaos,
+          {
+            gateways: topology.stack.gateways,
+            workers: topology.stack.workers,
+            servers: topology.servers,
+            recorder,
+            rng: createRng(options.seed ^ 0x5bd1e995),
+            leaseMs: options.leaseMs,
+            busyWorkers: () => steps.busyWorkers(),
+            signal: stopChaos.signal,
+            onEvent: () => {
+              counts.chaos += 1;
+              progress.update(counts);
+            },
+          },
+          options.chaosPhaseMs,
+        );
+  const startedAt = Date.now();
+  let next = 0;
+  const client = async () => {
+    while (next < plans.length) {
+      if (options.durationMs !== undefined && Date.now() - startedAt > options.durationMs) return;
+      const plan = plans[next++]!;
+      const outcome = await runLifecycle(ctx, plan);
+      if (outcome.taskId !== undefined) {
+        taskIds.push(outcome.taskId);
+        counts.created += 1;
+      }
+      counts.finished += 1;
+      counts.errors += outcome.errors;
+      progress.update(counts);
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: options.concurrency }, client));
+    stopChaos.abort();
+    await chaosDone;
+    progress.stop();
+    // Give the last restarted processes a moment to be reachable before the final reads.
+    await sleep(1_000);
+    options.log(`load done: ${taskIds.length} tasks; reading each from every replica`);
+    await readFinals(ctx, taskIds, options.concurrency);
+  } finally {
+    stopChaos.abort();
+    progress.stop();
+    await topology.teardown();
+    await recorder.close();
+  }
+  const records = await readHistory(historyPath);
+  return { historyPath, records, check: checkHistory(records) };
+}
