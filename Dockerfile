@@ -13,6 +13,7 @@ COPY packages/tasks/package.json packages/tasks/
 COPY packages/protocol/package.json packages/protocol/
 COPY packages/store/package.json packages/store/
 COPY packages/queue/package.json packages/queue/
+COPY packages/tool-sdk/package.json packages/tool-sdk/
 COPY packages/tools/package.json packages/tools/
 COPY apps/gateway/package.json apps/gateway/
 COPY apps/worker/package.json apps/worker/
@@ -21,6 +22,7 @@ COPY packages/tasks packages/tasks
 COPY packages/protocol packages/protocol
 COPY packages/store packages/store
 COPY packages/queue packages/queue
+COPY packages/tool-sdk packages/tool-sdk
 COPY packages/tools packages/tools
 COPY apps/gateway apps/gateway
 COPY apps/worker apps/worker

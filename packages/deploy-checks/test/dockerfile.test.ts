@@ -2,7 +2,7 @@
 // it names exists, the stages reference each other correctly, the install covers the workspace,
 // and the runtime stage is Node 22 slim, non-root, with tini, a HEALTHCHECK and the three roles.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createTestDatabase } from '@mcp-tasks/testing';
 import { describe, expect, it } from 'vitest';
@@ -22,20 +22,18 @@ const instructions = parseDockerfile(read('Dockerfile'));
 const stages = stageNames(instructions);
 
 /** Workspace packages by name: their folder and their workspace dependencies. */
+function workspaceDirs(): string[] {
+  return ['packages', 'apps', 'examples'].flatMap((parent) =>
+    readdirSync(join(repoRoot, parent), { withFileTypes: true })
+      .filter((entry) => entry.isDirectory() && exists(`${parent}/${entry.name}/package.json`))
+      .map((entry) => `${parent}/${entry.name}`),
+  );
+}
+
 function workspace(): Map<string, { dir: string; deps: string[] }> {
   const packages = new Map<string, { dir: string; deps: string[] }>();
-  for (const dir of [
-    'packages/tasks',
-    'packages/protocol',
-    'packages/store',
-    'packages/queue',
-    'packages/tools',
-    'packages/testing',
-    'packages/stack',
-    'packages/deploy-checks',
-    'apps/gateway',
-    'apps/worker',
-  ]) {
+  // Every workspace package, so a new dependency of an app cannot be forgotten in the image.
+  for (const dir of workspaceDirs()) {
     const pkg = JSON.parse(read(`${dir}/package.json`)) as {
       name: string;
       dependencies?: Record<string, string>;
