@@ -20,6 +20,7 @@ import { createAuthenticator } from './auth/index.js';
 import { parseEnv } from './env.js';
 import { createMetrics } from './metrics.js';
 import { createShutdown } from './shutdown.js';
+import { describeConnectionFailure } from './startup-errors.js';
 import { createTaskChangeFeed } from './task-feed.js';
 
 /** Wiring only: env → dependencies → app → node server, and the way back out on SIGTERM. */
@@ -89,7 +90,9 @@ async function main(): Promise<void> {
     // Refuse to serve a schema this build does not understand (a newer release migrated it).
     await assertSchemaCompatible(db);
   } catch (error) {
-    logger.fatal({ err: error }, 'database schema check failed');
+    const described = describeConnectionFailure('DATABASE_URL', config.databaseUrl, error);
+    if (described !== undefined) process.stderr.write(`gateway: ${described}\n`);
+    else logger.fatal({ err: error }, 'database schema check failed');
     await closeDbs();
     process.exit(1);
   }

@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { createServer } from 'node:net';
-import { launchProcess } from '@mcp-tasks/testing';
+import { freePort, launchProcess } from '@mcp-tasks/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAST_ENV, createHarness, type Harness } from './harness.js';
 
@@ -41,5 +41,26 @@ describe('a misconfigured worker', () => {
     } finally {
       squatter.close();
     }
+  });
+
+  it('says in one line that DATABASE_URL refuses connections, password masked, and exits 1', async () => {
+    const closedPort = await freePort();
+    const worker = await launchProcess({
+      entry: 'apps/worker/src/main.ts',
+      env: {
+        ...FAST_ENV,
+        DATABASE_URL: `postgres://postgres:s3cret@127.0.0.1:${closedPort}/test`,
+        REDIS_URL: h.redis.url,
+        REDIS_PREFIX: h.redis.prefix,
+        METRICS_PORT: '0',
+      },
+    });
+    expect(await worker.exited).toBe(1);
+    expect(worker.output().trim()).toBe(
+      `DATABASE_URL=postgres://postgres:***@127.0.0.1:${closedPort}/test: connection refused to ` +
+        `127.0.0.1:${closedPort}. Start Postgres there, or set DATABASE_URL to the address of a ` +
+        'running Postgres.',
+    );
+    expect(worker.output()).not.toContain('s3cret');
   });
 });

@@ -1,0 +1,42 @@
+import { createTestRedis, freePort, launchProcess, type TestRedis } from '@mcp-tasks/testing';
+import { beforeAll, describe, expect, it } from 'vitest';
+
+/** Real gateway processes started with one thing misconfigured: each says so in one line. */
+let redis: TestRedis;
+
+beforeAll(async () => {
+  redis = await createTestRedis('gw_misconf');
+});
+
+function gatewayEnv(overrides: Record<string, string>): Record<string, string> {
+  return {
+    REDIS_URL: redis.url,
+    REDIS_PREFIX: redis.prefix,
+    MCP_AUTH: 'none',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+    ...overrides,
+  };
+}
+
+describe('a misconfigured gateway', () => {
+  it('says in one line that DATABASE_URL refuses connections, password masked, and exits 1', async () => {
+    const closedPort = await freePort();
+    const gateway = await launchProcess({
+      entry: 'apps/gateway/src/main.ts',
+      env: gatewayEnv({
+        DATABASE_URL: `postgres://postgres:s3cret@127.0.0.1:${closedPort}/test`,
+        PORT: String(await freePort()),
+      }),
+    });
+    expect(await gateway.exited).toBe(1);
+    const lines = gateway.output().trim().split('\n');
+    expect(lines.at(-1)).toBe(
+      `gateway: DATABASE_URL=postgres://postgres:***@127.0.0.1:${closedPort}/test: connection ` +
+        `refused to 127.0.0.1:${closedPort}. Start Postgres there, or set DATABASE_URL to the ` +
+        'address of a running Postgres.',
+    );
+    expect(gateway.output()).not.toContain('s3cret');
+    expect(gateway.output()).not.toMatch(/\n\s+at /);
+  });
+});
