@@ -13,6 +13,7 @@ import { createHeldTasks } from './held-tasks.js';
 import { createJobHandler } from './job-handler.js';
 import { createLogger } from './logger.js';
 import { createWorkerMetrics } from './metrics.js';
+import { createRedisErrorReporter } from './redis-error-reporter.js';
 import { createRequeue } from './requeue.js';
 import { createSweepDispatcher } from './sweep-dispatcher.js';
 import { StartupError, describeConnectionFailure, describeStartupError } from './startup-errors.js';
@@ -103,7 +104,7 @@ async function main(env: WorkerEnv): Promise<void> {
     handle: createJobHandler({ runner, requeue, leaseMs: env.LEASE_MS, logger, metrics }),
     onInvalidPayload: (jobId, issues) =>
       logger.warn({ jobId, issues }, 'dropped a job with an invalid payload'),
-    onError: (error) => logger.warn({ err: error }, 'queue consumer error'),
+    onError: createRedisErrorReporter({ redisUrl: env.REDIS_URL, logger }),
   });
   await consumer.waitUntilReady();
 
