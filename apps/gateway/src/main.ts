@@ -20,7 +20,11 @@ import { createAuthenticator } from './auth/index.js';
 import { parseEnv } from './env.js';
 import { createMetrics } from './metrics.js';
 import { createShutdown } from './shutdown.js';
-import { describeConnectionFailure, maskPassword } from './startup-errors.js';
+import {
+  describeConnectionFailure,
+  describeListenFailure,
+  maskPassword,
+} from './startup-errors.js';
 import { createTaskChangeFeed } from './task-feed.js';
 
 /** Wiring only: env → dependencies → app → node server, and the way back out on SIGTERM. */
@@ -155,6 +159,12 @@ async function main(): Promise<void> {
       'gateway listening',
     ),
   ) as Server;
+  server.once('error', (error) => {
+    const described = describeListenFailure(error, { port: config.port, host: config.host });
+    if (described === undefined) throw error;
+    process.stderr.write(`gateway: ${described}\n`);
+    process.exit(1);
+  });
 
   const stop = createShutdown({
     server,

@@ -1,3 +1,5 @@
+import { once } from 'node:events';
+import { createServer } from 'node:net';
 import {
   createTestDatabase,
   createTestRedis,
@@ -73,5 +75,31 @@ describe('a misconfigured gateway', () => {
     );
     expect(gateway.output()).not.toContain('s3cret');
     expect(gateway.output()).not.toMatch(/\n\s+at /);
+  });
+
+  it('says in one line that PORT is taken and what to do, and exits 1', async () => {
+    const squatter = createServer();
+    squatter.listen(0, '127.0.0.1');
+    await once(squatter, 'listening');
+    const port = (squatter.address() as { port: number }).port;
+    try {
+      const gateway = await launchProcess({
+        entry: 'apps/gateway/src/main.ts',
+        env: gatewayEnv({
+          DATABASE_URL: database.connectionString,
+          MCP_MIGRATE_ON_START: 'true',
+          PORT: String(port),
+        }),
+      });
+      expect(await gateway.exited).toBe(1);
+      const lines = gateway.output().trim().split('\n');
+      expect(lines.at(-1)).toBe(
+        `gateway: PORT=${port}: port ${port} on 127.0.0.1 is already in use (another gateway or ` +
+          'program on this host?). Stop it, or set PORT to a free port.',
+      );
+      expect(gateway.output()).not.toMatch(/\n\s+at /);
+    } finally {
+      squatter.close();
+    }
   });
 });
