@@ -20,6 +20,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
+  await redis?.deleteKeys();
   await database?.drop();
 });
 
