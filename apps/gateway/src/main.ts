@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import { serve } from '@hono/node-server';
-import { createTaskQueue } from '@mcp-tasks/queue';
+import { createTaskQueue, probeRedis } from '@mcp-tasks/queue';
 import {
   assertSchemaCompatible,
   createDb,
@@ -20,6 +20,11 @@ import { createAuthenticator } from './auth/index.js';
 import { parseEnv } from './env.js';
 import { createMetrics } from './metrics.js';
 import { createShutdown } from './shutdown.js';
+import {
+  describeConnectionFailure,
+  describeListenFailure,
+  maskPassword,
+} from './startup-errors.js';
 import { createTaskChangeFeed } from './task-feed.js';
 
 /** Wiring only: env → dependencies → app → node server, and the way back out on SIGTERM. */
@@ -89,11 +94,25 @@ async function main(): Promise<void> {
     // Refuse to serve a schema this build does not understand (a newer release migrated it).
     await assertSchemaCompatible(db);
   } catch (error) {
-    logger.fatal({ err: error }, 'database schema check failed');
+    const described = describeConnectionFailure('DATABASE_URL', config.databaseUrl, error);
+    if (described !== undefined) process.stderr.write(`gateway: ${described}\n`);
+    else logger.fatal({ err: error }, 'database schema check failed');
     await closeDbs();
     process.exit(1);
   }
 
+  // Fail fast: the producer connection never queues commands, so an unreachable Redis would
+  // otherwise only show as "Stream isn't writeable" on the first enqueue.
+  try {
+    await probeRedis(config.redisUrl);
+  } catch (error) {
+    const described = describeConnectionFailure('REDIS_URL', config.redisUrl, error);
+    process.stderr.write(
+      `gateway: ${described ?? `REDIS_URL=${maskPassword(config.redisUrl)}: ${(error as Error).message}. Check that Redis is running there and REDIS_URL is right.`}\n`,
+    );
+    await closeDbs();
+    process.exit(1);
+  }
   const queue = createTaskQueue({ redisUrl: config.redisUrl, prefix: config.redisPrefix });
   const taskService = createTaskService({
     db,
@@ -140,6 +159,12 @@ async function main(): Promise<void> {
       'gateway listening',
     ),
   ) as Server;
+  server.once('error', (error) => {
+    const described = describeListenFailure(error, { port: config.port, host: config.host });
+    if (described === undefined) throw error;
+    process.stderr.write(`gateway: ${described}\n`);
+    process.exit(1);
+  });
 
   const stop = createShutdown({
     server,

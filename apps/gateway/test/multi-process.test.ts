@@ -6,6 +6,7 @@ import {
   launchProcess,
   type LaunchedProcess,
   type TestDatabase,
+  type TestRedis,
 } from '@mcp-tasks/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -20,6 +21,7 @@ import {
 
 /** Two real gateway processes on two ports sharing one Postgres and one Redis prefix. */
 let database: TestDatabase;
+let redis: TestRedis;
 let db: Db;
 let replicaA: { process: LaunchedProcess; url: string };
 let replicaB: { process: LaunchedProcess; url: string };
@@ -39,7 +41,7 @@ let env: Record<string, string>;
 
 beforeAll(async () => {
   database = await createTestDatabase('gw_multi');
-  const redis = await createTestRedis('gw_multi');
+  redis = await createTestRedis('gw_multi');
   db = createDb({ connectionString: database.connectionString });
   await migrateToLatest(db);
   env = {
@@ -61,6 +63,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.allSettled([replicaA?.process.stop(), replicaB?.process.stop()]);
+  await redis?.deleteKeys();
   await db?.destroy();
   await database?.drop();
 });

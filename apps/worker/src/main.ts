@@ -13,9 +13,10 @@ import { createHeldTasks } from './held-tasks.js';
 import { createJobHandler } from './job-handler.js';
 import { createLogger } from './logger.js';
 import { createWorkerMetrics } from './metrics.js';
+import { createRedisErrorReporter } from './redis-error-reporter.js';
 import { createRequeue } from './requeue.js';
 import { createSweepDispatcher } from './sweep-dispatcher.js';
-import { describeStartupError } from './startup-errors.js';
+import { StartupError, describeConnectionFailure, describeStartupError } from './startup-errors.js';
 import { createSweeper } from './sweeper.js';
 import { createStepLog } from './step-log.js';
 import { createTaskRunner } from './task-runner.js';
@@ -45,7 +46,14 @@ async function main(env: WorkerEnv): Promise<void> {
     max: env.WORKER_CONCURRENCY + 4,
     applicationName: `mcp-tasks worker ${env.WORKER_ID}`,
   });
-  await assertSchemaCompatible(db);
+  try {
+    await assertSchemaCompatible(db);
+  } catch (error) {
+    const described = describeConnectionFailure('DATABASE_URL', env.DATABASE_URL, error);
+    if (described === undefined) throw error;
+    await db.destroy();
+    throw new StartupError(described);
+  }
 
   const catalogue = createToolCatalogue({
     packs: env.MCP_TOOL_PACKS,
@@ -96,7 +104,7 @@ async function main(env: WorkerEnv): Promise<void> {
     handle: createJobHandler({ runner, requeue, leaseMs: env.LEASE_MS, logger, metrics }),
     onInvalidPayload: (jobId, issues) =>
       logger.warn({ jobId, issues }, 'dropped a job with an invalid payload'),
-    onError: (error) => logger.warn({ err: error }, 'queue consumer error'),
+    onError: createRedisErrorReporter({ redisUrl: env.REDIS_URL, logger }),
   });
   await consumer.waitUntilReady();
 
@@ -175,7 +183,8 @@ async function main(env: WorkerEnv): Promise<void> {
 }
 
 main(env).catch((error: unknown) => {
-  const described = describeStartupError(error, env);
+  const described =
+    error instanceof StartupError ? error.message : describeStartupError(error, env);
   if (described !== undefined) process.stderr.write(`${described}\n`);
   else logger.fatal({ err: error }, 'worker failed to start');
   process.exit(1);

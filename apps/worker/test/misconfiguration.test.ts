@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { createServer } from 'node:net';
-import { launchProcess } from '@mcp-tasks/testing';
+import { freePort, launchProcess } from '@mcp-tasks/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAST_ENV, createHarness, type Harness } from './harness.js';
 
@@ -42,4 +42,61 @@ describe('a misconfigured worker', () => {
       squatter.close();
     }
   });
+
+  it('says in one line that DATABASE_URL refuses connections, password masked, and exits 1', async () => {
+    const closedPort = await freePort();
+    const worker = await launchProcess({
+      entry: 'apps/worker/src/main.ts',
+      env: {
+        ...FAST_ENV,
+        DATABASE_URL: `postgres://postgres:s3cret@127.0.0.1:${closedPort}/test`,
+        REDIS_URL: h.redis.url,
+        REDIS_PREFIX: h.redis.prefix,
+        METRICS_PORT: '0',
+      },
+    });
+    expect(await worker.exited).toBe(1);
+    expect(worker.output().trim()).toBe(
+      `DATABASE_URL=postgres://postgres:***@127.0.0.1:${closedPort}/test: connection refused to ` +
+        `127.0.0.1:${closedPort}. Start Postgres there, or set DATABASE_URL to the address of a ` +
+        'running Postgres.',
+    );
+    expect(worker.output()).not.toContain('s3cret');
+  });
+
+  it('says once that REDIS_URL refuses connections and keeps retrying without flooding the log', async () => {
+    const closedPort = await freePort();
+    const worker = await launchProcess({
+      entry: 'apps/worker/src/main.ts',
+      env: {
+        ...FAST_ENV,
+        DATABASE_URL: h.database.connectionString,
+        REDIS_URL: `redis://:s3cret@127.0.0.1:${closedPort}`,
+        REDIS_PREFIX: h.redis.prefix,
+        METRICS_PORT: '0',
+      },
+    });
+    try {
+      const expected =
+        `REDIS_URL=redis://:***@127.0.0.1:${closedPort}: connection refused to ` +
+        `127.0.0.1:${closedPort}. Start Redis there, or set REDIS_URL to the address of a ` +
+        'running Redis. The worker keeps retrying and takes no tasks until then.';
+      const messages = (): string[] =>
+        worker
+          .output()
+          .split('\n')
+          .filter((line) => line.startsWith('{'))
+          .map((line) => (JSON.parse(line) as { msg: string }).msg);
+      const deadline = Date.now() + 30_000;
+      while (!messages().includes(expected) && Date.now() < deadline)
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      // ioredis retries several times a second; give it time to fail many more times.
+      await new Promise((resolve) => setTimeout(resolve, 5_000));
+      expect(worker.child.exitCode).toBeNull();
+      expect(messages()).toEqual([expected]);
+      expect(worker.output()).not.toContain('s3cret');
+    } finally {
+      await worker.stop();
+    }
+  }, 60_000);
 });

@@ -20,3 +20,4 @@ export {
   type TaskConsumer,
   type TaskConsumerOptions,
 } from './task-consumer.js';
+export { probeRedis } from './redis-connection.js';

@@ -26,3 +26,29 @@ export function createConsumerConnection(redisUrl: string): Redis {
 export function asBullConnection(redis: Redis): ConnectionOptions {
   return redis as unknown as ConnectionOptions;
 }
+
+/**
+ * Connects once, without retrying, and pings: rejects with the connection's own error (e.g.
+ * ECONNREFUSED) so a process can say at start that REDIS_URL points nowhere.
+ */
+export async function probeRedis(redisUrl: string, timeoutMs = 3_000): Promise<void> {
+  const probe = new Redis(redisUrl, {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    connectTimeout: timeoutMs,
+    connectionName: 'mcp-tasks probe',
+  });
+  // connect() rejects with "Connection is closed"; the cause (ECONNREFUSED…) is the error event.
+  let cause: unknown;
+  probe.on('error', (error) => (cause ??= error));
+  try {
+    await probe.connect();
+    await probe.ping();
+  } catch (error) {
+    throw cause ?? error;
+  } finally {
+    probe.disconnect();
+  }
+}

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
 import pg from 'pg';
 
 /**
@@ -87,8 +88,48 @@ export interface TestRedis {
   url: string;
   /** A key prefix no other test file uses (BullMQ `prefix`). */
   prefix: string;
+  /** How many keys exist under the prefix (SCAN, so it never blocks the shared server). */
+  countKeys(): Promise<number>;
+  /** Deletes every key under this file's prefix (SCAN + DEL; never FLUSHALL on the shared server). */
+  deleteKeys(): Promise<void>;
+}
+
+/** Runs `visit` on each SCAN page of keys under `prefix:`. */
+async function scanPrefix(
+  url: string,
+  prefix: string,
+  visit: (redis: Redis, keys: string[]) => void | Promise<void>,
+): Promise<void> {
+  const redis = new Redis(url, { maxRetriesPerRequest: 1 });
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
+      cursor = next;
+      if (keys.length > 0) await visit(redis, keys);
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
 }
 
 export async function createTestRedis(label = 'test'): Promise<TestRedis> {
-  return { url: await redisBaseUrl(), prefix: `mcpt-${label}-${uniqueSuffix()}` };
+  const url = await redisBaseUrl();
+  const prefix = `mcpt-${label}-${uniqueSuffix()}`;
+  return {
+    url,
+    prefix,
+    async countKeys() {
+      let count = 0;
+      await scanPrefix(url, prefix, (_redis, keys) => {
+        count += keys.length;
+      });
+      return count;
+    },
+    async deleteKeys() {
+      await scanPrefix(url, prefix, async (redis, keys) => {
+        await redis.del(...keys);
+      });
+    },
+  };
 }

@@ -65,6 +65,7 @@ export async function startInfrastructure(label: string): Promise<Infrastructure
     async close() {
       await listener.close();
       await queue.close();
+      await redis.deleteKeys();
       await db.destroy();
       await database.drop();
     },

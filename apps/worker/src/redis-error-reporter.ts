@@ -1,0 +1,42 @@
+import type { Logger } from './logger.js';
+import { describeConnectionFailure } from './startup-errors.js';
+
+/** While Redis stays unreachable, how often the worker repeats that it is. */
+export const REDIS_REMINDER_MS = 30_000;
+
+/**
+ * The queue consumer's error handler. ioredis retries a refused connection several times a
+ * second and every attempt is an error event: say once, in one line, that REDIS_URL points
+ * nowhere, then remind at most every `reminderMs` with how many attempts failed in between.
+ */
+export function createRedisErrorReporter(options: {
+  redisUrl: string;
+  logger: Pick<Logger, 'warn' | 'error'>;
+  reminderMs?: number;
+  now?: () => number;
+}): (error: unknown) => void {
+  const reminderMs = options.reminderMs ?? REDIS_REMINDER_MS;
+  const now = options.now ?? Date.now;
+  let lastReportAt: number | undefined;
+  let failedSinceReport = 0;
+  return (error) => {
+    const described = describeConnectionFailure('REDIS_URL', options.redisUrl, error);
+    if (described === undefined) {
+      options.logger.warn({ err: error }, 'queue consumer error');
+      return;
+    }
+    const at = now();
+    if (lastReportAt !== undefined && at - lastReportAt < reminderMs) {
+      failedSinceReport += 1;
+      return;
+    }
+    const details =
+      lastReportAt === undefined ? {} : { failedAttemptsSinceLastReport: failedSinceReport };
+    options.logger.error(
+      details,
+      `${described} The worker keeps retrying and takes no tasks until then.`,
+    );
+    lastReportAt = at;
+    failedSinceReport = 0;
+  };
+}
