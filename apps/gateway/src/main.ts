@@ -7,6 +7,8 @@ import {
   createTaskService,
   migrateToLatest,
   type Db,
+  describeConnectionFailure,
+  maskPassword,
 } from '@mcp-tasks/store';
 import {
   TOOL_PACKS,
@@ -20,11 +22,7 @@ import { createAuthenticator } from './auth/index.js';
 import { parseEnv } from './env.js';
 import { createMetrics } from './metrics.js';
 import { createShutdown } from './shutdown.js';
-import {
-  describeConnectionFailure,
-  describeListenFailure,
-  maskPassword,
-} from './startup-errors.js';
+import { describeListenFailure } from './startup-errors.js';
 import { createTaskChangeFeed } from './task-feed.js';
 
 /** Wiring only: env → dependencies → app → node server, and the way back out on SIGTERM. */

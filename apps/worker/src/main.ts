@@ -4,6 +4,7 @@ import {
   createDb,
   createTaskChangeListener,
   createTaskService,
+  describeConnectionFailure,
 } from '@mcp-tasks/store';
 import { createToolCatalogue, loadToolModules } from '@mcp-tasks/tools';
 import { watchForCancellation, type CancelWatcher } from './cancel-watcher.js';
@@ -16,7 +17,7 @@ import { createWorkerMetrics } from './metrics.js';
 import { createRedisErrorReporter } from './redis-error-reporter.js';
 import { createRequeue } from './requeue.js';
 import { createSweepDispatcher } from './sweep-dispatcher.js';
-import { StartupError, describeConnectionFailure, describeStartupError } from './startup-errors.js';
+import { StartupError, describeStartupError } from './startup-errors.js';
 import { createSweeper } from './sweeper.js';
 import { createStepLog } from './step-log.js';
 import { createTaskRunner } from './task-runner.js';

@@ -1,5 +1,5 @@
 import type { Logger } from './logger.js';
-import { describeConnectionFailure } from './startup-errors.js';
+import { describeConnectionFailure } from '@mcp-tasks/store';
 
 /** While Redis stays unreachable, how often the worker repeats that it is. */
 export const REDIS_REMINDER_MS = 30_000;

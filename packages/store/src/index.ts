@@ -73,9 +73,5 @@ export {
   type TaskServiceOptions,
   type CreateOptions,
 } from './task-service.js';
-export {
-  readToolRecord,
-  recordToolMissing,
-  recordToolVersion,
-  type ToolRecord,
-} from './tool-record.js';
+export { recordToolMissing, recordToolVersion, type ToolRecord } from './tool-record.js';
+export { describeConnectionFailure, maskPassword } from './connection-failure.js';
