@@ -15,6 +15,7 @@ import {
   saveCheckpoint,
   type Db,
   type Fence,
+  type ToolRecord,
 } from '@mcp-tasks/store';
 import type { JsonObject, JsonValue, Task, TaskError } from '@mcp-tasks/tasks';
 import type { ToolCatalogue, ToolSettings } from '@mcp-tasks/tools';
@@ -182,7 +183,12 @@ export function createTaskRunner(options: TaskRunnerOptions): TaskRunner {
     }
   }
 
-  async function execute(fence: Fence, task: Task, signal: AbortSignal): Promise<JobOutcome> {
+  async function execute(
+    fence: Fence,
+    task: Task,
+    toolRecord: ToolRecord,
+    signal: AbortSignal,
+  ): Promise<JobOutcome> {
     if (task.cancelRequestedAt !== null) {
       await markCancelled(db, fence, CANCELLED_BY_REQUEST);
       return 'cancelled';
@@ -213,6 +219,7 @@ export function createTaskRunner(options: TaskRunnerOptions): TaskRunner {
         db,
         fence,
         task,
+        toolRecord,
         { ...tool, task: program },
         args,
         logger,
@@ -312,7 +319,7 @@ export function createTaskRunner(options: TaskRunnerOptions): TaskRunner {
       const claimSentAt = performance.now();
       const claim = await claimLease(db, taskId, options.workerId, leaseMs);
       if (claim === null) return 'skipped';
-      const { fence, task } = claim;
+      const { fence, task, tool: toolRecord } = claim;
       const controller = new AbortController();
       const unregister = options.heldTasks.add(fence, controller);
       metrics.heldTasks.set(options.heldTasks.size());
@@ -329,7 +336,7 @@ export function createTaskRunner(options: TaskRunnerOptions): TaskRunner {
       const log = logger.child({ taskId, epoch: fence.epoch, tool: task.operation.toolName });
       log.debug({ attempt: task.attempts }, 'claimed task');
       try {
-        const outcome = await execute(fence, task, controller.signal);
+        const outcome = await execute(fence, task, toolRecord, controller.signal);
         log.debug({ outcome }, 'attempt ended');
         return outcome;
       } catch (error) {

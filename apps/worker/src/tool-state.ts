@@ -1,12 +1,18 @@
 import { ErrorCode } from '@mcp-tasks/protocol';
-import { failTask, readToolRecord, recordToolVersion, type Db, type Fence } from '@mcp-tasks/store';
+import {
+  failTask,
+  recordToolVersion,
+  type Db,
+  type Fence,
+  type ToolRecord,
+} from '@mcp-tasks/store';
 import type { JsonObject, JsonValue, Task } from '@mcp-tasks/tasks';
 import { resolveCheckpoint, toolVersion, type ToolDefinition } from '@mcp-tasks/tools';
 import type { Logger } from './logger.js';
 import type { ToolMismatch } from './tool-mismatch.js';
 
 /** The state the attempt steps from, or why it cannot run here. */
-export type StartingState =
+type StartingState =
   | { kind: 'run'; state: JsonValue }
   | { kind: 'mismatch'; mismatch: ToolMismatch }
   | { kind: 'failed' };
@@ -21,12 +27,12 @@ export async function startingState(
   db: Db,
   fence: Fence,
   task: Task,
+  record: ToolRecord,
   tool: ToolDefinition & { task: NonNullable<ToolDefinition['task']> },
   args: JsonObject,
   logger: Logger,
 ): Promise<StartingState> {
   const version = toolVersion(tool);
-  const record = await readToolRecord(db, fence);
   if (task.checkpoint === null) {
     if (record.toolVersion !== version || record.toolMissingSince !== null)
       await recordToolVersion(db, fence, version);

@@ -12,6 +12,7 @@ import { jsonb, type Database, type Db } from './database.js';
 import { StaleLeaseError } from './errors.js';
 import { CANCELLED_BY_REQUEST } from './task-repository.js';
 import { taskRowToTask } from './task-row.js';
+import type { ToolRecord } from './tool-record.js';
 
 /** What a worker carries from claimLease into every write: the task and the epoch it claimed. */
 export interface Fence {
@@ -49,7 +50,7 @@ export async function claimLease(
   taskId: string,
   workerId: string,
   leaseMs: number,
-): Promise<{ fence: Fence; task: Task } | null> {
+): Promise<{ fence: Fence; task: Task; tool: ToolRecord } | null> {
   if (!isWellFormedTaskId(taskId)) return null;
   const row = await db
     .updateTable('tasks')
@@ -67,7 +68,12 @@ export async function claimLease(
     .returningAll()
     .executeTakeFirst();
   if (row === undefined) return null;
-  return { fence: { taskId, epoch: row.lease_epoch }, task: taskRowToTask(row) };
+  return {
+    fence: { taskId, epoch: row.lease_epoch },
+    task: taskRowToTask(row),
+    // Read with the claim so the worker needs no second round trip to check checkpoint versions.
+    tool: { toolVersion: row.tool_version, toolMissingSince: row.tool_missing_since },
+  };
 }
 
 /** Extends a held lease (even an expired one nobody reclaimed); tells the worker about a cancel request. */

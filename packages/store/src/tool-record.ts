@@ -4,22 +4,12 @@ import { jsonb, type Db } from './database.js';
 import { StaleLeaseError } from './errors.js';
 import { holds, type Fence } from './lease.js';
 
-/** What the worker needs to know about a task's tool beyond the domain Task (migration 0005). */
+/** What the worker needs to know about a task's tool beyond the domain Task (migration 0005); `claimLease` returns it. */
 export interface ToolRecord {
   /** The tool version that wrote the checkpoint; null before versions were recorded (read as 1). */
   toolVersion: number | null;
   /** When a worker first claimed the task without having its tool; null if none has. */
   toolMissingSince: Date | null;
-}
-
-export async function readToolRecord(db: Db, fence: Fence): Promise<ToolRecord> {
-  const row = await db
-    .selectFrom('tasks')
-    .select(['tool_version', 'tool_missing_since'])
-    .where(holds(fence))
-    .executeTakeFirst();
-  if (row === undefined) throw new StaleLeaseError(fence.taskId, fence.epoch);
-  return { toolVersion: row.tool_version, toolMissingSince: row.tool_missing_since };
 }
 
 /**
