@@ -92,7 +92,8 @@ export const subscriptionsListen: MethodHandler = async (
     releaseSlot();
     throw new ProtocolError(ErrorCode.InternalError, 'Client went away');
   }
-  for (const id of [...watching]) if (!accepted.some((task) => task.id === id)) watching.delete(id);
+  const acceptedIds = new Set(accepted.map((task) => task.id));
+  for (const id of watching) if (!acceptedIds.has(id)) watching.delete(id);
 
   const stream = createSseStream({
     keepAliveMs: services.settings.sseKeepAliveMs,
