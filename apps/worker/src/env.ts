@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { TOOL_PACKS } from '@mcp-tasks/tools';
 import { z } from 'zod';
+import { DEFAULT_TOOL_MISSING_FAIL_AFTER_MS } from './tool-mismatch.js';
 
 const int = (min: number) => z.coerce.number().int().min(min);
 
@@ -46,7 +47,7 @@ const EnvSchema = z
           .filter((specifier) => specifier.length > 0),
       ),
     /** How long a task whose tool no worker has is left for other workers before it fails. */
-    TOOL_MISSING_FAIL_AFTER_MS: int(0).default(5 * 60_000),
+    TOOL_MISSING_FAIL_AFTER_MS: int(0).default(DEFAULT_TOOL_MISSING_FAIL_AFTER_MS),
     METRICS_PORT: int(0).max(65_535).default(9464),
     WORKER_ID: z.string().min(1).default(`${hostname()}-${process.pid}`),
     LOG_LEVEL: z

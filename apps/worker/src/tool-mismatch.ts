@@ -71,4 +71,3 @@ export function createToolMismatchHandler(options: ToolMismatchOptions) {
     return 'tool_unavailable';
   };
 }
-export type LeaveForAnotherWorker = ReturnType<typeof createToolMismatchHandler>;

@@ -9,12 +9,7 @@ export const DEFAULT_SWEEP_BATCH = 1_000;
 
 /** The outbox mark: a wake-up for this task reached the queue. */
 export async function markEnqueued(db: Db, taskId: string): Promise<void> {
-  await db
-    .updateTable('tasks')
-    .set({ enqueued_at: sql<Date>`now()` })
-    .where('id', '=', taskId)
-    .where('status', '=', 'working')
-    .execute();
+  await markEnqueuedMany(db, [taskId]);
 }
 
 /** The outbox mark for a batch the sweeper woke (or found already queued). */
