@@ -15,5 +15,5 @@ export {
 } from './managed-process.js';
 export { DEMO_MCP_TOKENS, DEMO_REQUEST_STATE_SECRET, DEMO_TOKENS } from './demo-credentials.js';
 export { StackStartError, ensurePostgres, ensureRedis } from './preflight.js';
-export { renderNginxConfig, readNginxTemplate, NGINX_TEMPLATE } from './nginx-config.js';
+export { renderNginxConfig, readNginxTemplate } from './nginx-config.js';
 export { stackState, type StackState } from './state-file.js';

@@ -1,6 +1,12 @@
-/** The wire messages the bench sends: the same shapes a client of the tasks extension sends. */
-export const PROTOCOL_VERSION = '2026-07-28';
-const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+/** The wire messages the bench sends: built by the client package, so they are a client's. */
+import { buildRequest, DEFAULT_CAPABILITIES } from '@mcp-tasks/client';
+import { PROTOCOL_VERSION } from '@mcp-tasks/protocol';
+
+const FRAMING = {
+  protocolVersion: PROTOCOL_VERSION,
+  clientCapabilities: DEFAULT_CAPABILITIES,
+  clientInfo: { name: 'mcp-tasks-bench', version: '1.0.0' },
+};
 
 export const BENCH_TOKEN = 'tok_bench_0000000000000000';
 export const BENCH_TOKENS = `${BENCH_TOKEN}:bench:bench`;
@@ -14,34 +20,15 @@ export interface HttpRequestSpec {
   body: string;
 }
 
+/** One JSON-RPC request as the client package builds it (headers, `_meta`), ready to replay. */
 export function mcpRequest(
   method: string,
   params: Record<string, unknown>,
   id = 1,
+  token = BENCH_TOKEN,
 ): HttpRequestSpec {
-  const name = method === 'tools/call' ? params.name : params.taskId;
-  const headers: Record<string, string> = {
-    'content-type': 'application/json',
-    accept: 'application/json, text/event-stream',
-    'mcp-protocol-version': PROTOCOL_VERSION,
-    'mcp-method': method,
-    authorization: `Bearer ${BENCH_TOKEN}`,
-  };
-  if (typeof name === 'string') headers['mcp-name'] = name;
-  const body = JSON.stringify({
-    jsonrpc: '2.0',
-    id,
-    method,
-    params: {
-      ...params,
-      _meta: {
-        'io.modelcontextprotocol/protocolVersion': PROTOCOL_VERSION,
-        'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS_EXTENSION]: {} } },
-        'io.modelcontextprotocol/clientInfo': { name: 'mcp-tasks-bench', version: '1.0.0' },
-      },
-    },
-  });
-  return { path: '/mcp', headers, body };
+  const built = buildRequest(method, params, { id, framing: FRAMING, token });
+  return { path: '/mcp', headers: built.headers, body: JSON.stringify(built.body) };
 }
 
 export const createTaskRequest = () =>

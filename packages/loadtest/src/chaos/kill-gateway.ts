@@ -9,7 +9,7 @@ export const killGateway: ChaosPlan = {
     record('kill', targetOf(gateway));
     gateway.kill('SIGKILL');
     await gateway.exited();
-    await pause(1_000, new AbortController().signal);
+    await pause(1_000);
     await gateway.start();
     record('restart', targetOf(gateway));
   },

@@ -48,9 +48,16 @@ export interface ChaosPlan {
 /** The target a history names: a worker's WORKER_ID (steps are cut at its kill), else the name. */
 export const targetOf = (process: ControlledProcess) => process.workerId ?? process.name;
 
-/** Sleeps unless the signal aborts first (never throws). */
-export async function pause(ms: number, signal: AbortSignal): Promise<void> {
+/** Sleeps unless the signal, if any, aborts first (never throws). */
+export async function pause(ms: number, signal?: AbortSignal): Promise<void> {
   await sleep(ms, undefined, { signal }).catch(() => undefined);
+}
+
+/** A worker running a step when there is one (that is where chaos hurts), else any worker. */
+export function pickBusyWorker(ctx: ChaosContext): ControlledProcess {
+  const busy = new Set(ctx.busyWorkers());
+  const candidates = ctx.workers.filter((w) => busy.has(targetOf(w)));
+  return ctx.rng.pick(candidates.length > 0 ? candidates : ctx.workers);
 }
 
 /** Runs plans one after the other, `phaseMs` each, round after round, until the signal aborts. */

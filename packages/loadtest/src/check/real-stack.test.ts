@@ -81,8 +81,7 @@ async function call(
   params: Record<string, unknown>,
   extra: { probe?: boolean; final?: boolean } = {},
 ) {
-  const spec = mcpRequest(method, params);
-  spec.headers.authorization = `Bearer ${TOKENS[tenant]}`;
+  const spec = mcpRequest(method, params, 1, TOKENS[tenant]);
   const taskId = typeof params.taskId === 'string' ? params.taskId : undefined;
   const op = extra.final
     ? undefined
