@@ -81,7 +81,11 @@ async function startWorker(prefix: string): Promise<LaunchedProcess> {
   return worker;
 }
 
-async function waitFor(what: string, condition: () => boolean | Promise<boolean>, timeoutMs = 45_000) {
+async function waitFor(
+  what: string,
+  condition: () => boolean | Promise<boolean>,
+  timeoutMs = 45_000,
+) {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
@@ -145,7 +149,7 @@ describe('a gateway watching for workers on its REDIS_PREFIX', () => {
       body: {
         status: 'ready',
         checks: { postgres: 'ok', redis: 'ok' },
-        workers: { status: 'consuming', consumers: 1, lastSeenMsAgo: expect.any(Number) },
+        workers: { status: 'consuming', consumers: 1, lastSeenMsAgo: expect.any(Number) as number },
       },
     });
   });
@@ -166,7 +170,7 @@ describe('a gateway watching for workers on its REDIS_PREFIX', () => {
     expect((await lonely.readyz()).body.workers).toEqual({
       status: 'consuming',
       consumers: 1,
-      lastSeenMsAgo: expect.any(Number),
+      lastSeenMsAgo: expect.any(Number) as number,
     });
   }, 120_000);
 
@@ -184,7 +188,7 @@ describe('a gateway watching for workers on its REDIS_PREFIX', () => {
     expect((await served.readyz()).body.workers).toEqual({
       status: 'none_recent',
       windowMs: WINDOW_MS,
-      lastSeenMsAgo: expect.any(Number),
+      lastSeenMsAgo: expect.any(Number) as number,
       hint: HINT,
     });
   }, 60_000);
