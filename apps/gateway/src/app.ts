@@ -21,6 +21,7 @@ import { createPollLimits } from './mcp/poll-rate-limit.js';
 import { createMetrics, type GatewayMetrics } from './metrics.js';
 import { createRequestStateCodec } from './mrtr/request-state.js';
 import type { TaskChangeFeed } from './task-feed.js';
+import type { WorkerLiveness } from './worker-liveness.js';
 
 export const SERVER_INFO: Implementation = { name: 'mcp-tasks-gateway', version: '0.1.0' };
 
@@ -62,6 +63,8 @@ export interface GatewayOptions {
   serverInfo?: Implementation;
   /** Cache hint of server/discover and tools/list (ms). */
   listTtlMs?: number;
+  /** Adds whether any worker consumes this gateway's queue to /readyz (never fails it). */
+  workerLiveness?: Pick<WorkerLiveness, 'check'>;
 }
 
 export interface GatewayEnv {
@@ -154,14 +157,22 @@ export function createGateway(options: GatewayOptions): Hono<GatewayEnv> {
     if (shutdownSignal.aborted || options.notReadySignal?.aborted === true)
       return c.json({ status: 'draining' }, 503);
     const log = c.get('log');
+    const workersCheck = options.workerLiveness?.check();
     const checks = await Promise.all([
       probe('postgres', pingDb(options.db), 2000, log),
       ...(readDb !== options.db ? [probe('postgres_read', pingDb(readDb), 2000, log)] : []),
       probe('redis', () => options.queue.ping(), 2000, log),
     ]);
+    // Workers are reported, not checked: a fresh cluster whose workers are still starting must
+    // not take every gateway out of the load balancer (tasks are durable and wait).
     const ready = checks.every(([, outcome]) => outcome === 'ok');
+    const workers = await workersCheck;
     return c.json(
-      { status: ready ? 'ready' : 'not_ready', checks: Object.fromEntries(checks) },
+      {
+        status: ready ? 'ready' : 'not_ready',
+        checks: Object.fromEntries(checks),
+        ...(workers === undefined ? {} : { workers }),
+      },
       ready ? 200 : 503,
     );
   });

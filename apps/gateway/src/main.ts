@@ -1,6 +1,12 @@
 import type { Server } from 'node:http';
 import { serve } from '@hono/node-server';
-import { createTaskQueue, probeRedis } from '@mcp-tasks/queue';
+import {
+  DEFAULT_QUEUE_PREFIX,
+  TASK_QUEUE_NAME,
+  createConsumerHeartbeatReader,
+  createTaskQueue,
+  probeRedis,
+} from '@mcp-tasks/queue';
 import {
   assertSchemaCompatible,
   createDb,
@@ -24,6 +30,7 @@ import { createMetrics } from './metrics.js';
 import { createShutdown } from './shutdown.js';
 import { describeListenFailure } from './startup-errors.js';
 import { createTaskChangeFeed } from './task-feed.js';
+import { watchWorkerLiveness } from './worker-liveness.js';
 
 /** Wiring only: env → dependencies → app → node server, and the way back out on SIGTERM. */
 async function main(): Promise<void> {
@@ -124,6 +131,19 @@ async function main(): Promise<void> {
       ),
   });
   const changes = await createTaskChangeFeed({ connectionString: config.databaseUrl, logger });
+  const consumerHeartbeats = createConsumerHeartbeatReader({
+    redisUrl: config.redisUrl,
+    prefix: config.redisPrefix,
+  });
+  const workerLiveness = watchWorkerLiveness({
+    reader: consumerHeartbeats,
+    prefix: config.redisPrefix ?? DEFAULT_QUEUE_PREFIX,
+    prefixIsDefault: config.redisPrefix === undefined,
+    queueName: TASK_QUEUE_NAME,
+    redisUrlForLog: maskPassword(config.redisUrl),
+    logger,
+  });
+  workerLiveness.start();
   const notReady = new AbortController();
   const draining = new AbortController();
   const app = createGateway({
@@ -139,6 +159,7 @@ async function main(): Promise<void> {
     metrics: createMetrics({ collectDefaults: true }),
     shutdownSignal: draining.signal,
     notReadySignal: notReady.signal,
+    workerLiveness,
   });
 
   // Handlers still running, counted so shutdown does not close the pools under them.
@@ -173,6 +194,8 @@ async function main(): Promise<void> {
     readinessDelayMs: config.shutdownDelayMs,
     graceMs: config.shutdownGraceMs,
     closeResources: async () => {
+      workerLiveness.stop();
+      consumerHeartbeats.close();
       await Promise.allSettled([changes.close(), queue.close()]);
       await closeDbs();
     },

@@ -75,9 +75,16 @@ describe('two gateway replicas', () => {
     const ready = await fetch(`${replicaA.url}/readyz`);
     expect(ready.status).toBe(200);
     const withReadPool = await fetch(`${replicaB.url}/readyz`);
+    // No worker runs here: reported, and still ready (see worker-liveness.ts).
     expect(await withReadPool.json()).toEqual({
       status: 'ready',
       checks: { postgres: 'ok', postgres_read: 'ok', redis: 'ok' },
+      workers: {
+        status: 'none_recent',
+        windowMs: 30_000,
+        lastSeenMsAgo: null,
+        hint: "no worker has consumed this gateway's queue within the window: workers must run with the same REDIS_PREFIX and REDIS_URL (the gateway log names them)",
+      },
     });
   });
 

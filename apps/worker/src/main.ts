@@ -1,4 +1,4 @@
-import { createTaskConsumer, createTaskQueue } from '@mcp-tasks/queue';
+import { createTaskConsumer, createTaskQueue, startConsumerHeartbeat } from '@mcp-tasks/queue';
 import {
   assertSchemaCompatible,
   createDb,
@@ -108,6 +108,12 @@ async function main(env: WorkerEnv): Promise<void> {
     onError: createRedisErrorReporter({ redisUrl: env.REDIS_URL, logger }),
   });
   await consumer.waitUntilReady();
+  // Tells gateways on this REDIS_PREFIX that someone consumes their queue (they warn otherwise).
+  const heartbeat = startConsumerHeartbeat({
+    redisUrl: env.REDIS_URL,
+    prefix: env.REDIS_PREFIX,
+    consumerId: env.WORKER_ID,
+  });
 
   const sweeper = createSweeper({
     connectionString: env.DATABASE_URL,
@@ -165,6 +171,7 @@ async function main(env: WorkerEnv): Promise<void> {
     try {
       // Stop fetching first (close() does so at once, then waits for running handlers); a sweep
       // in flight must not keep this worker taking jobs it would only hand back.
+      heartbeat.stop();
       await Promise.all([consumer.close(), sweeper.stop()]);
       clearTimeout(graceTimer);
       cancelWatcher.stop();

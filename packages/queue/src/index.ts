@@ -21,3 +21,13 @@ export {
   type TaskConsumerOptions,
 } from './task-consumer.js';
 export { probeRedis } from './redis-connection.js';
+export {
+  CONSUMER_HEARTBEAT_INTERVAL_MS,
+  consumerHeartbeatKey,
+  createConsumerHeartbeatReader,
+  startConsumerHeartbeat,
+  type ConsumerHeartbeat,
+  type ConsumerHeartbeatOptions,
+  type ConsumerHeartbeatReader,
+  type ConsumerSighting,
+} from './consumer-heartbeat.js';

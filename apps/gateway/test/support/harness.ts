@@ -15,8 +15,8 @@ import {
   type TestRedis,
 } from '@mcp-tasks/testing';
 import { TOOL_PACKS, createToolCatalogue } from '@mcp-tasks/tools';
-import { pino } from 'pino';
-import { createGateway, type GatewayAppConfig } from '../../src/app.js';
+import { pino, type Logger } from 'pino';
+import { createGateway, type GatewayAppConfig, type GatewayOptions } from '../../src/app.js';
 import { createAuthenticator } from '../../src/auth/index.js';
 import { parseTokenList } from '../../src/env.js';
 import { createMetrics, type GatewayMetrics } from '../../src/metrics.js';
@@ -85,6 +85,8 @@ export function buildGateway(
     dispatcher?: TaskDispatcher;
     taskService?: TaskService;
     queue?: { ping(): Promise<void> };
+    logger?: Logger;
+    workerLiveness?: GatewayOptions['workerLiveness'];
   } = {},
 ): GatewayUnderTest {
   const metrics = createMetrics();
@@ -98,10 +100,11 @@ export function buildGateway(
     catalogue: createToolCatalogue({ packs: [...TOOL_PACKS] }),
     auth: createAuthenticator({ mode: 'tokens', tokens: parseTokenList(MCP_TOKENS).tokens }),
     changes: infra.changes,
-    logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+    logger: overrides.logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
     config: { ...TEST_CONFIG, ...overrides.config },
     metrics,
     shutdownSignal: shutdown.signal,
+    workerLiveness: overrides.workerLiveness,
   });
   return { app, metrics, shutdown };
 }

@@ -1,0 +1,142 @@
+import {
+  TASK_QUEUE_NAME,
+  createConsumerHeartbeatReader,
+  createTaskQueue,
+  type ConsumerHeartbeatReader,
+  type TaskQueue,
+} from '@mcp-tasks/queue';
+import { createDb, type Db } from '@mcp-tasks/store';
+import { startTcpProxy, type TcpProxy } from '@mcp-tasks/testing';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { watchWorkerLiveness } from '../src/worker-liveness.js';
+import {
+  buildGateway,
+  startInfrastructure,
+  type GatewayUnderTest,
+  type Infrastructure,
+} from './support/harness.js';
+
+/**
+ * /readyz while Postgres or Redis is unreachable: a TCP proxy sits between the gateway and each
+ * shared server, and the proxy (never the server) goes down and comes back.
+ */
+let infra: Infrastructure;
+let postgresProxy: TcpProxy;
+let redisProxy: TcpProxy;
+let db: Db;
+let queue: TaskQueue;
+let reader: ConsumerHeartbeatReader;
+let gateway: GatewayUnderTest;
+
+const NO_WORKERS = {
+  status: 'none_recent',
+  windowMs: 30_000,
+  lastSeenMsAgo: null,
+  hint: "no worker has consumed this gateway's queue within the window: workers must run with the same REDIS_PREFIX and REDIS_URL (the gateway log names them)",
+};
+const READY = {
+  status: 200,
+  body: { status: 'ready', checks: { postgres: 'ok', redis: 'ok' }, workers: NO_WORKERS },
+};
+
+async function readyz(): Promise<{ status: number; body: unknown }> {
+  const response = await gateway.app.request('/readyz');
+  return { status: response.status, body: await response.json() };
+}
+
+/** Polls /readyz until it is ready again (drivers reconnect with their own backoff). */
+async function readyAgain(): Promise<{ status: number; body: unknown }> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const answer = await readyz();
+    if (answer.status === 200 || Date.now() > deadline) return answer;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+beforeAll(async () => {
+  infra = await startInfrastructure('gw_readyz_outage');
+  postgresProxy = await startTcpProxy({ target: infra.database.connectionString });
+  redisProxy = await startTcpProxy({ target: infra.redis.url });
+  db = createDb({ connectionString: postgresProxy.urlFor(infra.database.connectionString) });
+  const redisUrl = redisProxy.urlFor(infra.redis.url);
+  queue = createTaskQueue({ redisUrl, prefix: infra.redis.prefix });
+  reader = createConsumerHeartbeatReader({ redisUrl, prefix: infra.redis.prefix });
+  const logger = pino({ level: 'silent' });
+  gateway = buildGateway(
+    { ...infra, db, queue },
+    {
+      logger,
+      workerLiveness: watchWorkerLiveness({
+        reader,
+        prefix: infra.redis.prefix,
+        prefixIsDefault: false,
+        queueName: TASK_QUEUE_NAME,
+        redisUrlForLog: infra.redis.url,
+        logger,
+      }),
+    },
+  );
+}, 60_000);
+
+afterAll(async () => {
+  reader?.close();
+  await queue?.close();
+  await db?.destroy();
+  await Promise.allSettled([postgresProxy?.close(), redisProxy?.close()]);
+  await infra?.close();
+});
+
+describe('/readyz during an outage', () => {
+  it('is ready when both answer', async () => {
+    expect(await readyAgain()).toEqual(READY);
+  });
+
+  it('fails naming redis while Redis is down, and is ready again once it is back', async () => {
+    redisProxy.refuse();
+    redisProxy.cut();
+    expect(await readyz()).toEqual({
+      status: 503,
+      body: {
+        status: 'not_ready',
+        checks: { postgres: 'ok', redis: 'fail' },
+        workers: { status: 'unknown' },
+      },
+    });
+    redisProxy.heal();
+    expect(await readyAgain()).toEqual(READY);
+  }, 60_000);
+
+  it('fails naming postgres while Postgres is down, and is ready again once it is back', async () => {
+    postgresProxy.refuse();
+    postgresProxy.cut();
+    expect(await readyz()).toEqual({
+      status: 503,
+      body: {
+        status: 'not_ready',
+        checks: { postgres: 'fail', redis: 'ok' },
+        workers: NO_WORKERS,
+      },
+    });
+    postgresProxy.heal();
+    expect(await readyAgain()).toEqual(READY);
+  }, 60_000);
+
+  it('fails while Redis is partitioned (connected, but nothing answers), and is ready again after', async () => {
+    redisProxy.blackhole();
+    expect(await readyz()).toEqual({
+      status: 503,
+      body: {
+        status: 'not_ready',
+        checks: { postgres: 'ok', redis: 'fail' },
+        workers: { status: 'unknown' },
+      },
+    });
+    // The black hole lost the bytes sent into it, which TCP never does to a connection that
+    // survives: a real partition ends with them delivered late or with the connections reset.
+    redisProxy.cut();
+    redisProxy.heal();
+    expect(await readyAgain()).toEqual(READY);
+  }, 60_000);
+});
