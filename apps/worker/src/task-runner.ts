@@ -10,7 +10,6 @@ import {
   markCancelled,
   recordAttemptFailure,
   releaseLease,
-  renewLease,
   requestInput,
   saveCheckpoint,
   type Db,
@@ -183,11 +182,17 @@ export function createTaskRunner(options: TaskRunnerOptions): TaskRunner {
     }
   }
 
+  /**
+   * `letGo` drops the task from the held set just before the attempt's last write: the change
+   * that write notifies is our own, and a cancel or lost lease can no longer change what it does,
+   * so the cancel watcher need not re-read the row for it.
+   */
   async function execute(
     fence: Fence,
     task: Task,
     toolRecord: ToolRecord,
     signal: AbortSignal,
+    letGo: () => void,
   ): Promise<JobOutcome> {
     if (task.cancelRequestedAt !== null) {
       await markCancelled(db, fence, CANCELLED_BY_REQUEST);
@@ -229,12 +234,15 @@ export function createTaskRunner(options: TaskRunnerOptions): TaskRunner {
         return await leaveForAnotherWorker(fence, task, starting.mismatch);
       let state: JsonValue = starting.state;
       let statusMessage = task.statusMessage;
+      // Each step starts on a lease just granted or renewed, with the cancel flag just read: the
+      // claim did both for the first step (a cancel it saw was settled above), each checkpoint
+      // does both for the next. So a step costs no renewal of its own; longer steps are renewed
+      // by the lease keeper, whose first renewal comes a third of a lease after the claim.
+      let cancelRequested = false;
 
       for (;;) {
         if (signal.aborted) return await settleAbort(fence, signal.reason as AbortReason);
         if (options.isDraining()) return await settleAbort(fence, 'shutdown');
-        // Before each step: prove we still hold the task and read the cancel flag, in one write.
-        const { cancelRequested } = await renewLease(db, fence, leaseMs);
         if (cancelRequested) return await settleAbort(fence, 'cancel');
 
         const started = performance.now();
@@ -264,19 +272,25 @@ export function createTaskRunner(options: TaskRunnerOptions): TaskRunner {
           case 'continue':
             statusMessage = outcome.statusMessage ?? statusMessage;
             // Saved even when a cancel or shutdown is pending: the progress is kept either way.
-            await saveCheckpoint(db, fence, outcome.state, statusMessage);
+            ({ cancelRequested } = await saveCheckpoint(db, fence, outcome.state, statusMessage, {
+              toolVersion: starting.version,
+              leaseMs,
+            }));
             state = outcome.state;
             continue;
           case 'input':
+            letGo();
             await requestInput(
               db,
               fence,
               outcome.inputRequests,
               outcome.state,
               outcome.statusMessage ?? statusMessage,
+              { toolVersion: starting.version },
             );
             return 'input_required';
           case 'complete':
+            letGo();
             // A finished result beats a pending cancel (R18: the task may still complete).
             await completeTask(
               db,
@@ -286,6 +300,7 @@ export function createTaskRunner(options: TaskRunnerOptions): TaskRunner {
             );
             return 'completed';
           case 'cancel':
+            letGo();
             await markCancelled(db, fence, outcome.statusMessage);
             return 'cancelled';
         }
@@ -333,16 +348,18 @@ export function createTaskRunner(options: TaskRunnerOptions): TaskRunner {
         onLeaseLost: () => abortWith(controller, 'lease lost'),
         onLeaseUnconfirmed: () => abortWith(controller, 'lease unconfirmed'),
       });
-      const log = logger.child({ taskId, epoch: fence.epoch, tool: task.operation.toolName });
-      log.debug({ attempt: task.attempts }, 'claimed task');
+      // No child logger per attempt: its fields are built only for a line that is written.
+      const debug = logger.isLevelEnabled('debug');
+      const fields = () => ({ taskId, epoch: fence.epoch, tool: task.operation.toolName });
+      if (debug) logger.debug({ ...fields(), attempt: task.attempts }, 'claimed task');
       try {
-        const outcome = await execute(fence, task, toolRecord, controller.signal);
-        log.debug({ outcome }, 'attempt ended');
+        const outcome = await execute(fence, task, toolRecord, controller.signal, unregister);
+        if (debug) logger.debug({ ...fields(), outcome }, 'attempt ended');
         return outcome;
       } catch (error) {
         if (error instanceof StaleLeaseError) {
           metrics.leasesLost.inc();
-          log.info('lease superseded; stopped without further writes');
+          logger.info(fields(), 'lease superseded; stopped without further writes');
           return 'lease_lost';
         }
         throw error;

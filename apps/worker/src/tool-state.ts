@@ -13,13 +13,15 @@ import type { ToolMismatch } from './tool-mismatch.js';
 
 /** The state the attempt steps from, or why it cannot run here. */
 type StartingState =
-  | { kind: 'run'; state: JsonValue }
+  /** `version`: the tool's version, to record with every checkpoint the attempt saves. */
+  | { kind: 'run'; state: JsonValue; version: number }
   | { kind: 'mismatch'; mismatch: ToolMismatch }
   | { kind: 'failed' };
 
 /**
  * Reads the task's checkpoint across tool versions (the rule itself is resolveCheckpoint, shared
- * with the tool-sdk test harness): a fresh task starts and records this version; a checkpoint of
+ * with the tool-sdk test harness): a fresh task starts (its version is recorded with its first
+ * checkpoint, so it costs no write of its own; a task that ends without one needs none); a checkpoint of
  * this version is used as is; an older one goes through the tool's migrateCheckpoint hook (saved
  * at once with the new version) or fails the task clearly; a newer one is a catalogue mismatch.
  */
@@ -34,22 +36,23 @@ export async function startingState(
 ): Promise<StartingState> {
   const version = toolVersion(tool);
   if (task.checkpoint === null) {
-    if (record.toolVersion !== version || record.toolMissingSince !== null)
-      await recordToolVersion(db, fence, version);
-    return { kind: 'run', state: tool.task.start(args) };
+    // A "tool missing" mark must go at once: it would otherwise fail the task for want of a tool
+    // this worker has, if the attempt ends without a checkpoint (rare: only after a mismatch).
+    if (record.toolMissingSince !== null) await recordToolVersion(db, fence, version);
+    return { kind: 'run', state: tool.task.start(args), version };
   }
   const resolution = resolveCheckpoint(tool, args, task.checkpoint, record.toolVersion);
   switch (resolution.kind) {
     case 'current':
       if (record.toolMissingSince !== null) await recordToolVersion(db, fence, version);
-      return { kind: 'run', state: resolution.state };
+      return { kind: 'run', state: resolution.state, version };
     case 'migrated':
       await recordToolVersion(db, fence, version, resolution.state);
       logger.info(
         { taskId: task.id, tool: tool.name, from: resolution.fromVersion, to: version },
         'migrated the checkpoint to the current tool version',
       );
-      return { kind: 'run', state: resolution.state };
+      return { kind: 'run', state: resolution.state, version };
     case 'newer':
       return {
         kind: 'mismatch',

@@ -50,6 +50,11 @@ async function expireLease(taskId: string): Promise<void> {
 const workerWrites: [string, (fence: Fence) => Promise<unknown>][] = [
   ['renewLease', (f) => renewLease(db, f, 30_000)],
   ['saveCheckpoint', (f) => saveCheckpoint(db, f, { step: 9 }, 'stale progress')],
+  [
+    'saveCheckpoint (renewing, with a tool version)',
+    (f) =>
+      saveCheckpoint(db, f, { step: 9 }, 'stale progress', { toolVersion: 3, leaseMs: 60_000 }),
+  ],
   ['requestInput', (f) => requestInput(db, f, { [newTaskId()]: { m: 1 } }, null, 'stale ask')],
   ['completeTask', (f) => completeTask(db, f, { content: [] })],
   ['failTask', (f) => failTask(db, f, { code: -32000, message: 'stale' }, null)],
@@ -181,6 +186,38 @@ describe('worker writes', () => {
     expect((await getTask(db, fence.taskId))!.lastUpdatedAt.getTime()).toBeGreaterThan(
       before!.lastUpdatedAt.getTime(),
     );
+  });
+
+  it('renews the lease with a checkpoint when asked, and reports a cancel request', async () => {
+    const fence = await claimedTask();
+    const claimedUntil = (await rawRow(db, fence.taskId))!.lease_expires_at!.getTime();
+    expect(await saveCheckpoint(db, fence, { step: 1 }, null, { leaseMs: 120_000 })).toEqual({
+      cancelRequested: false,
+    });
+    const renewedUntil = (await rawRow(db, fence.taskId))!.lease_expires_at!.getTime();
+    expect(renewedUntil - claimedUntil).toBeGreaterThan(60_000);
+    await requestCancel(db, alice, fence.taskId);
+    expect(await saveCheckpoint(db, fence, { step: 2 }, null)).toEqual({ cancelRequested: true });
+    // Without leaseMs the expiry is left alone.
+    expect((await rawRow(db, fence.taskId))!.lease_expires_at!.getTime()).toBe(renewedUntil);
+    expect(await getTask(db, fence.taskId)).toMatchObject({
+      status: 'working',
+      checkpoint: { step: 2 },
+    });
+  });
+
+  it('records the tool version with a checkpoint or an input round, and only when given', async () => {
+    const fence = await claimedTask();
+    await saveCheckpoint(db, fence, { step: 1 }, null);
+    expect((await rawRow(db, fence.taskId))!.tool_version).toBeNull();
+    await saveCheckpoint(db, fence, { step: 2 }, null, { toolVersion: 4 });
+    expect((await rawRow(db, fence.taskId))!.tool_version).toBe(4);
+    await requestInput(db, fence, { k: { m: 1 } }, { step: 3 }, null, { toolVersion: 5 });
+    expect(await rawRow(db, fence.taskId)).toMatchObject({
+      tool_version: 5,
+      checkpoint: { step: 3 },
+      status: 'input_required',
+    });
   });
 
   it('parks the task in input_required, releasing the lease', async () => {

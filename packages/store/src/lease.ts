@@ -131,17 +131,41 @@ async function updateHeld(
   if (result.numUpdatedRows !== 1n) throw new StaleLeaseError(fence.taskId, fence.epoch);
 }
 
-/** Progress: the step state to resume from, and the message clients see. */
+/** What else a checkpoint write may carry, so the step boundary costs one round trip. */
+export interface CheckpointOptions {
+  /**
+   * The version of the tool that wrote the checkpoint, recorded with it (see ToolRecord). A fresh
+   * task then needs no write of its own to record the version before its first step.
+   */
+  toolVersion?: number;
+  /** Also renews the lease for this long: the checkpoint is the renewal before the next step. */
+  leaseMs?: number;
+}
+
+/**
+ * Progress: the step state to resume from, and the message clients see. Answers whether a cancel
+ * was requested, so a worker that renews with it learns of one at the step boundary.
+ */
 export async function saveCheckpoint(
   db: Db,
   fence: Fence,
   checkpoint: JsonValue,
   statusMessage: string | null,
-): Promise<void> {
-  await updateHeld(db, fence, {
-    checkpoint: checkpoint === null ? null : jsonb(checkpoint),
-    status_message: statusMessage,
-  });
+  options: CheckpointOptions = {},
+): Promise<{ cancelRequested: boolean }> {
+  const row = await db
+    .updateTable('tasks')
+    .set({
+      checkpoint: checkpoint === null ? null : jsonb(checkpoint),
+      status_message: statusMessage,
+      ...(options.toolVersion === undefined ? {} : { tool_version: options.toolVersion }),
+      ...(options.leaseMs === undefined ? {} : { lease_expires_at: leaseExpiry(options.leaseMs) }),
+    })
+    .where(holds(fence))
+    .returning(sql<boolean>`cancel_requested_at IS NOT NULL`.as('cancel_requested'))
+    .executeTakeFirst();
+  if (row === undefined) throw new StaleLeaseError(fence.taskId, fence.epoch);
+  return { cancelRequested: row.cancel_requested };
 }
 
 /**
@@ -156,6 +180,7 @@ export async function requestInput(
   requests: InputRequests,
   checkpoint: JsonValue,
   statusMessage: string | null,
+  options: Pick<CheckpointOptions, 'toolVersion'> = {},
 ): Promise<void> {
   const keys = Object.keys(requests);
   if (keys.length === 0) throw new RangeError('an input round needs at least one request');
@@ -170,6 +195,7 @@ export async function requestInput(
                           ELSE ${CANCELLED_BY_REQUEST} END`,
       issued_input_keys: sql`issued_input_keys || ${keyArray}`,
       checkpoint: checkpoint === null ? null : jsonb(checkpoint),
+      ...(options.toolVersion === undefined ? {} : { tool_version: options.toolVersion }),
       lease_owner: null,
       lease_expires_at: null,
       enqueued_at: null,

@@ -65,7 +65,7 @@ describe('race', () => {
     const stale = (await claimLease(db, task.id, 'slow-worker', 30_000))!.fence;
     await expireLease(task.id);
     const current = (await claimLease(db, task.id, 'new-worker', 30_000))!.fence;
-    const staleWrites = await settle([
+    const staleWrites = await settle<unknown>([
       completeTask(db, stale, { content: [{ type: 'text', text: 'stale' }] }),
       saveCheckpoint(db, stale, { stale: true }, 'stale'),
       completeTask(db, stale, { content: [] }),
