@@ -19,12 +19,17 @@ export async function startBenchStack(options: {
   gateways: number;
   workers: number;
   workerConcurrency: number;
+  /** Each process writes a V8 CPU profile here when it exits (`node --cpu-prof`). */
+  cpuProfileDir?: string;
 }): Promise<BenchStack> {
   const common = {
     DATABASE_URL: options.databaseUrl,
     REDIS_URL: options.redisUrl,
     REDIS_PREFIX: options.redisPrefix,
     LOG_LEVEL: 'warn',
+    ...(options.cpuProfileDir === undefined
+      ? {}
+      : { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${options.cpuProfileDir}` }),
   };
   const started: LaunchedProcess[] = [];
   try {
@@ -41,6 +46,9 @@ export async function startBenchStack(options: {
             MCP_AUTH: 'tokens',
             MCP_TOKENS: BENCH_TOKENS,
             REQUEST_STATE_SECRET: 'bench-request-state-secret-0123456789abcdef',
+            // Nothing routes to it: stop at once, well within the launcher's kill grace (a
+            // killed process writes no CPU profile).
+            MCP_SHUTDOWN_DELAY_MS: '0',
           },
           readyUrl: `${url}/healthz`,
           readyTimeoutMs: 60_000,
