@@ -54,7 +54,10 @@ const pcts = (l: LatencySummary) => `p50 ${ms(l.p50)} / p99 ${ms(l.p99)}`;
 export function renderMeasurements(r: BenchResults): string {
   const tables: Table.Table[] = [];
   if (r.pgbench !== undefined) {
-    const a = new Table({ head: ['(a) pgbench single-row INSERT', 'tps', 'latency avg'], ...plain });
+    const a = new Table({
+      head: ['(a) pgbench single-row INSERT', 'tps', 'latency avg'],
+      ...plain,
+    });
     for (const p of [r.pgbench.one, r.pgbench.eight])
       a.push([`${p.clients} client${p.clients > 1 ? 's' : ''}`, n(p.tps), ms(p.latencyMs)]);
     tables.push(a);
@@ -148,8 +151,7 @@ export function renderMeasurements(r: BenchResults): string {
   return tables.map((t) => t.toString()).join('\n');
 }
 
-const verdict = (met: boolean | undefined) =>
-  met === undefined ? '—' : met ? 'met' : 'NOT met';
+const verdict = (met: boolean | undefined) => (met === undefined ? '—' : met ? 'met' : 'NOT met');
 const atLeast = (value: number, target: number) =>
   Number.isFinite(value) ? value >= target : undefined;
 const atMost = (value: number, target: number) =>

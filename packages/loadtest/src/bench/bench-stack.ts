@@ -27,10 +27,11 @@ export async function startBenchStack(options: {
     REDIS_URL: options.redisUrl,
     REDIS_PREFIX: options.redisPrefix,
     LOG_LEVEL: 'warn',
-    ...(options.cpuProfileDir === undefined
-      ? {}
-      : { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${options.cpuProfileDir}` }),
   };
+  const nodeArgs =
+    options.cpuProfileDir === undefined
+      ? []
+      : ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`];
   const started: LaunchedProcess[] = [];
   try {
     const gateways = await Promise.all(
@@ -52,6 +53,7 @@ export async function startBenchStack(options: {
           },
           readyUrl: `${url}/healthz`,
           readyTimeoutMs: 60_000,
+          nodeArgs,
         });
         started.push(process);
         return { url, process };
@@ -70,6 +72,7 @@ export async function startBenchStack(options: {
           },
           readyUrl: `http://127.0.0.1:${port}/healthz`,
           readyTimeoutMs: 60_000,
+          nodeArgs,
         });
         started.push(process);
         return process;

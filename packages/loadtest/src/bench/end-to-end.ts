@@ -113,7 +113,10 @@ export async function runEndToEnd(options: {
     const tasks = after.finished - before.finished;
     const per = (value: number) => (tasks === 0 ? Number.NaN : value / tasks);
     // The bench's own "before" INFO shows in the "after" counts (a command counts once it ran).
-    const redis = commandDeltas(before.redis, { ...after.redis, info: (after.redis.info ?? 1) - 1 });
+    const redis = commandDeltas(before.redis, {
+      ...after.redis,
+      info: (after.redis.info ?? 1) - 1,
+    });
     return {
       gateways: stack.gateways.length,
       workers: stack.workers.length,
