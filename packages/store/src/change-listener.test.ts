@@ -136,7 +136,9 @@ describe('change notifications', () => {
 
   it("flag only the caller's own tasks that can still change", async () => {
     const own = (await createTask(db, newTask())).task.id;
-    const foreign = (await createTask(db, newTask({ owner: { tenant: 'globex', principal: 'mallory' } }))).task.id;
+    const foreign = (
+      await createTask(db, newTask({ owner: { tenant: 'globex', principal: 'mallory' } }))
+    ).task.id;
     const finished = (await createTask(db, newTask())).task.id;
     const fence = (await claimLease(db, finished, 'w', 30_000))!.fence;
     await completeTask(db, fence, { content: [] });

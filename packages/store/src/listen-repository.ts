@@ -27,4 +27,3 @@ export async function flagListenedTasks(
     .where('status', 'in', ['working', 'input_required'])
     .execute();
 }
-
