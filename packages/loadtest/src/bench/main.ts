@@ -6,6 +6,7 @@ import {
   createTestRedis,
   launchProcess,
   freePort,
+  type LaunchedProcess,
   postgresBaseUrl,
 } from '@mcp-tasks/testing';
 import { Command, InvalidArgumentError } from 'commander';
@@ -52,22 +53,33 @@ const positive = (value: string) => {
 const CONNECTIONS = [1, 32];
 const log = (line: string) => console.error(`[bench] ${line}`);
 
+interface HttpTarget {
+  label: string;
+  baseUrl: string;
+  request: HttpRequestSpec;
+  expectBody: (body: string) => boolean;
+}
+
+/**
+ * Every target at 1 connection, then every target at 32, each right after the other: on a shared
+ * machine the load changes from minute to minute, and a ratio is only fair between figures
+ * taken seconds apart. Returns one list per target, in CONNECTIONS order.
+ */
 async function measureHttp(
-  label: string,
-  baseUrl: string,
-  request: HttpRequestSpec,
+  targets: readonly HttpTarget[],
   durationS: number,
   warmupS: number,
-  expectBody: (body: string) => boolean,
-): Promise<HttpLoadResult[]> {
-  const results: HttpLoadResult[] = [];
+): Promise<HttpLoadResult[][]> {
+  const results = targets.map((): HttpLoadResult[] => []);
   for (const connections of CONNECTIONS) {
-    await runHttpLoad({ baseUrl, request, connections, durationS: warmupS, expectBody });
-    const result = await runHttpLoad({ baseUrl, request, connections, durationS, expectBody });
-    log(
-      `${label}, ${connections} conn: ${result.requestsPerS.toFixed(0)} req/s, p50 ${result.latency.p50.toFixed(2)} ms, p99 ${result.latency.p99.toFixed(2)} ms, failures ${result.failures}`,
-    );
-    results.push(result);
+    for (const [i, { label, ...target }] of targets.entries()) {
+      await runHttpLoad({ ...target, connections, durationS: warmupS });
+      const result = await runHttpLoad({ ...target, connections, durationS });
+      log(
+        `${label}, ${connections} conn: ${result.requestsPerS.toFixed(0)} req/s, p50 ${result.latency.p50.toFixed(2)} ms, p99 ${result.latency.p99.toFixed(2)} ms, failures ${result.failures}`,
+      );
+      results[i]!.push(result);
+    }
   }
   return results;
 }
@@ -143,37 +155,32 @@ async function bench(options: BenchOptions): Promise<void> {
     }
 
     const rpcResult = (body: string) => body.includes('"result":{');
+    const httpTargets: HttpTarget[] = [];
+    let baseline: LaunchedProcess | undefined;
     if (figures.has('hono')) {
       await prepareReadTable(database.connectionString);
       const port = await freePort();
-      const baseline = await launchProcess({
+      baseline = await launchProcess({
         entry: 'packages/loadtest/src/bench/hono-baseline-server.ts',
         env: { PORT: String(port), DATABASE_URL: database.connectionString },
         readyUrl: `http://127.0.0.1:${port}/healthz`,
       });
+      const read = getTaskRequest('task-42');
       const baselineUrl = `http://127.0.0.1:${port}`;
-      try {
-        const read = getTaskRequest('task-42');
-        const honoJson = await measureHttp(
-          '(c) bare Hono JSON',
-          baselineUrl,
-          { ...read, path: '/json' },
-          durationS,
-          warmupS,
-          rpcResult,
-        );
-        const honoPg = await measureHttp(
-          '(c) bare Hono + pg',
-          baselineUrl,
-          { ...read, path: '/pg' },
-          durationS,
-          warmupS,
-          rpcResult,
-        );
-        results.hono = { json: honoJson, pg: honoPg };
-      } finally {
-        await baseline.stop();
-      }
+      httpTargets.push(
+        {
+          label: '(c) bare Hono JSON',
+          baseUrl: baselineUrl,
+          request: { ...read, path: '/json' },
+          expectBody: rpcResult,
+        },
+        {
+          label: '(c) bare Hono + pg',
+          baseUrl: baselineUrl,
+          request: { ...read, path: '/pg' },
+          expectBody: rpcResult,
+        },
+      );
     }
 
     const stackOptions = {
@@ -183,23 +190,32 @@ async function bench(options: BenchOptions): Promise<void> {
       workerConcurrency: options.concurrency,
       cpuProfileDir: options.cpuProf,
     };
-    if (figures.has('tasks-get') || figures.has('create') || figures.has('e2e')) {
-      const small = await startBenchStack({ ...stackOptions, gateways: 1, workers: 1 });
-      stacks.push(small);
-      const gatewayUrl = small.gateways[0]!.url;
-      if (figures.has('tasks-get')) {
+    const small =
+      figures.has('tasks-get') || figures.has('create') || figures.has('e2e')
+        ? await startBenchStack({ ...stackOptions, gateways: 1, workers: 1 })
+        : undefined;
+    if (small !== undefined) stacks.push(small);
+    try {
+      if (small !== undefined && figures.has('tasks-get')) {
+        const gatewayUrl = small.gateways[0]!.url;
         const created = await sendMcp(gatewayUrl, createTaskRequest());
         const taskId = created.taskId as string;
-        results.tasksGet = await measureHttp(
-          '(c) ours tasks/get',
-          gatewayUrl,
-          getTaskRequest(taskId),
-          durationS,
-          warmupS,
-          (body) => body.includes(`"taskId":"${taskId}"`),
-        );
+        httpTargets.push({
+          label: '(c) ours tasks/get',
+          baseUrl: gatewayUrl,
+          request: getTaskRequest(taskId),
+          expectBody: (body) => body.includes(`"taskId":"${taskId}"`),
+        });
       }
+      const http = await measureHttp(httpTargets, durationS, warmupS);
+      if (baseline !== undefined) results.hono = { json: http[0]!, pg: http[1]! };
+      if (small !== undefined && figures.has('tasks-get')) results.tasksGet = http.at(-1);
+    } finally {
+      await baseline?.stop();
+    }
 
+    if (small !== undefined) {
+      const gatewayUrl = small.gateways[0]!.url;
       if (figures.has('create')) {
         const createdTask = (body: string) => body.includes('"resultType":"task"');
         await runConstantRate({
