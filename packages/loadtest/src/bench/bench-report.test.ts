@@ -5,11 +5,12 @@ import { FIGURES, parseFigureList, selectFigures } from './figures.js';
 import { commandDeltas, parseCommandstats } from './redis-commandstats.js';
 
 const latency = (p50: number, p99: number) => ({ count: 100, p50, p95: p99, p99, max: p99 });
-const http = (connections: number, requestsPerS: number) => ({
+const http = (connections: number, requestsPerS: number, serverCpuUsPerRequest?: number) => ({
   connections,
   requestsPerS,
   latency: latency(1, 4),
   failures: 0,
+  ...(serverCpuUsPerRequest === undefined ? {} : { serverCpuUsPerRequest }),
 });
 const results: BenchResults = {
   pgbench: {
@@ -19,9 +20,9 @@ const results: BenchResults = {
   bullmq: { jobsPerS: 4_000, concurrency: 32 },
   hono: {
     json: [http(1, 9_000), http(32, 12_000)],
-    pg: [http(1, 3_000), http(32, 4_000)],
+    pg: [http(1, 3_000, 150), http(32, 4_000, 120)],
   },
-  tasksGet: [http(1, 500), http(32, 2_600)],
+  tasksGet: [http(1, 500, 400), http(32, 2_600, 240)],
   createAtFixedRate: {
     ratePerS: 200,
     sent: 2_000,
@@ -88,6 +89,9 @@ describe('the bench report', () => {
     expect(row('tools/call create p50 at 200/s')).toMatch(/≤ 3 ms.*NOT met/);
     expect(row('tools/call create p99 at 200/s')).toMatch(/≤ 15 ms.*NOT met/);
     expect(row('round trips per task, 1+1')).toMatch(/8\.00 · 12\.5/);
+    expect(row('tasks/get server CPU per request, 32 conn')).toMatch(
+      /240 µs.*bare Hono \+ pg: 120 µs.*2\.000×/,
+    );
     expect(row('raw BullMQ')).toMatch(/0\.030×/);
   });
 

@@ -77,7 +77,15 @@ export function renderMeasurements(r: BenchResults): string {
   ];
   if (rows.some(([, results]) => results !== undefined)) {
     const c = new Table({
-      head: ['(c) POST on @hono/node-server', 'connections', 'req/s', 'p50', 'p99', 'failures'],
+      head: [
+        '(c) POST on @hono/node-server',
+        'connections',
+        'req/s',
+        'p50',
+        'p99',
+        'server CPU µs/request',
+        'failures',
+      ],
       ...plain,
     });
     for (const [label, results] of rows)
@@ -88,6 +96,7 @@ export function renderMeasurements(r: BenchResults): string {
           n(x.requestsPerS),
           ms(x.latency.p50),
           ms(x.latency.p99),
+          n(x.serverCpuUsPerRequest ?? Number.NaN),
           String(x.failures),
         ]);
     tables.push(c);
@@ -230,6 +239,14 @@ export function renderComparisons(r: BenchResults): string {
         n(ours.requestsPerS),
         `bare Hono JSON: ${n(json.requestsPerS)}`,
         ratio(ours.requestsPerS, json.requestsPerS),
+        ...none,
+      ]);
+    if (pg?.serverCpuUsPerRequest !== undefined && ours.serverCpuUsPerRequest !== undefined)
+      t.push([
+        `tasks/get server CPU per request, ${ours.connections} conn`,
+        `${n(ours.serverCpuUsPerRequest)} µs`,
+        `bare Hono + pg: ${n(pg.serverCpuUsPerRequest)} µs`,
+        ratio(ours.serverCpuUsPerRequest, pg.serverCpuUsPerRequest),
         ...none,
       ]);
     if (pg !== undefined)

@@ -58,6 +58,7 @@ interface HttpTarget {
   baseUrl: string;
   request: HttpRequestSpec;
   expectBody: (body: string) => boolean;
+  serverPid: number;
 }
 
 /**
@@ -76,7 +77,7 @@ async function measureHttp(
       await runHttpLoad({ ...target, connections, durationS: warmupS });
       const result = await runHttpLoad({ ...target, connections, durationS });
       log(
-        `${label}, ${connections} conn: ${result.requestsPerS.toFixed(0)} req/s, p50 ${result.latency.p50.toFixed(2)} ms, p99 ${result.latency.p99.toFixed(2)} ms, failures ${result.failures}`,
+        `${label}, ${connections} conn: ${result.requestsPerS.toFixed(0)} req/s, p50 ${result.latency.p50.toFixed(2)} ms, p99 ${result.latency.p99.toFixed(2)} ms, server CPU ${result.serverCpuUsPerRequest?.toFixed(0) ?? '-'} µs/request, failures ${result.failures}`,
       );
       results[i]!.push(result);
     }
@@ -173,12 +174,14 @@ async function bench(options: BenchOptions): Promise<void> {
           baseUrl: baselineUrl,
           request: { ...read, path: '/json' },
           expectBody: rpcResult,
+          serverPid: baseline.child.pid!,
         },
         {
           label: '(c) bare Hono + pg',
           baseUrl: baselineUrl,
           request: { ...read, path: '/pg' },
           expectBody: rpcResult,
+          serverPid: baseline.child.pid!,
         },
       );
     }
@@ -205,6 +208,7 @@ async function bench(options: BenchOptions): Promise<void> {
           baseUrl: gatewayUrl,
           request: getTaskRequest(taskId),
           expectBody: (body) => body.includes(`"taskId":"${taskId}"`),
+          serverPid: small.gateways[0]!.process.child.pid!,
         });
       }
       const http = await measureHttp(httpTargets, durationS, warmupS);
