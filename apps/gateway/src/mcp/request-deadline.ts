@@ -64,16 +64,7 @@ export function createRequestDeadline(
       if (expired !== undefined) return Promise.reject(expired);
       return new Promise<T>((resolve, reject) => {
         rejectRun = reject;
-        work.then(
-          (value) => {
-            clearTimeout(timer);
-            resolve(value);
-          },
-          (error: unknown) => {
-            clearTimeout(timer);
-            reject(error);
-          },
-        );
+        work.finally(() => clearTimeout(timer)).then(resolve, reject);
       });
     },
   };
