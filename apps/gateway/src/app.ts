@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { Authenticator } from './auth/index.js';
 import type { GatewayConfig } from './env.js';
 import { HttpProtocolError, mapError } from './errors.js';
+import { lazyChildLogger } from './http/lazy-child-logger.js';
 import { requestIdFrom } from './http/request-id.js';
 import type { McpServices } from './mcp/context.js';
 import { methodLabel } from './mcp/dispatch.js';
@@ -70,7 +71,8 @@ export interface GatewayOptions {
 export interface GatewayEnv {
   Variables: {
     requestId: string;
-    log: Logger;
+    /** The request's logger (bound to its request id), made on first use. */
+    log: () => Logger;
     rpcId: RequestId;
     rpcMethod: string;
     rpcCode: string;
@@ -146,9 +148,13 @@ export function createGateway(options: GatewayOptions): Hono<GatewayEnv> {
   app.use('*', async (c, next) => {
     const requestId = requestIdFrom(c.req.header('x-request-id') ?? null);
     c.set('requestId', requestId);
-    c.set('log', logger.child({ requestId }));
-    await next();
+    c.set('log', lazyChildLogger(logger, { requestId }));
+    // Set before the handler, the header rides along when c.json builds the reply; set on a
+    // finished reply, Hono copies the whole Response. Replies a handler built itself (202, SSE)
+    // never saw the prepared header and get it here.
     c.header('X-Request-Id', requestId);
+    await next();
+    if (!c.res.headers.has('X-Request-Id')) c.header('X-Request-Id', requestId);
   });
 
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
@@ -156,7 +162,7 @@ export function createGateway(options: GatewayOptions): Hono<GatewayEnv> {
   app.get('/readyz', async (c) => {
     if (shutdownSignal.aborted || options.notReadySignal?.aborted === true)
       return c.json({ status: 'draining' }, 503);
-    const log = c.get('log');
+    const log = c.get('log')();
     const workersCheck = options.workerLiveness?.check();
     const checks = await Promise.all([
       probe('postgres', pingDb(options.db), 2000, log),
@@ -190,15 +196,16 @@ export function createGateway(options: GatewayOptions): Hono<GatewayEnv> {
     const code = c.get('rpcCode') ?? 'none';
     metrics.requests.inc({ method, code, status: String(c.res.status) });
     // One access line per request (for listen: when the stream opened); the request id is bound.
-    c.get('log').info(
-      {
-        method: c.get('rpcMethod'),
-        code,
-        status: c.res.status,
-        durationMs: Math.round(seconds * 1000),
-      },
-      'mcp request',
-    );
+    if (logger.isLevelEnabled('info'))
+      c.get('log')().info(
+        {
+          method: c.get('rpcMethod'),
+          code,
+          status: c.res.status,
+          durationMs: Math.round(seconds * 1000),
+        },
+        'mcp request',
+      );
   });
   app.post('/mcp', (c) =>
     handleMcpPost(c, {
@@ -226,7 +233,7 @@ export function createGateway(options: GatewayOptions): Hono<GatewayEnv> {
 
   app.onError((error, c) => {
     const mapped = mapError(error);
-    const log = c.get('log') ?? logger;
+    const log = c.get('log')?.() ?? logger;
     const code = mapped.error.code;
     c.set('rpcCode', String(code));
     if (mapped.unexpected)

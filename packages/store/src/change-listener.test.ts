@@ -4,6 +4,7 @@ import {
   alice,
   createStoreFixture,
   newTask,
+  rawRow,
   sleep,
   terminateConnections,
   type StoreFixture,
@@ -14,6 +15,7 @@ import {
   type TaskChangeListener,
 } from './change-listener.js';
 import type { Db } from './database.js';
+import { flagListenedTasks } from './listen-repository.js';
 import { claimLease, completeTask, renewLease, requestInput, saveCheckpoint } from './lease.js';
 import { expireTasks, markEnqueued } from './sweeper-repository.js';
 import { createTask, recordInputResponses, requestCancel } from './task-repository.js';
@@ -56,45 +58,99 @@ async function notificationsFor(taskId: string, count: number): Promise<number> 
   return seen.filter((id) => id === taskId).length;
 }
 
+/**
+ * A notification that always comes (a cancel request is always announced, migration 0007): once
+ * it arrived, everything committed before it through the same server has been delivered too.
+ */
+async function marker(): Promise<string> {
+  const id = (await createTask(db, newTask())).task.id;
+  await requestCancel(db, alice, id);
+  await notificationsFor(id, 1);
+  return id;
+}
+
+const countFor = (taskId: string) => seen.filter((id) => id === taskId).length;
+
 describe('change notifications', () => {
-  it('announce every client-visible transition, and nothing else', async () => {
+  it('announce every client-visible change of a listened task, and nothing else', async () => {
     const { task } = await createTask(db, newTask());
-    expect(await notificationsFor(task.id, 1)).toBe(1); // create
+    await flagListenedTasks(db, alice, [task.id]); // invisible
     const fence = (await claimLease(db, task.id, 'w', 30_000))!.fence; // lease: invisible
     await renewLease(db, fence, 30_000); // invisible
     await markEnqueued(db, task.id); // invisible
     await saveCheckpoint(db, fence, { step: 1 }, null); // same message: invisible
     await saveCheckpoint(db, fence, { step: 2 }, 'half way'); // visible
-    expect(await notificationsFor(task.id, 2)).toBe(2);
+    expect(await notificationsFor(task.id, 1)).toBe(1);
     await requestInput(db, fence, { a: { m: 1 }, b: { m: 2 } }, null, 'need input');
-    expect(await notificationsFor(task.id, 3)).toBe(3);
+    expect(await notificationsFor(task.id, 2)).toBe(2);
     await recordInputResponses(db, alice, task.id, { a: { ok: 1 } }); // pending set shrinks: visible
-    expect(await notificationsFor(task.id, 4)).toBe(4);
+    expect(await notificationsFor(task.id, 3)).toBe(3);
     await recordInputResponses(db, alice, task.id, { b: { ok: 2 } }); // resume
-    expect(await notificationsFor(task.id, 5)).toBe(5);
+    expect(await notificationsFor(task.id, 4)).toBe(4);
     const second = (await claimLease(db, task.id, 'w', 30_000))!.fence;
     await requestCancel(db, alice, task.id); // held: only the request
-    expect(await notificationsFor(task.id, 6)).toBe(6);
+    expect(await notificationsFor(task.id, 5)).toBe(5);
     await completeTask(db, second, { content: [] }); // terminal
-    expect(await notificationsFor(task.id, 7)).toBe(7);
-    // A marker through the same connection: everything before it has been delivered by now.
-    const marker = (await createTask(db, newTask())).task.id;
-    await notificationsFor(marker, 1);
-    expect(seen.filter((id) => id === task.id)).toHaveLength(7);
+    expect(await notificationsFor(task.id, 6)).toBe(6);
+    await marker();
+    expect(countFor(task.id)).toBe(6);
   });
 
-  it('announce a direct cancel and an expiry', async () => {
-    const cancelled = (await createTask(db, newTask())).task.id;
-    const expired = (await createTask(db, newTask({ ttlMs: 1 }))).task.id;
-    await requestCancel(db, alice, cancelled);
-    await expireTasks(db, new Date(Date.now() + 1_000));
-    expect(await notificationsFor(cancelled, 2)).toBe(2);
-    expect(await notificationsFor(expired, 2)).toBe(2);
+  it('announce nothing of a task no stream listens to, from create to completion', async () => {
+    const { task } = await createTask(db, newTask());
+    const fence = (await claimLease(db, task.id, 'w', 30_000))!.fence;
+    await saveCheckpoint(db, fence, { step: 1 }, 'half way');
+    await requestInput(db, fence, { a: { m: 1 } }, null, 'need input');
+    await recordInputResponses(db, alice, task.id, { a: { ok: 1 } });
+    const second = (await claimLease(db, task.id, 'w', 30_000))!.fence;
+    await completeTask(db, second, { content: [] });
+    await marker();
+    expect(countFor(task.id)).toBe(0);
+    expect((await rawRow(db, task.id))?.status).toBe('completed');
+  });
+
+  it('announce a cancel request whether or not anyone listens, held or not', async () => {
+    const unheld = (await createTask(db, newTask())).task.id;
+    const held = (await createTask(db, newTask())).task.id;
+    await claimLease(db, held, 'w', 30_000);
+    await requestCancel(db, alice, unheld); // cancelled at once
+    await requestCancel(db, alice, held); // left to its worker, which must hear it now
+    expect(await notificationsFor(unheld, 1)).toBe(1);
+    expect(await notificationsFor(held, 1)).toBe(1);
+  });
+
+  it('announce the expiry of a held task (its worker must stop), and of an unheld one only when listened', async () => {
+    const held = (await createTask(db, newTask({ ttlMs: 1 }))).task.id;
+    const quiet = (await createTask(db, newTask({ ttlMs: 1 }))).task.id;
+    const watched = (await createTask(db, newTask({ ttlMs: 1 }))).task.id;
+    await claimLease(db, held, 'w', 30_000);
+    await flagListenedTasks(db, alice, [watched]);
+    await sleep(5);
+    const expired = await expireTasks(db, new Date(Date.now() + 1_000));
+    expect(expired).toEqual(expect.arrayContaining([held, quiet, watched]));
+    expect(await notificationsFor(held, 1)).toBe(1);
+    expect(await notificationsFor(watched, 1)).toBe(1);
+    await marker();
+    expect(countFor(quiet)).toBe(0);
+  });
+
+  it("flag only the caller's own tasks that can still change", async () => {
+    const own = (await createTask(db, newTask())).task.id;
+    const foreign = (
+      await createTask(db, newTask({ owner: { tenant: 'globex', principal: 'mallory' } }))
+    ).task.id;
+    const finished = (await createTask(db, newTask())).task.id;
+    const fence = (await claimLease(db, finished, 'w', 30_000))!.fence;
+    await completeTask(db, fence, { content: [] });
+    await flagListenedTasks(db, alice, [own, foreign, finished, 'not a task id']);
+    expect((await rawRow(db, own))?.listened).toBe(true);
+    expect((await rawRow(db, foreign))?.listened).toBe(false);
+    expect((await rawRow(db, finished))?.listened).toBe(false);
   });
 
   it('do not announce a change that rolled back', async () => {
     const { task } = await createTask(db, newTask());
-    await notificationsFor(task.id, 1);
+    await flagListenedTasks(db, alice, [task.id]);
     const fence = (await claimLease(db, task.id, 'w', 30_000))!.fence;
     await db
       .transaction()
@@ -103,28 +159,28 @@ describe('change notifications', () => {
         throw new Error('roll back');
       })
       .catch(() => undefined);
-    const marker = (await createTask(db, newTask())).task.id;
-    await notificationsFor(marker, 1);
-    expect(seen.filter((id) => id === task.id)).toHaveLength(1);
+    await marker();
+    expect(countFor(task.id)).toBe(0);
   });
 
   it('reach several subscribers, and stop after unsubscribe', async () => {
     const extra: string[] = [];
     const unsubscribe = listener.subscribe((id) => extra.push(id));
     const first = (await createTask(db, newTask())).task.id;
+    await requestCancel(db, alice, first);
     await eventually(() => extra.includes(first), 'second subscriber');
     unsubscribe();
-    const second = (await createTask(db, newTask())).task.id;
-    await notificationsFor(second, 1);
+    const second = await marker();
     expect(extra).toEqual([first]);
+    expect(countFor(second)).toBe(1);
   });
 
   it('reconnect after the connection drops, tell subscribers to resync, and keep delivering', async () => {
     const before = reconnects.length;
     expect(await terminateConnections(db, CHANGE_LISTENER_APPLICATION_NAME)).toBe(1);
     await eventually(() => reconnects.length > before, 'onReconnect');
-    const { task } = await createTask(db, newTask());
-    expect(await notificationsFor(task.id, 1)).toBe(1);
+    const id = await marker();
+    expect(countFor(id)).toBe(1);
   });
 
   it('refuse to start against an unreachable database', async () => {

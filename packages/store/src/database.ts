@@ -55,6 +55,11 @@ export interface TasksTable {
   tool_version: Generated<number | null>;
   /** When a worker first found it lacked the task's tool (migration 0005). */
   tool_missing_since: Generated<Date | null>;
+  /**
+   * A subscriptions/listen stream named this task (migration 0007): only then do its visible
+   * changes run pg_notify. Never reset: a stale flag costs a notification, a missing one a push.
+   */
+  listened: Generated<boolean>;
 }
 
 export interface Database {

@@ -28,6 +28,8 @@ export {
   type NewTask,
 } from './task-repository.js';
 export { waitUntilVisible } from './replica.js';
+export { getTaskViewForPrincipal } from './task-view.js';
+export { flagListenedTasks } from './listen-repository.js';
 export {
   claimLease,
   completeTask,

@@ -1,5 +1,20 @@
-import type { Task } from '@mcp-tasks/tasks';
+import type { Task, TaskView } from '@mcp-tasks/tasks';
 import type { TaskRow } from './database.js';
+
+/** The columns a TaskView is made of: what a poll reads, without arguments, checkpoint or lease. */
+export const TASK_VIEW_COLUMNS = [
+  'id',
+  'status',
+  'status_message',
+  'created_at',
+  'last_updated_at',
+  'ttl_ms',
+  'poll_interval_ms',
+  'input_requests',
+  'result',
+  'error',
+] as const;
+export type TaskViewRow = Pick<TaskRow, (typeof TASK_VIEW_COLUMNS)[number]>;
 
 /** The one mapping from a row (snake_case, SQL types) to the domain Task (camelCase). */
 export function taskRowToTask(row: TaskRow): Task {
@@ -27,5 +42,21 @@ export function taskRowToTask(row: TaskRow): Task {
     leaseEpoch: row.lease_epoch,
     attempts: row.attempts,
     failures: row.failures,
+  };
+}
+
+/** The same mapping for the columns of a TaskView. */
+export function taskViewRowToView(row: TaskViewRow): TaskView {
+  return {
+    id: row.id,
+    status: row.status,
+    statusMessage: row.status_message,
+    createdAt: row.created_at,
+    lastUpdatedAt: row.last_updated_at,
+    ttlMs: row.ttl_ms === null ? null : Number(row.ttl_ms),
+    pollIntervalMs: row.poll_interval_ms,
+    inputRequests: row.input_requests,
+    result: row.result,
+    error: row.error,
   };
 }

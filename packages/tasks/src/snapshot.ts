@@ -19,7 +19,22 @@ export interface TaskSnapshot {
   error?: TaskError;
 }
 
-export function buildTaskSnapshot(task: Task): TaskSnapshot {
+/** The part of a task its snapshot is made of (what `tasks/get` reads, and nothing else). */
+export type TaskView = Pick<
+  Task,
+  | 'id'
+  | 'status'
+  | 'statusMessage'
+  | 'createdAt'
+  | 'lastUpdatedAt'
+  | 'ttlMs'
+  | 'pollIntervalMs'
+  | 'inputRequests'
+  | 'result'
+  | 'error'
+>;
+
+export function buildTaskSnapshot(task: TaskView): TaskSnapshot {
   const snapshot: TaskSnapshot = {
     taskId: task.id,
     status: task.status,

@@ -33,6 +33,8 @@ export interface LaunchOptions {
   /** Polled until it answers 200, if given. */
   readyUrl?: string;
   readyTimeoutMs?: number;
+  /** Extra node flags before the entry, e.g. `--cpu-prof` (not allowed in NODE_OPTIONS on Node 20). */
+  nodeArgs?: readonly string[];
 }
 
 /**
@@ -43,7 +45,13 @@ export interface LaunchOptions {
 export async function launchProcess(options: LaunchOptions): Promise<LaunchedProcess> {
   const child = spawn(
     process.execPath,
-    ['--conditions=@mcp-tasks/source', '--import', 'tsx', options.entry],
+    [
+      ...(options.nodeArgs ?? []),
+      '--conditions=@mcp-tasks/source',
+      '--import',
+      'tsx',
+      options.entry,
+    ],
     {
       cwd: repoRoot,
       env: { ...process.env, LOG_LEVEL: 'warn', ...options.env },

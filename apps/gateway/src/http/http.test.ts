@@ -76,6 +76,39 @@ describe('body reading', () => {
     await expect(readBodyWithLimit(request, 1000)).resolves.toBe('{"a":1}');
   });
 
+  const declaring = (length: string, body: string | Uint8Array) =>
+    new Request('http://x/mcp', {
+      method: 'POST',
+      headers: { 'content-length': length },
+      body,
+    });
+
+  it('reads a body whose declared length is within the limit whole', async () => {
+    await expect(readBodyWithLimit(declaring('7', '{"a":1}'), 1000)).resolves.toBe('{"a":1}');
+  });
+
+  it('refuses a body longer than the limit even when its Content-Length says less', async () => {
+    await expect(
+      readBodyWithLimit(declaring('10', new Uint8Array(1200).fill(32)), 1000),
+    ).rejects.toMatchObject({ status: 413 });
+  });
+
+  it('refuses a declared length over the limit before reading anything', async () => {
+    await expect(readBodyWithLimit(declaring('1001', '{}'), 1000)).rejects.toMatchObject({
+      status: 413,
+      message: 'Request body exceeds 1000 bytes',
+    });
+  });
+
+  it('answers -32700 for a body that is not UTF-8, with or without a declared length', async () => {
+    const invalid = new Uint8Array([0x7b, 0xff, 0x7d]);
+    const notUtf8 = { code: -32700, message: 'Parse error: the body is not valid UTF-8' };
+    await expect(readBodyWithLimit(declaring('3', invalid), 1000)).rejects.toMatchObject(notUtf8);
+    await expect(
+      readBodyWithLimit(new Request('http://x/mcp', { method: 'POST', body: invalid }), 1000),
+    ).rejects.toMatchObject(notUtf8);
+  });
+
   it('answers -32700 for invalid or empty JSON', () => {
     expect(() => parseJsonBody('{"a":1,}')).toThrow(
       expect.objectContaining({ code: -32700 }) as Error,

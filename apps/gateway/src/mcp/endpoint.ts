@@ -11,6 +11,7 @@ import {
   validateRequestMeta,
 } from '@mcp-tasks/protocol';
 import type { Context } from 'hono';
+import type { Logger } from 'pino';
 import type { Authenticator } from '../auth/index.js';
 import { HttpProtocolError } from '../errors.js';
 import { assertAcceptsJsonOrSse, assertJsonContentType } from '../http/content-negotiation.js';
@@ -78,7 +79,7 @@ export async function handleMcpPost(
   if (message.kind === 'notification') {
     if (!headers.ok) throw headers.error;
     // R1 and R18: accepted and never answered; notifications/cancelled does not cancel tasks.
-    c.get('log').debug({ method: message.method }, 'notification accepted');
+    c.get('log')().debug({ method: message.method }, 'notification accepted');
     c.set('rpcCode', 'notification');
     return new Response(null, { status: 202 });
   }
@@ -99,9 +100,13 @@ export async function handleMcpPost(
   }
 
   const deadline = createRequestDeadline(
-    request.signal,
+    () => request.signal,
     UNTIMED_METHODS.has(message.method) ? undefined : options.requestTimeoutMs,
   );
+  // The logger and the signal are getters: made only for a handler that uses them (a poll
+  // uses neither), each once.
+  const requestLog = c.get('log');
+  let log: Logger | undefined;
   const ctx: RequestContext = {
     id: message.id,
     method: message.method,
@@ -109,10 +114,16 @@ export async function handleMcpPost(
     meta: meta.meta,
     tasksDeclared: declaresTasksExtension(meta.meta),
     identity,
-    log: c
-      .get('log')
-      .child({ method: message.method, tenant: identity.tenant, principal: identity.principal }),
-    signal: deadline.signal,
+    get log() {
+      return (log ??= requestLog().child({
+        method: message.method,
+        tenant: identity.tenant,
+        principal: identity.principal,
+      }));
+    },
+    get signal() {
+      return deadline.signal;
+    },
     commit: () => deadline.commit(),
   };
   const outcome = await deadline.run(handler(ctx, services));

@@ -5,7 +5,7 @@ const never = new Promise<never>(() => undefined);
 
 describe('createRequestDeadline', () => {
   it('rejects with 504 and aborts its signal when the budget runs out', async () => {
-    const deadline = createRequestDeadline(new AbortController().signal, 10);
+    const deadline = createRequestDeadline(() => new AbortController().signal, 10);
     await expect(deadline.run(never)).rejects.toMatchObject({
       status: 504,
       code: -32603,
@@ -16,7 +16,7 @@ describe('createRequestDeadline', () => {
   });
 
   it('lets committed work finish past the budget', async () => {
-    const deadline = createRequestDeadline(new AbortController().signal, 10);
+    const deadline = createRequestDeadline(() => new AbortController().signal, 10);
     deadline.commit();
     const late = new Promise((resolve) => setTimeout(() => resolve('handle'), 50));
     await expect(deadline.run(late)).resolves.toBe('handle');
@@ -25,9 +25,37 @@ describe('createRequestDeadline', () => {
 
   it('aborts its signal when the client goes away', () => {
     const client = new AbortController();
-    const deadline = createRequestDeadline(client.signal, undefined);
+    const deadline = createRequestDeadline(() => client.signal, undefined);
     client.abort();
     expect(deadline.signal.aborted).toBe(true);
     expect(() => deadline.commit()).toThrow();
+  });
+
+  it('aborts its signal when the client goes away within a budget, too', () => {
+    const client = new AbortController();
+    const deadline = createRequestDeadline(() => client.signal, 60_000);
+    expect(deadline.signal.aborted).toBe(false);
+    client.abort();
+    expect(deadline.signal.aborted).toBe(true);
+    expect(() => deadline.commit()).toThrow();
+  });
+
+  it('aborts a signal read before the budget runs out when it does', async () => {
+    const deadline = createRequestDeadline(() => new AbortController().signal, 10);
+    const { signal } = deadline;
+    expect(signal.aborted).toBe(false);
+    await expect(deadline.run(never)).rejects.toMatchObject({ status: 504 });
+    expect(signal.aborted).toBe(true);
+    expect(signal.reason).toMatchObject({ status: 504 });
+  });
+
+  it('never reads the client signal when nobody asks for the deadline signal', async () => {
+    let reads = 0;
+    const deadline = createRequestDeadline(() => {
+      reads += 1;
+      return new AbortController().signal;
+    }, 1_000);
+    await expect(deadline.run(Promise.resolve('task'))).resolves.toBe('task');
+    expect(reads).toBe(0);
   });
 });

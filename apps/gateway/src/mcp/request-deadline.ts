@@ -17,36 +17,55 @@ export interface RequestDeadline {
   run<T>(work: Promise<T>): Promise<T>;
 }
 
+/**
+ * One timer per request and nothing else up front: the signal (an AbortController and
+ * AbortSignal.any, the costliest part) is only built when a handler reads it, which a poll never
+ * does. A signal first read after the budget ran out is born aborted, so nobody can tell the
+ * difference. `clientSignal` is a getter for the same reason: on @hono/node-server reading
+ * `request.signal` allocates an AbortController.
+ */
 export function createRequestDeadline(
-  clientSignal: AbortSignal,
+  clientSignal: () => AbortSignal,
   timeoutMs: number | undefined,
 ): RequestDeadline {
-  const expiry = new AbortController();
-  const signal = AbortSignal.any([clientSignal, expiry.signal]);
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    if (timeoutMs === undefined) return;
-    timer = setTimeout(() => {
-      const error = new HttpProtocolError(
-        504,
-        ErrorCode.InternalError,
-        `Request timed out after ${timeoutMs} ms`,
-      );
-      expiry.abort(error);
-      reject(error);
-    }, timeoutMs);
-  });
-  // The race below is the only listener; without it an unobserved expiry would be unhandled.
-  expired.catch(() => undefined);
+  let expired: HttpProtocolError | undefined;
+  let expiry: AbortController | undefined;
+  let signal: AbortSignal | undefined;
+  let rejectRun: ((error: unknown) => void) | undefined;
+  const timer =
+    timeoutMs === undefined
+      ? undefined
+      : setTimeout(() => {
+          expired = new HttpProtocolError(
+            504,
+            ErrorCode.InternalError,
+            `Request timed out after ${timeoutMs} ms`,
+          );
+          expiry?.abort(expired);
+          rejectRun?.(expired);
+        }, timeoutMs);
+  const getSignal = (): AbortSignal => {
+    if (signal !== undefined) return signal;
+    if (timeoutMs === undefined) return (signal = clientSignal());
+    expiry = new AbortController();
+    if (expired !== undefined) expiry.abort(expired);
+    return (signal = AbortSignal.any([clientSignal(), expiry.signal]));
+  };
   return {
-    signal,
+    get signal() {
+      return getSignal();
+    },
     commit() {
-      signal.throwIfAborted();
+      getSignal().throwIfAborted();
       clearTimeout(timer);
     },
-    run(work) {
-      if (timeoutMs === undefined) return work;
-      return Promise.race([work, expired]).finally(() => clearTimeout(timer));
+    run<T>(work: Promise<T>): Promise<T> {
+      if (timer === undefined) return work;
+      if (expired !== undefined) return Promise.reject(expired);
+      return new Promise<T>((resolve, reject) => {
+        rejectRun = reject;
+        work.finally(() => clearTimeout(timer)).then(resolve, reject);
+      });
     },
   };
 }

@@ -11,7 +11,7 @@ import {
   parseParams,
   requireTasksExtension,
 } from '@mcp-tasks/protocol';
-import { getTasksForPrincipal } from '@mcp-tasks/store';
+import { flagListenedTasks, getTasksForPrincipal } from '@mcp-tasks/store';
 import {
   buildTaskSnapshot,
   isTerminalStatus,
@@ -24,7 +24,8 @@ import type { HandlerOutcome, MethodHandler } from './context.js';
 /**
  * subscriptions/listen (R21): the POST's response is an SSE stream. Order on the stream:
  * the acknowledgement (only the caller's own tasks), then each task's current snapshot, then a
- * snapshot after every committed change any worker or replica makes (Postgres LISTEN), and on
+ * snapshot after every committed change any worker or replica makes (Postgres LISTEN; the tasks
+ * are flagged `listened` first, since only flagged tasks are announced), and on
  * a listener reconnect every snapshot again, since changes during the gap were not delivered.
  * Only taskIds are honoured: this server has no list-changed or resource notifications to send.
  * The stream ends with the graceful end message once every accepted task is terminal (nothing
@@ -77,6 +78,9 @@ export const subscriptionsListen: MethodHandler = async (
     loadQueue(() => getTasksForPrincipal(services.db, tenant, principal, taskIds));
   let accepted: Task[];
   try {
+    // Only flagged tasks announce their changes (ADR 0002); the flag commits before the first
+    // read, so a change is either in that read or announced after it.
+    await loadQueue(() => flagListenedTasks(services.db, ctx.identity, [...watching]));
     const found = new Map((await load([...watching])).map((task) => [task.id, task]));
     // In the order the client named them (one query returns rows in any order).
     accepted = [...watching].flatMap((id) => found.get(id) ?? []);

@@ -9,7 +9,7 @@ import {
   inputResponsesError,
   parseParams,
 } from '@mcp-tasks/protocol';
-import { getTaskForPrincipal } from '@mcp-tasks/store';
+import { getTaskForPrincipal, getTaskViewForPrincipal } from '@mcp-tasks/store';
 import { buildTaskSnapshot, isWellFormedTaskId } from '@mcp-tasks/tasks';
 import { HttpProtocolError } from '../errors.js';
 import { LenientUpdateTaskParamsSchema } from '../wire/lenient-params.js';
@@ -46,7 +46,7 @@ export const tasksGet: MethodHandler = async (ctx, services) => {
     const waitMs = limits.principal.take(caller, interval);
     if (waitMs > 0) throw tooFast(services.settings.taskPollIntervalMs, waitMs);
   }
-  const task = await getTaskForPrincipal(services.readDb, tenant, principal, taskId);
+  const task = await getTaskViewForPrincipal(services.readDb, tenant, principal, taskId);
   if (task === undefined) throw taskNotFound();
   if (limits !== undefined) {
     const interval = task.pollIntervalMs ?? services.settings.taskPollIntervalMs;

@@ -1,13 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { renderComparisons, renderMeasurements, type BenchResults } from './bench-report.js';
 import { processCpuMs } from './cpu.js';
+import { FIGURES, parseFigureList, selectFigures } from './figures.js';
+import { commandDeltas, parseCommandstats } from './redis-commandstats.js';
 
 const latency = (p50: number, p99: number) => ({ count: 100, p50, p95: p99, p99, max: p99 });
-const http = (connections: number, requestsPerS: number) => ({
+const http = (connections: number, requestsPerS: number, serverCpuUsPerRequest?: number) => ({
   connections,
   requestsPerS,
   latency: latency(1, 4),
   failures: 0,
+  ...(serverCpuUsPerRequest === undefined ? {} : { serverCpuUsPerRequest }),
 });
 const results: BenchResults = {
   pgbench: {
@@ -15,11 +18,11 @@ const results: BenchResults = {
     eight: { clients: 8, tps: 16_000, latencyMs: 0.5 },
   },
   bullmq: { jobsPerS: 4_000, concurrency: 32 },
-  http: {
-    honoJson: [http(1, 9_000), http(32, 12_000)],
-    honoPg: [http(1, 3_000), http(32, 4_000)],
-    tasksGet: [http(1, 500), http(32, 970)],
+  hono: {
+    json: [http(1, 9_000), http(32, 12_000)],
+    pg: [http(1, 3_000, 150), http(32, 4_000, 120)],
   },
+  tasksGet: [http(1, 500, 400), http(32, 2_600, 240)],
   createAtFixedRate: {
     ratePerS: 200,
     sent: 2_000,
@@ -34,6 +37,11 @@ const results: BenchResults = {
       concurrency: 32,
       tasksPerS: 120,
       commitsPerTask: 8,
+      redisCommandsPerTask: 12.5,
+      redisTopCommands: [
+        { command: 'evalsha', perTask: 6 },
+        { command: 'set', perTask: 1 },
+      ],
       gatewayCpuMsPerTask: 5,
       workerCpuMsPerTask: 2.8,
       tasks: 1_200,
@@ -45,6 +53,11 @@ const results: BenchResults = {
       concurrency: 32,
       tasksPerS: 150,
       commitsPerTask: 8,
+      redisCommandsPerTask: 12.5,
+      redisTopCommands: [
+        { command: 'evalsha', perTask: 6 },
+        { command: 'set', perTask: 1 },
+      ],
       gatewayCpuMsPerTask: 5,
       workerCpuMsPerTask: 2.8,
       tasks: 1_500,
@@ -65,10 +78,20 @@ describe('the bench report', () => {
     );
     expect(row('tools/call create p99 at 200/s')).toMatch(/135\.0 ms/);
     expect(table).toMatch(
-      /tasks\/get req\/s per replica, 32 conn.*970.*bare Hono \+ pg PK read: 4,000.*0\.243×/,
+      /tasks\/get req\/s per replica, 32 conn.*2,600.*bare Hono \+ pg PK read: 4,000.*0\.650×.*≥ 0\.6×.*met/,
     );
-    expect(row('gateway CPU ms per created task, 1+1')).toMatch(/5\.00/);
-    expect(row('worker CPU ms per one-step task, 1+1')).toMatch(/2\.80/);
+    expect(table).toMatch(
+      /tasks\/get req\/s per replica, 1 conn.*500.*bare Hono \+ pg PK read: 3,000.*0\.167×.*≥ 0\.6×.*NOT met/,
+    );
+    expect(row('gateway CPU ms per created task, 1+1')).toMatch(/5\.00.*≤ 1 ms.*NOT met/);
+    expect(row('worker CPU ms per one-step task, 1+1')).toMatch(/2\.80.*≤ 1 ms.*NOT met/);
+    expect(row('end-to-end no-input tasks/s, 1+1, concurrency 32')).toMatch(/≥ 0\.06×.*NOT met/);
+    expect(row('tools/call create p50 at 200/s')).toMatch(/≤ 3 ms.*NOT met/);
+    expect(row('tools/call create p99 at 200/s')).toMatch(/≤ 15 ms.*NOT met/);
+    expect(row('round trips per task, 1+1')).toMatch(/8\.00 · 12\.5/);
+    expect(row('tasks/get server CPU per request, 32 conn')).toMatch(
+      /240 µs.*bare Hono \+ pg: 120 µs.*2\.000×/,
+    );
     expect(row('raw BullMQ')).toMatch(/0\.030×/);
   });
 
@@ -84,6 +107,58 @@ describe('the bench report', () => {
       expect(table).toContain(part);
     expect(table).toContain('2 gateways + 2 workers');
     expect(table).toContain('3 (HTTP 503: 2, ECONNRESET: 1)');
+    expect(table).toContain('12.5 (evalsha 6.0, set 1.0)');
+  });
+
+  it('leaves out what a run did not measure, and marks a met target', () => {
+    const only: BenchResults = {
+      pgbench: results.pgbench,
+      createAtFixedRate: { ...results.createAtFixedRate!, latency: latency(2.5, 14) },
+    };
+    const table = renderComparisons(only);
+    expect(table).toMatch(/tools\/call create p50 at 200\/s.*2\.50 ms.*≤ 3 ms.*│ met/);
+    expect(table).toMatch(/tools\/call create p99 at 200\/s.*14\.0 ms.*≤ 15 ms.*│ met/);
+    expect(table).not.toContain('tasks/get');
+    expect(table).not.toContain('end-to-end');
+    const measured = renderMeasurements(only);
+    expect(measured).toContain('(a) pgbench');
+    expect(measured).not.toContain('(b) raw BullMQ');
+    expect(measured).not.toContain('(e) ours');
+  });
+});
+
+describe('--only', () => {
+  it('brings the baselines a figure of ours is compared with', () => {
+    expect([...selectFigures(['tasks-get'])].sort()).toEqual(['hono', 'tasks-get']);
+    expect([...selectFigures(['e2e', 'create'])].sort()).toEqual([
+      'bullmq',
+      'create',
+      'e2e',
+      'pgbench',
+    ]);
+    expect(selectFigures(undefined).size).toBe(FIGURES.length);
+  });
+
+  it('refuses an unknown figure, naming it and the known ones', () => {
+    expect(() => parseFigureList('tasks-get,tasksget')).toThrow(
+      "unknown figure 'tasksget'; pick from pgbench, bullmq, hono, tasks-get, create, e2e",
+    );
+    expect(parseFigureList('e2e, hono')).toEqual(['e2e', 'hono']);
+  });
+});
+
+describe('Redis round trips', () => {
+  it('reads calls per command from INFO commandstats and takes deltas, largest first', () => {
+    const before = parseCommandstats(
+      '# Commandstats\r\ncmdstat_set:calls=10,usec=20,usec_per_call=2.00\r\ncmdstat_evalsha:calls=5,usec=50\r\n',
+    );
+    expect(before).toEqual({ set: 10, evalsha: 5 });
+    const after = { set: 12, evalsha: 35, 'client|setname': 1 };
+    expect(commandDeltas(before, after)).toEqual([
+      { command: 'evalsha', calls: 30 },
+      { command: 'set', calls: 2 },
+      { command: 'client|setname', calls: 1 },
+    ]);
   });
 });
 

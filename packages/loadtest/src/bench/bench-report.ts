@@ -6,17 +6,28 @@ import type { EndToEndResult } from './end-to-end.js';
 import type { HttpLoadResult } from './http-load.js';
 import type { PgbenchResult } from './pgbench.js';
 
+/** What one run measured; a figure left out by `--only` is absent. */
 export interface BenchResults {
-  pgbench: { one: PgbenchResult; eight: PgbenchResult };
-  bullmq: BullmqResult;
-  http: {
-    honoJson: HttpLoadResult[];
-    honoPg: HttpLoadResult[];
-    tasksGet: HttpLoadResult[];
-  };
-  createAtFixedRate: ConstantRateResult;
-  endToEnd: EndToEndResult[];
+  pgbench?: { one: PgbenchResult; eight: PgbenchResult };
+  bullmq?: BullmqResult;
+  hono?: { json: HttpLoadResult[]; pg: HttpLoadResult[] };
+  tasksGet?: HttpLoadResult[];
+  createAtFixedRate?: ConstantRateResult;
+  endToEnd?: EndToEndResult[];
 }
+
+/**
+ * Issue 12's targets. Throughput targets are ratios against a baseline of the same run (the
+ * machine is shared, so only the ratio travels); latency and CPU targets are absolute.
+ */
+export const TARGETS = {
+  endToEndVsPgbench8: 0.06,
+  createP50Ms: 3,
+  createP99Ms: 15,
+  tasksGetVsHonoPg: 0.6,
+  gatewayCpuMsPerTask: 1,
+  workerCpuMsPerTask: 1,
+} as const;
 
 const plain = { style: { head: [], border: [] } };
 const n = (value: number, digits = 0) =>
@@ -39,135 +50,188 @@ const failureText = (f: ConstantRateResult) =>
         .join(', ')})`;
 const pcts = (l: LatencySummary) => `p50 ${ms(l.p50)} / p99 ${ms(l.p99)}`;
 
-/** The measurements, one table per part (a)–(e). */
+/** The measurements, one table per part (a)–(e) that was measured. */
 export function renderMeasurements(r: BenchResults): string {
-  const a = new Table({ head: ['(a) pgbench single-row INSERT', 'tps', 'latency avg'], ...plain });
-  for (const p of [r.pgbench.one, r.pgbench.eight])
-    a.push([`${p.clients} client${p.clients > 1 ? 's' : ''}`, n(p.tps), ms(p.latencyMs)]);
-
-  const b = new Table({
-    head: ['(b) raw BullMQ no-op jobs (add → completed)', 'jobs/s'],
-    ...plain,
-  });
-  b.push([`concurrency ${r.bullmq.concurrency}`, n(r.bullmq.jobsPerS)]);
-
-  const c = new Table({
-    head: ['(c) POST on @hono/node-server', 'connections', 'req/s', 'p50', 'p99', 'failures'],
-    ...plain,
-  });
-  const rows: [string, HttpLoadResult[]][] = [
-    ['bare Hono JSON', r.http.honoJson],
-    ['bare Hono + pg primary-key read', r.http.honoPg],
-    ['ours: tasks/get (1 gateway replica)', r.http.tasksGet],
+  const tables: Table.Table[] = [];
+  if (r.pgbench !== undefined) {
+    const a = new Table({
+      head: ['(a) pgbench single-row INSERT', 'tps', 'latency avg'],
+      ...plain,
+    });
+    for (const p of [r.pgbench.one, r.pgbench.eight])
+      a.push([`${p.clients} client${p.clients > 1 ? 's' : ''}`, n(p.tps), ms(p.latencyMs)]);
+    tables.push(a);
+  }
+  if (r.bullmq !== undefined) {
+    const b = new Table({
+      head: ['(b) raw BullMQ no-op jobs (add → completed)', 'jobs/s'],
+      ...plain,
+    });
+    b.push([`concurrency ${r.bullmq.concurrency}`, n(r.bullmq.jobsPerS)]);
+    tables.push(b);
+  }
+  const rows: [string, HttpLoadResult[] | undefined][] = [
+    ['bare Hono JSON', r.hono?.json],
+    ['bare Hono + pg primary-key read', r.hono?.pg],
+    ['ours: tasks/get (1 gateway replica)', r.tasksGet],
   ];
-  for (const [label, results] of rows)
-    for (const x of results)
-      c.push([
-        label,
-        String(x.connections),
-        n(x.requestsPerS),
-        ms(x.latency.p50),
-        ms(x.latency.p99),
+  if (rows.some(([, results]) => results !== undefined)) {
+    const c = new Table({
+      head: [
+        '(c) POST on @hono/node-server',
+        'connections',
+        'req/s',
+        'p50',
+        'p99',
+        'server CPU µs/request',
+        'failures',
+      ],
+      ...plain,
+    });
+    for (const [label, results] of rows)
+      for (const x of results ?? [])
+        c.push([
+          label,
+          String(x.connections),
+          n(x.requestsPerS),
+          ms(x.latency.p50),
+          ms(x.latency.p99),
+          n(x.serverCpuUsPerRequest ?? Number.NaN),
+          String(x.failures),
+        ]);
+    tables.push(c);
+  }
+  const f = r.createAtFixedRate;
+  if (f !== undefined) {
+    const d = new Table({
+      head: [
+        '(d) ours: tools/call create at a fixed rate',
+        'rate',
+        'sent',
+        'p50',
+        'p95',
+        'p99',
+        'failures',
+      ],
+      ...plain,
+    });
+    d.push([
+      '1 gateway + 1 worker',
+      `${f.ratePerS}/s`,
+      String(f.sent),
+      ms(f.latency.p50),
+      ms(f.latency.p95),
+      ms(f.latency.p99),
+      failureText(f),
+    ]);
+    tables.push(d);
+  }
+  if (r.endToEnd !== undefined) {
+    const e = new Table({
+      head: [
+        '(e) ours: end-to-end no-input tasks',
+        'clients',
+        'tasks/s',
+        'gateway CPU ms/task',
+        'worker CPU ms/task',
+        'PG commits/task',
+        'Redis commands/task (busiest)',
+        'tasks',
+        'failures',
+      ],
+      ...plain,
+    });
+    for (const x of r.endToEnd)
+      e.push([
+        `${x.gateways} gateway${x.gateways > 1 ? 's' : ''} + ${x.workers} worker${x.workers > 1 ? 's' : ''}`,
+        String(x.concurrency),
+        n(x.tasksPerS, 1),
+        n(x.gatewayCpuMsPerTask, 2),
+        n(x.workerCpuMsPerTask, 2),
+        n(x.commitsPerTask, 2),
+        `${n(x.redisCommandsPerTask, 1)} (${x.redisTopCommands
+          .map((c) => `${c.command} ${n(c.perTask, 1)}`)
+          .join(', ')})`,
+        String(x.tasks),
         String(x.failures),
       ]);
-
-  const d = new Table({
-    head: [
-      '(d) ours: tools/call create at a fixed rate',
-      'rate',
-      'sent',
-      'p50',
-      'p95',
-      'p99',
-      'failures',
-    ],
-    ...plain,
-  });
-  const f = r.createAtFixedRate;
-  d.push([
-    '1 gateway + 1 worker',
-    `${f.ratePerS}/s`,
-    String(f.sent),
-    ms(f.latency.p50),
-    ms(f.latency.p95),
-    ms(f.latency.p99),
-    failureText(f),
-  ]);
-
-  const e = new Table({
-    head: [
-      '(e) ours: end-to-end no-input tasks',
-      'clients',
-      'tasks/s',
-      'PG commits/task',
-      'gateway CPU ms/task',
-      'worker CPU ms/task',
-      'tasks',
-      'failures',
-    ],
-    ...plain,
-  });
-  for (const x of r.endToEnd)
-    e.push([
-      `${x.gateways} gateway${x.gateways > 1 ? 's' : ''} + ${x.workers} worker${x.workers > 1 ? 's' : ''}`,
-      String(x.concurrency),
-      n(x.tasksPerS, 1),
-      n(x.commitsPerTask, 2),
-      n(x.gatewayCpuMsPerTask, 2),
-      n(x.workerCpuMsPerTask, 2),
-      String(x.tasks),
-      String(x.failures),
-    ]);
-  return [a, b, c, d, e].map((t) => t.toString()).join('\n');
+    tables.push(e);
+  }
+  return tables.map((t) => t.toString()).join('\n');
 }
 
-/** Ours next to its same-run baseline, as the ratio ours ÷ baseline (the rows of issue 12's table). */
+const verdict = (met: boolean | undefined) => (met === undefined ? '—' : met ? 'met' : 'NOT met');
+const atLeast = (value: number, target: number) =>
+  Number.isFinite(value) ? value >= target : undefined;
+const atMost = (value: number, target: number) =>
+  Number.isFinite(value) ? value <= target : undefined;
+
+/**
+ * Ours next to its same-run baseline as the ratio ours ÷ baseline, with issue 12's target for the
+ * row and whether this run met it. Rows whose figures were not measured (`--only`) are left out.
+ */
 export function renderComparisons(r: BenchResults): string {
   const t = new Table({
-    head: ['comparison', 'ours', 'baseline (same run)', 'ours ÷ baseline'],
+    head: ['comparison', 'ours', 'baseline (same run)', 'ours ÷ baseline', 'target', 'met?'],
     ...plain,
   });
-  const e2e1 = r.endToEnd.find((x) => x.gateways === 1);
-  const e2e2 = r.endToEnd.find((x) => x.gateways === 2);
-  const pg8 = r.pgbench.eight.tps;
+  const none = ['—', '—'];
+  const e2e1 = r.endToEnd?.find((x) => x.gateways === 1);
+  const e2e2 = r.endToEnd?.find((x) => x.gateways === 2);
   for (const x of [e2e1, e2e2]) {
     if (x === undefined) continue;
+    if (r.pgbench !== undefined) {
+      const pg8 = r.pgbench.eight.tps;
+      t.push([
+        `end-to-end no-input tasks/s, ${x.gateways}+${x.workers}, concurrency ${x.concurrency}`,
+        n(x.tasksPerS, 1),
+        `pgbench INSERT 8 clients: ${n(pg8)} tps`,
+        ratio(x.tasksPerS, pg8),
+        `≥ ${TARGETS.endToEndVsPgbench8}×`,
+        verdict(atLeast(x.tasksPerS / pg8, TARGETS.endToEndVsPgbench8)),
+      ]);
+    }
+    if (r.bullmq !== undefined)
+      t.push([
+        `end-to-end no-input tasks/s, ${x.gateways}+${x.workers}`,
+        n(x.tasksPerS, 1),
+        `raw BullMQ no-op: ${n(r.bullmq.jobsPerS)} jobs/s`,
+        ratio(x.tasksPerS, r.bullmq.jobsPerS),
+        ...none,
+      ]);
+  }
+  const create = r.createAtFixedRate;
+  if (create !== undefined) {
+    const pg1 = r.pgbench?.one.latencyMs ?? Number.NaN;
+    const baseline = `pgbench INSERT 1 client: ${r.pgbench === undefined ? '-' : ms(pg1)}`;
     t.push([
-      `end-to-end no-input tasks/s, ${x.gateways}+${x.workers}, concurrency ${x.concurrency}`,
-      n(x.tasksPerS, 1),
-      `pgbench INSERT 8 clients: ${n(pg8)} tps`,
-      ratio(x.tasksPerS, pg8),
+      `tools/call create p50 at ${create.ratePerS}/s`,
+      ms(create.latency.p50),
+      baseline,
+      ratio(create.latency.p50, pg1),
+      `≤ ${TARGETS.createP50Ms} ms`,
+      verdict(atMost(create.latency.p50, TARGETS.createP50Ms)),
     ]);
     t.push([
-      `end-to-end no-input tasks/s, ${x.gateways}+${x.workers}`,
-      n(x.tasksPerS, 1),
-      `raw BullMQ no-op: ${n(r.bullmq.jobsPerS)} jobs/s`,
-      ratio(x.tasksPerS, r.bullmq.jobsPerS),
+      `tools/call create p99 at ${create.ratePerS}/s`,
+      ms(create.latency.p99),
+      baseline,
+      ratio(create.latency.p99, pg1),
+      `≤ ${TARGETS.createP99Ms} ms`,
+      verdict(atMost(create.latency.p99, TARGETS.createP99Ms)),
     ]);
   }
-  const create = r.createAtFixedRate.latency;
-  const pg1 = r.pgbench.one.latencyMs;
-  t.push([
-    `tools/call create p50 at ${r.createAtFixedRate.ratePerS}/s`,
-    ms(create.p50),
-    `pgbench INSERT 1 client: ${ms(pg1)}`,
-    ratio(create.p50, pg1),
-  ]);
-  t.push([
-    `tools/call create p99 at ${r.createAtFixedRate.ratePerS}/s`,
-    ms(create.p99),
-    `pgbench INSERT 1 client: ${ms(pg1)}`,
-    ratio(create.p99, pg1),
-  ]);
-  for (const ours of r.http.tasksGet) {
-    const pg = r.http.honoPg.find((x) => x.connections === ours.connections);
-    const json = r.http.honoJson.find((x) => x.connections === ours.connections);
+  for (const ours of r.tasksGet ?? []) {
+    const pg = r.hono?.pg.find((x) => x.connections === ours.connections);
+    const json = r.hono?.json.find((x) => x.connections === ours.connections);
     if (pg !== undefined)
       t.push([
         `tasks/get req/s per replica, ${ours.connections} conn`,
         n(ours.requestsPerS),
         `bare Hono + pg PK read: ${n(pg.requestsPerS)}`,
         ratio(ours.requestsPerS, pg.requestsPerS),
+        `≥ ${TARGETS.tasksGetVsHonoPg}×`,
+        verdict(atLeast(ours.requestsPerS / pg.requestsPerS, TARGETS.tasksGetVsHonoPg)),
       ]);
     if (json !== undefined)
       t.push([
@@ -175,6 +239,15 @@ export function renderComparisons(r: BenchResults): string {
         n(ours.requestsPerS),
         `bare Hono JSON: ${n(json.requestsPerS)}`,
         ratio(ours.requestsPerS, json.requestsPerS),
+        ...none,
+      ]);
+    if (pg?.serverCpuUsPerRequest !== undefined && ours.serverCpuUsPerRequest !== undefined)
+      t.push([
+        `tasks/get server CPU per request, ${ours.connections} conn`,
+        `${n(ours.serverCpuUsPerRequest)} µs`,
+        `bare Hono + pg: ${n(pg.serverCpuUsPerRequest)} µs`,
+        ratio(ours.serverCpuUsPerRequest, pg.serverCpuUsPerRequest),
+        ...none,
       ]);
     if (pg !== undefined)
       t.push([
@@ -182,6 +255,7 @@ export function renderComparisons(r: BenchResults): string {
         pcts(ours.latency),
         `Hono + pg: ${pcts(pg.latency)}`,
         `${ratio(ours.latency.p50, pg.latency.p50)} / ${ratio(ours.latency.p99, pg.latency.p99)}`,
+        ...none,
       ]);
   }
   for (const x of [e2e1, e2e2]) {
@@ -191,18 +265,23 @@ export function renderComparisons(r: BenchResults): string {
       n(x.gatewayCpuMsPerTask, 2),
       '—',
       '—',
+      `≤ ${TARGETS.gatewayCpuMsPerTask} ms`,
+      verdict(atMost(x.gatewayCpuMsPerTask, TARGETS.gatewayCpuMsPerTask)),
     ]);
     t.push([
       `worker CPU ms per one-step task, ${x.gateways}+${x.workers}`,
       n(x.workerCpuMsPerTask, 2),
       '—',
       '—',
+      `≤ ${TARGETS.workerCpuMsPerTask} ms`,
+      verdict(atMost(x.workerCpuMsPerTask, TARGETS.workerCpuMsPerTask)),
     ]);
     t.push([
-      `Postgres commits per task, ${x.gateways}+${x.workers}`,
-      n(x.commitsPerTask, 2),
+      `round trips per task, ${x.gateways}+${x.workers}: PG commits · Redis commands`,
+      `${n(x.commitsPerTask, 2)} · ${n(x.redisCommandsPerTask, 1)}`,
       '—',
       '—',
+      ...none,
     ]);
   }
   return t.toString();

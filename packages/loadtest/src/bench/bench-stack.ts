@@ -19,6 +19,8 @@ export async function startBenchStack(options: {
   gateways: number;
   workers: number;
   workerConcurrency: number;
+  /** Each process writes a V8 CPU profile here when it exits (`node --cpu-prof`). */
+  cpuProfileDir?: string;
 }): Promise<BenchStack> {
   const common = {
     DATABASE_URL: options.databaseUrl,
@@ -26,6 +28,10 @@ export async function startBenchStack(options: {
     REDIS_PREFIX: options.redisPrefix,
     LOG_LEVEL: 'warn',
   };
+  const nodeArgs =
+    options.cpuProfileDir === undefined
+      ? []
+      : ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`];
   const started: LaunchedProcess[] = [];
   try {
     const gateways = await Promise.all(
@@ -41,9 +47,13 @@ export async function startBenchStack(options: {
             MCP_AUTH: 'tokens',
             MCP_TOKENS: BENCH_TOKENS,
             REQUEST_STATE_SECRET: 'bench-request-state-secret-0123456789abcdef',
+            // Nothing routes to it: stop at once, well within the launcher's kill grace (a
+            // killed process writes no CPU profile).
+            MCP_SHUTDOWN_DELAY_MS: '0',
           },
           readyUrl: `${url}/healthz`,
           readyTimeoutMs: 60_000,
+          nodeArgs,
         });
         started.push(process);
         return { url, process };
@@ -62,6 +72,7 @@ export async function startBenchStack(options: {
           },
           readyUrl: `http://127.0.0.1:${port}/healthz`,
           readyTimeoutMs: 60_000,
+          nodeArgs,
         });
         started.push(process);
         return process;

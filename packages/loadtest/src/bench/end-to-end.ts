@@ -4,6 +4,7 @@ import { startCompletionWatcher } from './completion-watcher.js';
 import type { BenchStack } from './bench-stack.js';
 import { processCpuMs } from './cpu.js';
 import { createTaskRequest, sendMcp } from './mcp-requests.js';
+import { commandDeltas, redisCommandCalls } from './redis-commandstats.js';
 
 export interface EndToEndResult {
   gateways: number;
@@ -12,6 +13,12 @@ export interface EndToEndResult {
   tasksPerS: number;
   /** Transactions committed in the bench database per task (the watcher's own reads subtracted). */
   commitsPerTask: number;
+  /**
+   * Redis commands per task (`INFO commandstats` delta, server-wide), and the busiest commands.
+   * On the shared Redis other clients' commands count too: read it as an upper bound.
+   */
+  redisCommandsPerTask: number;
+  redisTopCommands: { command: string; perTask: number }[];
   gatewayCpuMsPerTask: number;
   workerCpuMsPerTask: number;
   tasks: number;
@@ -46,6 +53,7 @@ export async function runEndToEnd(options: {
   /** A connection to another database of the server, for pg_stat_database. */
   statsUrl: string;
   databaseName: string;
+  redisUrl: string;
   concurrency: number;
   durationS: number;
   warmupS: number;
@@ -88,6 +96,7 @@ export async function runEndToEnd(options: {
     await sleep(STATS_SETTLE_MS);
     const before = {
       commits: await xactCommits(options.statsUrl, options.databaseName),
+      redis: await redisCommandCalls(options.redisUrl),
       watcherQueries: watcher.queries(),
       cpu: cpu(),
       finished,
@@ -96,12 +105,18 @@ export async function runEndToEnd(options: {
     await sleep(STATS_SETTLE_MS);
     const after = {
       commits: await xactCommits(options.statsUrl, options.databaseName),
+      redis: await redisCommandCalls(options.redisUrl),
       watcherQueries: watcher.queries(),
       cpu: cpu(),
       finished,
     };
     const tasks = after.finished - before.finished;
     const per = (value: number) => (tasks === 0 ? Number.NaN : value / tasks);
+    // The bench's own "before" INFO shows in the "after" counts (a command counts once it ran).
+    const redis = commandDeltas(before.redis, {
+      ...after.redis,
+      info: (after.redis.info ?? 1) - 1,
+    });
     return {
       gateways: stack.gateways.length,
       workers: stack.workers.length,
@@ -110,6 +125,10 @@ export async function runEndToEnd(options: {
       commitsPerTask: per(
         after.commits - before.commits - (after.watcherQueries - before.watcherQueries),
       ),
+      redisCommandsPerTask: per(redis.reduce((sum, entry) => sum + entry.calls, 0)),
+      redisTopCommands: redis
+        .slice(0, 4)
+        .map((entry) => ({ command: entry.command, perTask: per(entry.calls) })),
       gatewayCpuMsPerTask: per(after.cpu.gateways - before.cpu.gateways),
       workerCpuMsPerTask: per(after.cpu.workers - before.cpu.workers),
       tasks,

@@ -1,5 +1,6 @@
 import autocannon from 'autocannon';
 import { createLatencyRecorder, type LatencySummary } from '../report/latency.js';
+import { processCpuMs } from './cpu.js';
 import type { HttpRequestSpec } from './mcp-requests.js';
 
 export interface HttpLoadResult {
@@ -8,6 +9,11 @@ export interface HttpLoadResult {
   latency: LatencySummary;
   /** Responses other than 2xx, bodies `expectBody` refused, socket errors and timeouts. */
   failures: number;
+  /**
+   * CPU the serving process spent per request (user + system, µs), when its pid was given. Less
+   * sensitive than req/s to what else runs on a shared machine: it counts work, not waiting.
+   */
+  serverCpuUsPerRequest?: number;
 }
 
 /**
@@ -24,7 +30,10 @@ export async function runHttpLoad(options: {
   overallRate?: number;
   /** Checks each response body; a false answer counts as a failure. */
   expectBody?: (body: string) => boolean;
+  /** The serving process, to measure its CPU per request. */
+  serverPid?: number;
 }): Promise<HttpLoadResult> {
+  const cpuBefore = options.serverPid === undefined ? 0 : processCpuMs(options.serverPid);
   const latency = createLatencyRecorder();
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
     const instance = autocannon(
@@ -49,10 +58,17 @@ export async function runHttpLoad(options: {
   });
   // Socket errors include timeouts; a mismatch is a body `expectBody` refused.
   const failures = result.non2xx + result.errors + (result.mismatches ?? 0);
+  const cpuUs =
+    options.serverPid === undefined
+      ? undefined
+      : (processCpuMs(options.serverPid) - cpuBefore) * 1_000;
   return {
     connections: options.connections,
     requestsPerS: result.requests.total / (result.duration || options.durationS),
     latency: latency.summary(),
     failures,
+    ...(cpuUs === undefined || result.requests.total === 0
+      ? {}
+      : { serverCpuUsPerRequest: cpuUs / result.requests.total }),
   };
 }

@@ -1,10 +1,12 @@
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { createDb, migrateToLatest } from '@mcp-tasks/store';
 import {
   createTestDatabase,
   createTestRedis,
   launchProcess,
   freePort,
+  type LaunchedProcess,
   postgresBaseUrl,
 } from '@mcp-tasks/testing';
 import { Command, InvalidArgumentError } from 'commander';
@@ -22,6 +24,7 @@ import {
   sendMcp,
   type HttpRequestSpec,
 } from './mcp-requests.js';
+import { FIGURES, parseFigureList, selectFigures, type Figure } from './figures.js';
 import { runPgbenchInsert } from './pgbench.js';
 
 /**
@@ -36,6 +39,8 @@ interface BenchOptions {
   concurrency: number;
   rate: number;
   json?: string;
+  only?: Figure[];
+  cpuProf?: string;
 }
 
 const positive = (value: string) => {
@@ -48,22 +53,34 @@ const positive = (value: string) => {
 const CONNECTIONS = [1, 32];
 const log = (line: string) => console.error(`[bench] ${line}`);
 
+interface HttpTarget {
+  label: string;
+  baseUrl: string;
+  request: HttpRequestSpec;
+  expectBody: (body: string) => boolean;
+  serverPid: number;
+}
+
+/**
+ * Every target at 1 connection, then every target at 32, each right after the other: on a shared
+ * machine the load changes from minute to minute, and a ratio is only fair between figures
+ * taken seconds apart. Returns one list per target, in CONNECTIONS order.
+ */
 async function measureHttp(
-  label: string,
-  baseUrl: string,
-  request: HttpRequestSpec,
+  targets: readonly HttpTarget[],
   durationS: number,
   warmupS: number,
-  expectBody: (body: string) => boolean,
-): Promise<HttpLoadResult[]> {
-  const results: HttpLoadResult[] = [];
+): Promise<HttpLoadResult[][]> {
+  const results = targets.map((): HttpLoadResult[] => []);
   for (const connections of CONNECTIONS) {
-    await runHttpLoad({ baseUrl, request, connections, durationS: warmupS, expectBody });
-    const result = await runHttpLoad({ baseUrl, request, connections, durationS, expectBody });
-    log(
-      `${label}, ${connections} conn: ${result.requestsPerS.toFixed(0)} req/s, p50 ${result.latency.p50.toFixed(2)} ms, p99 ${result.latency.p99.toFixed(2)} ms, failures ${result.failures}`,
-    );
-    results.push(result);
+    for (const [i, { label, ...target }] of targets.entries()) {
+      await runHttpLoad({ ...target, connections, durationS: warmupS });
+      const result = await runHttpLoad({ ...target, connections, durationS });
+      log(
+        `${label}, ${connections} conn: ${result.requestsPerS.toFixed(0)} req/s, p50 ${result.latency.p50.toFixed(2)} ms, p99 ${result.latency.p99.toFixed(2)} ms, server CPU ${result.serverCpuUsPerRequest?.toFixed(0) ?? '-'} µs/request, failures ${result.failures}`,
+      );
+      results[i]!.push(result);
+    }
   }
   return results;
 }
@@ -87,11 +104,16 @@ async function prepareReadTable(databaseUrl: string): Promise<void> {
 async function bench(options: BenchOptions): Promise<void> {
   const durationS = options.duration ?? (options.quick ? 2 : 10);
   const warmupS = options.warmup ?? (options.quick ? 1 : 3);
+  const figures = selectFigures(options.only);
+  if (options.cpuProf !== undefined) {
+    options.cpuProf = resolve(options.cpuProf);
+    await mkdir(options.cpuProf, { recursive: true });
+  }
   const database = await createTestDatabase('bench');
   const redis = await createTestRedis('bench');
   const statsUrl = await postgresBaseUrl();
   log(
-    `scratch database ${database.name}, Redis prefix ${redis.prefix}; ${durationS} s per measurement after ${warmupS} s warm-up`,
+    `scratch database ${database.name}, Redis prefix ${redis.prefix}; ${durationS} s per measurement after ${warmupS} s warm-up; figures: ${[...figures].join(', ')}`,
   );
   const stacks: BenchStack[] = [];
   let cleaned: Promise<void> | undefined;
@@ -108,56 +130,60 @@ async function bench(options: BenchOptions): Promise<void> {
       void cleanUp().finally(() => process.exit(130));
     });
   }
+  const results: BenchResults = {};
   try {
     const db = createDb({ connectionString: database.connectionString });
     await migrateToLatest(db);
     await db.destroy();
 
-    const one = await runPgbenchInsert(database.connectionString, 1, durationS);
-    log(`(a) pgbench INSERT 1 client: ${one.tps.toFixed(0)} tps`);
-    const eight = await runPgbenchInsert(database.connectionString, 8, durationS);
-    log(`(a) pgbench INSERT 8 clients: ${eight.tps.toFixed(0)} tps`);
+    if (figures.has('pgbench')) {
+      const one = await runPgbenchInsert(database.connectionString, 1, durationS);
+      log(`(a) pgbench INSERT 1 client: ${one.tps.toFixed(0)} tps`);
+      const eight = await runPgbenchInsert(database.connectionString, 8, durationS);
+      log(`(a) pgbench INSERT 8 clients: ${eight.tps.toFixed(0)} tps`);
+      results.pgbench = { one, eight };
+    }
 
-    const bullmq = await runBullmqNoop({
-      redisUrl: redis.url,
-      prefix: `${redis.prefix}-raw`,
-      durationS,
-      warmupS,
-      concurrency: options.concurrency,
-    });
-    log(`(b) raw BullMQ no-op: ${bullmq.jobsPerS.toFixed(0)} jobs/s`);
+    if (figures.has('bullmq')) {
+      results.bullmq = await runBullmqNoop({
+        redisUrl: redis.url,
+        prefix: `${redis.prefix}-raw`,
+        durationS,
+        warmupS,
+        concurrency: options.concurrency,
+      });
+      log(`(b) raw BullMQ no-op: ${results.bullmq.jobsPerS.toFixed(0)} jobs/s`);
+    }
 
-    await prepareReadTable(database.connectionString);
-    const port = await freePort();
-    const baseline = await launchProcess({
-      entry: 'packages/loadtest/src/bench/hono-baseline-server.ts',
-      env: { PORT: String(port), DATABASE_URL: database.connectionString },
-      readyUrl: `http://127.0.0.1:${port}/healthz`,
-    });
-    const baselineUrl = `http://127.0.0.1:${port}`;
     const rpcResult = (body: string) => body.includes('"result":{');
-    let honoJson: HttpLoadResult[];
-    let honoPg: HttpLoadResult[];
-    try {
+    const httpTargets: HttpTarget[] = [];
+    let baseline: LaunchedProcess | undefined;
+    if (figures.has('hono')) {
+      await prepareReadTable(database.connectionString);
+      const port = await freePort();
+      baseline = await launchProcess({
+        entry: 'packages/loadtest/src/bench/hono-baseline-server.ts',
+        env: { PORT: String(port), DATABASE_URL: database.connectionString },
+        readyUrl: `http://127.0.0.1:${port}/healthz`,
+      });
       const read = getTaskRequest('task-42');
-      honoJson = await measureHttp(
-        '(c) bare Hono JSON',
-        baselineUrl,
-        { ...read, path: '/json' },
-        durationS,
-        warmupS,
-        rpcResult,
+      const baselineUrl = `http://127.0.0.1:${port}`;
+      httpTargets.push(
+        {
+          label: '(c) bare Hono JSON',
+          baseUrl: baselineUrl,
+          request: { ...read, path: '/json' },
+          expectBody: rpcResult,
+          serverPid: baseline.child.pid!,
+        },
+        {
+          label: '(c) bare Hono + pg',
+          baseUrl: baselineUrl,
+          request: { ...read, path: '/pg' },
+          expectBody: rpcResult,
+          serverPid: baseline.child.pid!,
+        },
       );
-      honoPg = await measureHttp(
-        '(c) bare Hono + pg',
-        baselineUrl,
-        { ...read, path: '/pg' },
-        durationS,
-        warmupS,
-        rpcResult,
-      );
-    } finally {
-      await baseline.stop();
     }
 
     const stackOptions = {
@@ -165,70 +191,88 @@ async function bench(options: BenchOptions): Promise<void> {
       redisUrl: redis.url,
       redisPrefix: redis.prefix,
       workerConcurrency: options.concurrency,
+      cpuProfileDir: options.cpuProf,
     };
-    const small = await startBenchStack({ ...stackOptions, gateways: 1, workers: 1 });
-    stacks.push(small);
-    const gatewayUrl = small.gateways[0]!.url;
-    const created = await sendMcp(gatewayUrl, createTaskRequest());
-    const taskId = created.taskId as string;
-    const tasksGet = await measureHttp(
-      '(c) ours tasks/get',
-      gatewayUrl,
-      getTaskRequest(taskId),
-      durationS,
-      warmupS,
-      (body) => body.includes(`"taskId":"${taskId}"`),
-    );
+    const small =
+      figures.has('tasks-get') || figures.has('create') || figures.has('e2e')
+        ? await startBenchStack({ ...stackOptions, gateways: 1, workers: 1 })
+        : undefined;
+    if (small !== undefined) stacks.push(small);
+    try {
+      if (small !== undefined && figures.has('tasks-get')) {
+        const gatewayUrl = small.gateways[0]!.url;
+        const created = await sendMcp(gatewayUrl, createTaskRequest());
+        const taskId = created.taskId as string;
+        httpTargets.push({
+          label: '(c) ours tasks/get',
+          baseUrl: gatewayUrl,
+          request: getTaskRequest(taskId),
+          expectBody: (body) => body.includes(`"taskId":"${taskId}"`),
+          serverPid: small.gateways[0]!.process.child.pid!,
+        });
+      }
+      const http = await measureHttp(httpTargets, durationS, warmupS);
+      if (baseline !== undefined) results.hono = { json: http[0]!, pg: http[1]! };
+      if (small !== undefined && figures.has('tasks-get')) results.tasksGet = http.at(-1);
+    } finally {
+      await baseline?.stop();
+    }
 
-    const createdTask = (body: string) => body.includes('"resultType":"task"');
-    await runConstantRate({
-      baseUrl: gatewayUrl,
-      request: createTaskRequest,
-      ratePerS: options.rate,
-      durationS: warmupS,
-      isSuccess: createdTask,
-    });
-    const createAtFixedRate = await runConstantRate({
-      baseUrl: gatewayUrl,
-      request: createTaskRequest,
-      ratePerS: options.rate,
-      durationS,
-      isSuccess: createdTask,
-    });
-    log(
-      `(d) create at ${options.rate}/s: p50 ${createAtFixedRate.latency.p50.toFixed(2)} ms, p99 ${createAtFixedRate.latency.p99.toFixed(2)} ms, failures ${JSON.stringify(createAtFixedRate.failureReasons)}`,
-    );
+    if (small !== undefined) {
+      const gatewayUrl = small.gateways[0]!.url;
+      if (figures.has('create')) {
+        const createdTask = (body: string) => body.includes('"resultType":"task"');
+        await runConstantRate({
+          baseUrl: gatewayUrl,
+          request: createTaskRequest,
+          ratePerS: options.rate,
+          durationS: warmupS,
+          isSuccess: createdTask,
+        });
+        const createAtFixedRate = await runConstantRate({
+          baseUrl: gatewayUrl,
+          request: createTaskRequest,
+          ratePerS: options.rate,
+          durationS,
+          isSuccess: createdTask,
+        });
+        log(
+          `(d) create at ${options.rate}/s: p50 ${createAtFixedRate.latency.p50.toFixed(2)} ms, p99 ${createAtFixedRate.latency.p99.toFixed(2)} ms, failures ${JSON.stringify(createAtFixedRate.failureReasons)}`,
+        );
+        results.createAtFixedRate = createAtFixedRate;
+        const drainedMs = await waitUntilAllTasksEnded(database.connectionString, 300_000);
+        log(`backlog of the fixed-rate run finished in ${(drainedMs / 1_000).toFixed(1)} s`);
+      }
 
-    const drainedMs = await waitUntilAllTasksEnded(database.connectionString, 300_000);
-    log(`backlog of the fixed-rate run finished in ${(drainedMs / 1_000).toFixed(1)} s`);
+      if (figures.has('e2e')) {
+        const e2eOptions = {
+          databaseUrl: database.connectionString,
+          statsUrl,
+          databaseName: database.name,
+          redisUrl: redis.url,
+          concurrency: options.concurrency,
+          durationS,
+          warmupS,
+        };
+        const endToEnd = [await runEndToEnd({ ...e2eOptions, stack: small })];
+        log(`(e) end-to-end 1+1: ${endToEnd[0]!.tasksPerS.toFixed(1)} tasks/s`);
+        await small.stop();
+        const large = await startBenchStack({ ...stackOptions, gateways: 2, workers: 2 });
+        stacks.push(large);
+        endToEnd.push(await runEndToEnd({ ...e2eOptions, stack: large }));
+        log(`(e) end-to-end 2+2: ${endToEnd[1]!.tasksPerS.toFixed(1)} tasks/s`);
+        await large.stop();
+        results.endToEnd = endToEnd;
+      }
+      await small.stop();
+    }
 
-    const e2eOptions = {
-      databaseUrl: database.connectionString,
-      statsUrl,
-      databaseName: database.name,
-      concurrency: options.concurrency,
-      durationS,
-      warmupS,
-    };
-    const endToEnd = [await runEndToEnd({ ...e2eOptions, stack: small })];
-    log(`(e) end-to-end 1+1: ${endToEnd[0]!.tasksPerS.toFixed(1)} tasks/s`);
-    await small.stop();
-
-    const large = await startBenchStack({ ...stackOptions, gateways: 2, workers: 2 });
-    stacks.push(large);
-    endToEnd.push(await runEndToEnd({ ...e2eOptions, stack: large }));
-    log(`(e) end-to-end 2+2: ${endToEnd[1]!.tasksPerS.toFixed(1)} tasks/s`);
-    await large.stop();
-
-    const results: BenchResults = {
-      pgbench: { one, eight },
-      bullmq,
-      http: { honoJson, honoPg, tasksGet },
-      createAtFixedRate,
-      endToEnd,
-    };
     console.log(renderMeasurements(results));
     console.log(renderComparisons(results));
+    if (options.cpuProf !== undefined)
+      log(
+        `CPU profiles of every gateway and worker are in ${options.cpuProf} (open them in Chrome DevTools or speedscope)`,
+      );
     if (options.json !== undefined)
       await writeFile(options.json, `${JSON.stringify(results, null, 2)}\n`);
   } finally {
@@ -255,6 +299,15 @@ const program = new Command('bench')
   )
   .option('--rate <n>', 'requests per second of the fixed-rate create run', positive, 200)
   .option('--json <file>', 'also write every figure as JSON')
+  .option(
+    '--only <figures>',
+    `measure only these (comma-separated: ${FIGURES.join(', ')}); each of ours brings the baselines it is compared with`,
+    parseFigureList,
+  )
+  .option(
+    '--cpu-prof <dir>',
+    'run the gateways and workers under node --cpu-prof and leave their .cpuprofile files in DIR',
+  )
   .action(bench);
 
 program.parseAsync().catch((error: unknown) => {

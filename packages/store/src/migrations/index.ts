@@ -3,6 +3,7 @@ import { createTasks } from './0001-create-tasks.js';
 import { countFailures } from './0002-count-failures.js';
 import { orphanIndexes } from './0003-orphan-indexes.js';
 import { toolVersion } from './0005-tool-version.js';
+import { notifyListenedOnly } from './0007-notify-listened-only.js';
 
 /**
  * Every migration this build knows, by name. Code, not files read at run time, so a bundled build
@@ -14,6 +15,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0002_count_failures': countFailures,
   '0003_orphan_indexes': orphanIndexes,
   '0005_tool_version': toolVersion,
+  '0007_notify_listened_only': notifyListenedOnly,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,0 +1,33 @@
+import { InvalidArgumentError } from 'commander';
+
+/**
+ * What `--only` can pick: our three measured paths and the baselines. A measurement of ours
+ * brings the baselines its comparison needs, so its ratio is always against the same run.
+ */
+export const FIGURES = ['pgbench', 'bullmq', 'hono', 'tasks-get', 'create', 'e2e'] as const;
+export type Figure = (typeof FIGURES)[number];
+const BASELINES_OF: Record<Figure, Figure[]> = {
+  pgbench: [],
+  bullmq: [],
+  hono: [],
+  'tasks-get': ['hono'],
+  create: ['pgbench'],
+  e2e: ['pgbench', 'bullmq'],
+};
+
+/** The figures to measure: the chosen ones (default all) and the baselines they need. */
+export function selectFigures(only: readonly Figure[] | undefined): Set<Figure> {
+  if (only === undefined) return new Set(FIGURES);
+  return new Set(only.flatMap((figure) => [figure, ...BASELINES_OF[figure]]));
+}
+
+/** `--only`'s argument: a comma-separated list of known figure names. */
+export const parseFigureList = (value: string): Figure[] => {
+  const names = value.split(',').map((name) => name.trim());
+  const unknown = names.filter((name) => !(FIGURES as readonly string[]).includes(name));
+  if (names.length === 0 || unknown.length > 0)
+    throw new InvalidArgumentError(
+      `unknown figure ${unknown.map((u) => `'${u}'`).join(', ')}; pick from ${FIGURES.join(', ')}`,
+    );
+  return names as Figure[];
+};

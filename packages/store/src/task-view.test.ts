@@ -1,0 +1,67 @@
+import { buildTaskSnapshot } from '@mcp-tasks/tasks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { alice, createStoreFixture, newTask, type StoreFixture } from '../test/helpers.js';
+import { claimLease, completeTask, failTask, requestInput } from './lease.js';
+import { createTask, getTaskForPrincipal } from './task-repository.js';
+import { getTaskViewForPrincipal } from './task-view.js';
+
+let fixture: StoreFixture;
+
+beforeAll(async () => {
+  fixture = await createStoreFixture('task_view');
+});
+afterAll(async () => {
+  await fixture.close();
+});
+
+/** The snapshot a poll builds from the view must be the one the whole row gives. */
+async function expectSameSnapshot(taskId: string): Promise<void> {
+  const whole = await getTaskForPrincipal(fixture.db, alice.tenant, alice.principal, taskId);
+  const view = await getTaskViewForPrincipal(fixture.db, alice.tenant, alice.principal, taskId);
+  expect(whole).toBeDefined();
+  expect(buildTaskSnapshot(view!)).toEqual(buildTaskSnapshot(whole!));
+}
+
+describe('getTaskViewForPrincipal', () => {
+  it('gives the snapshot of the whole row, in every status that shows something of its own', async () => {
+    const { db } = fixture;
+    const working = (await createTask(db, newTask({ statusMessage: 'queued', ttlMs: 3_600_000 })))
+      .task.id;
+    await expectSameSnapshot(working);
+
+    const waiting = (await createTask(db, newTask())).task.id;
+    const fence = (await claimLease(db, waiting, 'w', 30_000))!.fence;
+    await requestInput(db, fence, { approve: { message: 'ok?' } }, null, 'need input');
+    await expectSameSnapshot(waiting);
+
+    const done = (await createTask(db, newTask({ ttlMs: null, pollIntervalMs: null }))).task.id;
+    await completeTask(db, (await claimLease(db, done, 'w', 30_000))!.fence, {
+      content: [{ type: 'text', text: 'done' }],
+    });
+    await expectSameSnapshot(done);
+
+    const failed = (await createTask(db, newTask())).task.id;
+    await failTask(
+      db,
+      (await claimLease(db, failed, 'w', 30_000))!.fence,
+      { code: -32603, message: 'broke', data: { why: 'test' } },
+      'broke',
+    );
+    await expectSameSnapshot(failed);
+    const view = await getTaskViewForPrincipal(db, alice.tenant, alice.principal, failed);
+    expect(view).toMatchObject({ id: failed, status: 'failed', error: { message: 'broke' } });
+  });
+
+  it('answers undefined for another owner, an unknown id and a malformed id alike', async () => {
+    const { db } = fixture;
+    const id = (await createTask(db, newTask())).task.id;
+    expect(await getTaskViewForPrincipal(db, 'globex', alice.principal, id)).toBeUndefined();
+    expect(await getTaskViewForPrincipal(db, alice.tenant, 'mallory', id)).toBeUndefined();
+    expect(
+      await getTaskViewForPrincipal(db, alice.tenant, alice.principal, newTask().id),
+    ).toBeUndefined();
+    expect(
+      await getTaskViewForPrincipal(db, alice.tenant, alice.principal, "x' OR 1=1 --"),
+    ).toBeUndefined();
+  });
+});
