@@ -12,7 +12,7 @@ export const META_CLIENT_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilit
 export const META_CLIENT_INFO = 'io.modelcontextprotocol/clientInfo';
 export const META_SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
 export const META_SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
-/** Legacy key the inlined task result must never carry (CONF tasks-no-related-task-meta). */
+/** Legacy key the inlined task result must never carry (CONF tasks-no-related-task-meta-on-inlined-result). */
 export const META_RELATED_TASK = 'io.modelcontextprotocol/related-task';
 
 /** Methods this product answers. */
