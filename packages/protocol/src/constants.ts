@@ -56,9 +56,6 @@ export const REMOVED_METHODS: readonly string[] = [
   'resources/unsubscribe',
 ];
 
-/** Notifications removed by 2026-07-28 (stateless: there is no handshake to acknowledge). */
-export const REMOVED_NOTIFICATIONS: readonly string[] = [Notification.Initialized];
-
 export const ResultType = {
   Complete: 'complete',
   Task: 'task',
