@@ -1,5 +1,5 @@
 /**
- * A server-sent-events response for one POST (R21, HTTP §SSE). Built on a plain ReadableStream
+ * A server-sent-events response for one POST (R21, HTTP §Receiving Messages). Built on a plain ReadableStream
  * so the stream's end is explicit: `close()` from our side, `onClose` when the client goes away.
  */
 export interface SseStream {

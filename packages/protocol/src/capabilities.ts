@@ -35,9 +35,6 @@ export const ServerCapabilitiesSchema = z.looseObject({
 });
 export type ServerCapabilities = z.infer<typeof ServerCapabilitiesSchema>;
 
-/** The `requiredCapabilities` a -32021 names when the Tasks extension was not declared. */
-export const TASKS_REQUIRED_CAPABILITIES = { extensions: { [TASKS_EXTENSION_ID]: {} } } as const;
-
 /** -32021 with `data.requiredCapabilities` in ClientCapabilities shape (BASIC §Error Codes). */
 export function missingCapabilityError(
   requiredCapabilities: Record<string, unknown>,

@@ -12,7 +12,7 @@ export const META_CLIENT_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilit
 export const META_CLIENT_INFO = 'io.modelcontextprotocol/clientInfo';
 export const META_SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
 export const META_SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
-/** Legacy key the inlined task result must never carry (CONF tasks-no-related-task-meta). */
+/** Legacy key the inlined task result must never carry (CONF tasks-no-related-task-meta-on-inlined-result). */
 export const META_RELATED_TASK = 'io.modelcontextprotocol/related-task';
 
 /** Methods this product answers. */
@@ -55,9 +55,6 @@ export const REMOVED_METHODS: readonly string[] = [
   'resources/subscribe',
   'resources/unsubscribe',
 ];
-
-/** Notifications removed by 2026-07-28 (stateless: there is no handshake to acknowledge). */
-export const REMOVED_NOTIFICATIONS: readonly string[] = [Notification.Initialized];
 
 export const ResultType = {
   Complete: 'complete',

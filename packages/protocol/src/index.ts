@@ -1,18 +1,48 @@
-export * from './constants.js';
-export * from './errors.js';
-export * from './check.js';
-export * from './json.js';
-export * from './jsonrpc.js';
-export * from './capabilities.js';
-export * from './meta.js';
-export * from './params.js';
-export * from './routing-headers.js';
-export * from './results.js';
-export * from './discover.js';
-export * from './mrtr.js';
-export * from './tools.js';
-export * from './tasks.js';
-export * from './subscriptions.js';
-export * from './http-status.js';
-export * from './method-errors.js';
-export * from './input-response-check.js';
+// The package's public API: exactly what the apps and other packages import. Names used only
+// inside this package (the envelope and wire schemas its builders compose, the `_meta` keys) stay
+// exported from their modules for the package's own tests, not from here.
+export { PROTOCOL_VERSION, TASKS_EXTENSION_ID, Method, TASK_METHODS } from './constants.js';
+export { ErrorCode, ProtocolError } from './errors.js';
+// JsonObject names the type of JsonObjectSchema, so code that extends the schema can be emitted.
+export { JsonObjectSchema, type JsonObject } from './json.js';
+export { parseJsonRpcMessage, jsonRpcResult, jsonRpcError, type RequestId } from './jsonrpc.js';
+export {
+  missingCapabilityError,
+  declaresTasksExtension,
+  requireTasksExtension,
+} from './capabilities.js';
+export {
+  validateRequestMeta,
+  buildRequestMeta,
+  type Implementation,
+  type RequestMeta,
+} from './meta.js';
+export { describeIssues, invalidParamsError, parseParams, findNulCharacter } from './params.js';
+export { buildRoutingHeaders, checkRoutingHeaders } from './routing-headers.js';
+export { withServerInfo, buildEmptyResult } from './results.js';
+export { buildDiscoverResult, DiscoverParamsSchema } from './discover.js';
+export { buildInputRequiredResult } from './mrtr.js';
+export {
+  buildListToolsResult,
+  buildCallToolResult,
+  ListToolsParamsSchema,
+  CallToolParamsSchema,
+  type ToolDescriptor,
+} from './tools.js';
+export {
+  buildGetTaskResult,
+  buildCreateTaskResult,
+  buildTaskStatusNotification,
+  GetTaskParamsSchema,
+  UpdateTaskParamsSchema,
+  CancelTaskParamsSchema,
+} from './tasks.js';
+export {
+  listenRequiresTasksExtension,
+  buildSubscriptionsAcknowledged,
+  buildSubscriptionEnd,
+  ListenParamsSchema,
+} from './subscriptions.js';
+export { httpStatusForErrorCode } from './http-status.js';
+export { methodNotFoundError } from './method-errors.js';
+export { checkInputResponses, inputResponsesError } from './input-response-check.js';

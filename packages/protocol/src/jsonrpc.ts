@@ -12,21 +12,7 @@ export type JsonRpcMessage =
   | { kind: 'request'; id: RequestId; method: string; params: Params | undefined }
   | { kind: 'notification'; method: string; params: Params | undefined };
 
-export type JsonRpcRequestMessage = Extract<JsonRpcMessage, { kind: 'request' }>;
-export type JsonRpcNotificationMessage = Extract<JsonRpcMessage, { kind: 'notification' }>;
-
 /** Wire schemas of the envelope; `parseJsonRpcMessage` is the entry point that gives good errors. */
-export const JsonRpcRequestSchema = z.looseObject({
-  jsonrpc: z.literal('2.0'),
-  id: RequestIdSchema,
-  method: z.string(),
-  params: z.record(z.string(), z.unknown()).optional(),
-});
-export const JsonRpcNotificationSchema = z.looseObject({
-  jsonrpc: z.literal('2.0'),
-  method: z.string(),
-  params: z.record(z.string(), z.unknown()).optional(),
-});
 export const JsonRpcErrorObjectSchema = z.looseObject({
   code: z.int(),
   message: z.string(),

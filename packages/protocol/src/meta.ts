@@ -17,13 +17,6 @@ export const ImplementationSchema = z.looseObject({
 });
 export type Implementation = z.infer<typeof ImplementationSchema>;
 
-/** The raw `params._meta` of a request, as a schema (for documentation and client-side use). */
-export const RequestMetaSchema = z.looseObject({
-  [META_PROTOCOL_VERSION]: z.string(),
-  [META_CLIENT_CAPABILITIES]: z.record(z.string(), z.unknown()),
-  [META_CLIENT_INFO]: ImplementationSchema.optional(),
-});
-
 /** What the server learns from one request's `_meta`; valid for that request only (R4). */
 export interface RequestMeta {
   protocolVersion: string;

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import {
   CreateMessageResultV2Schema,
-  ElicitRequestV2Schema,
   ElicitResultV2Schema,
   InputRequestsV2Schema,
   InputRequestV2Schema,
@@ -14,7 +13,6 @@ import { ResultMetaSchema, withServerInfo } from './results.js';
 /** Reused from ext-tasks: the pinned 2026-07-28 request shapes an input request may take. */
 export const InputRequestSchema = InputRequestV2Schema;
 export const InputRequestsSchema = InputRequestsV2Schema;
-export const ElicitRequestSchema = ElicitRequestV2Schema;
 export type InputRequest = z.infer<typeof InputRequestSchema>;
 export type InputRequests = z.infer<typeof InputRequestsSchema>;
 
@@ -59,7 +57,6 @@ export const InputRequiredResultSchema = z
   .refine((r) => r.inputRequests !== undefined || r.requestState !== undefined, {
     message: 'an input_required result needs inputRequests, requestState or both',
   });
-export type InputRequiredResult = z.infer<typeof InputRequiredResultSchema>;
 
 export function buildInputRequiredResult(
   round: { inputRequests?: Record<string, unknown>; requestState?: string },

@@ -7,8 +7,6 @@ export const ResultMetaSchema = z.looseObject({
   [META_SERVER_INFO]: ImplementationSchema.optional(),
 });
 
-export const ResultTypeSchema = z.enum(['complete', 'task', 'input_required']);
-
 /** Cache hints required on discover and list results (DISC; CHG). */
 export const CacheScopeSchema = z.enum(['public', 'private']);
 export type CacheScope = z.infer<typeof CacheScopeSchema>;

@@ -13,7 +13,7 @@ export interface HeaderSource {
   get(name: string): string | null | undefined;
 }
 
-/** Which params field `Mcp-Name` mirrors for a method (HTTP §Standard Headers; EXT §Routing Headers). */
+/** Which params field `Mcp-Name` mirrors for a method (HTTP §Standard Request Headers; EXT §Streamable HTTP: Routing Headers). */
 export function mcpNameField(method: string): 'name' | 'uri' | 'taskId' | undefined {
   switch (method) {
     case Method.ToolsCall:

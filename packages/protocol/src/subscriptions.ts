@@ -25,7 +25,7 @@ export const ListenParamsSchema = z.looseObject({
 });
 export type ListenParams = z.infer<typeof ListenParamsSchema>;
 
-/** A listen asking for task notifications needs the extension declared (R4, checklist 32). */
+/** A listen asking for task notifications needs the extension declared (R4, C32). */
 export function listenRequiresTasksExtension(params: ListenParams): boolean {
   return params.notifications.taskIds !== undefined;
 }

@@ -101,7 +101,6 @@ export const GetTaskResultSchema = z.intersection(
   DetailedTaskSchema,
   z.looseObject({ resultType: z.literal('complete'), _meta: ResultMetaSchema.optional() }),
 );
-export type GetTaskResult = z.infer<typeof GetTaskResultSchema>;
 
 /** Flat `Result & Task` (R10): no wrapper and none of the per-status or MRTR fields. */
 export const CreateTaskResultSchema = z.looseObject({
@@ -127,8 +126,6 @@ export const UpdateTaskParamsSchema = z.looseObject({
   inputResponses: InputResponsesSchema,
   _meta: MetaParam,
 });
-export type TaskIdParams = z.infer<typeof TaskIdParamsSchema>;
-export type UpdateTaskParams = z.infer<typeof UpdateTaskParamsSchema>;
 
 export const TaskStatusNotificationSchema = z.looseObject({
   jsonrpc: z.literal('2.0'),

@@ -24,7 +24,6 @@ export const ListToolsResultSchema = z.looseObject({
   ...CacheHintsShape,
   _meta: ResultMetaSchema.optional(),
 });
-export type ListToolsResult = z.infer<typeof ListToolsResultSchema>;
 
 /** What we advertise per tool; a plain shape so tools/list output is deterministic (R8). */
 export interface ToolDescriptor {
@@ -67,7 +66,6 @@ export const CallToolParamsSchema = z.looseObject({
   requestState: z.string().optional(),
   _meta: MetaParam,
 });
-export type CallToolParams = z.infer<typeof CallToolParamsSchema>;
 
 export const CallToolResultSchema = z.looseObject({
   resultType: z.literal('complete'),

@@ -84,7 +84,7 @@ describe('seed wire examples', () => {
     expect(GetTaskResultSchema.safeParse(fx.inputRequiredSnapshot).success).toBe(true);
   });
 
-  it('parses the SPEC-NOTES discover result', () => {
+  it('parses the DISC example discover result (R7)', () => {
     expect(DiscoverResultSchema.safeParse(fx.discoverResult).success).toBe(true);
   });
 

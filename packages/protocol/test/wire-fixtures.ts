@@ -1,5 +1,5 @@
 /**
- * Wire examples from the seed lesson (seed/mcp-tasks-lesson.zh.md) and SPEC-NOTES, verbatim
+ * Wire examples from the seed lesson (SEED in docs/protocol-rules.md) and the DISC example, verbatim
  * apart from the `params` of requests, which the seed shows with the `_meta` they carry.
  */
 export const serverInfo = { name: 'tasks-demo', version: '1.0.0' };
@@ -105,7 +105,7 @@ export const tasksCancelRequest = {
   params: { taskId: 'tsk_786512e29e0d', _meta: taskMeta },
 };
 
-/** SPEC-NOTES §3.3. */
+/** The DISC example (R7). */
 export const discoverResult = {
   resultType: 'complete',
   supportedVersions: ['2026-07-28'],

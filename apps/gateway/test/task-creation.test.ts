@@ -1,0 +1,105 @@
+import { getTask } from '@mcp-tasks/store';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SERVER_INFO } from '../src/app.js';
+import {
+  buildGateway,
+  startInfrastructure,
+  type GatewayUnderTest,
+  type Infrastructure,
+} from './support/harness.js';
+import { SMALL_REPORT, rpc, type RpcOptions } from './support/rpc.js';
+
+// Creating a task: the flat CreateTaskResult, durable before return, and what happens when the
+// enqueue or the task service fails (R10, R11).
+
+let infra: Infrastructure;
+let gw: GatewayUnderTest;
+const serverInfoMeta = { 'io.modelcontextprotocol/serverInfo': SERVER_INFO };
+
+beforeAll(async () => {
+  infra = await startInfrastructure('gw_create');
+  gw = buildGateway(infra);
+});
+afterAll(async () => {
+  await infra?.close();
+});
+
+async function getTaskResult(taskId: string, options: RpcOptions = {}) {
+  return rpc(gw.app, 'tasks/get', { taskId }, options);
+}
+
+describe('creating a task (R10, R11)', () => {
+  it('returns a flat CreateTaskResult that tasks/get resolves immediately, and enqueues a wake-up', async () => {
+    const reply = await rpc(gw.app, 'tools/call', SMALL_REPORT);
+    const result = reply.result;
+    expect(Object.keys(result).sort()).toEqual([
+      '_meta',
+      'createdAt',
+      'lastUpdatedAt',
+      'pollIntervalMs',
+      'resultType',
+      'status',
+      'statusMessage',
+      'taskId',
+      'ttlMs',
+    ]);
+    expect(result).toMatchObject({
+      resultType: 'task',
+      status: 'working',
+      ttlMs: 3_600_000,
+      pollIntervalMs: 1000,
+      _meta: serverInfoMeta,
+    });
+    expect(result.taskId).toMatch(/^tsk_[A-Za-z0-9_-]{24}$/);
+    expect(result.createdAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}/);
+    const taskId = result.taskId as string;
+    const get = await getTaskResult(taskId);
+    expect(get.result).toEqual({ ...result, resultType: 'complete' });
+    await expect(infra.queue.hasLiveJob(taskId)).resolves.toBe(true);
+    const stored = await getTask(infra.db, taskId);
+    expect(stored?.owner).toEqual({ tenant: 'acme', principal: 'alice' });
+    expect(stored?.operation).toEqual({
+      method: 'tools/call',
+      toolName: 'generate_report',
+      arguments: { size: 'small' },
+    });
+  });
+
+  it('still returns a valid handle when the enqueue fails after the commit', async () => {
+    const broken = buildGateway(infra, {
+      dispatcher: { enqueue: () => Promise.reject(new Error('redis down')) },
+    });
+    const reply = await rpc(broken.app, 'tools/call', SMALL_REPORT);
+    expect(reply.status).toBe(200);
+    const taskId = reply.result.taskId as string;
+    const get = await rpc(broken.app, 'tasks/get', { taskId });
+    expect(get.result.status).toBe('working');
+  });
+
+  it('answers an unexpected failure with -32603 and 500, without its message', async () => {
+    const failing = buildGateway(infra, {
+      taskService: {
+        createAndDispatch: () => Promise.reject(new Error('connection refused to 10.0.0.7')),
+        submitInputResponses: () => Promise.reject(new Error('unused')),
+        cancel: () => Promise.reject(new Error('unused')),
+        redispatchOrphans: () => Promise.reject(new Error('unused')),
+      },
+    });
+    const reply = await rpc(failing.app, 'tools/call', SMALL_REPORT, { id: 'boom' });
+    expect(reply.status).toBe(500);
+    expect(reply.body).toEqual({
+      jsonrpc: '2.0',
+      id: 'boom',
+      error: { code: -32603, message: 'Internal error' },
+    });
+  });
+
+  it('counts created tasks in /metrics', async () => {
+    const metrics = await (await gw.app.request('/metrics')).text();
+    expect(metrics).toMatch(/mcp_tasks_created_total\{tool="generate_report"\} [1-9]/);
+    expect(metrics).toMatch(
+      /mcp_requests_total\{method="tools\/call",code="ok",status="200"\} [1-9]/,
+    );
+    expect(metrics).toContain('mcp_request_duration_seconds_bucket');
+  });
+});

@@ -1,0 +1,165 @@
+import { claimLease, completeTask, failTask, getTask, requestInput } from '@mcp-tasks/store';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SERVER_INFO } from '../src/app.js';
+import {
+  buildGateway,
+  startInfrastructure,
+  type GatewayUnderTest,
+  type Infrastructure,
+} from './support/harness.js';
+import { createReportTask, rpc, type RpcOptions } from './support/rpc.js';
+
+// tasks/get, tasks/update and tasks/cancel on tasks the store drives: tenancy (R12, R15), the
+// per-status snapshot (R14), partial and stray answers (R17) and idempotent cancel (R18).
+
+let infra: Infrastructure;
+let gw: GatewayUnderTest;
+const serverInfoMeta = { 'io.modelcontextprotocol/serverInfo': SERVER_INFO };
+
+beforeAll(async () => {
+  infra = await startInfrastructure('gw_task_methods');
+  gw = buildGateway(infra);
+});
+afterAll(async () => {
+  await infra?.close();
+});
+
+async function getTaskResult(taskId: string, options: RpcOptions = {}) {
+  return rpc(gw.app, 'tasks/get', { taskId }, options);
+}
+
+const elicitation = (message: string) => ({
+  method: 'elicitation/create',
+  params: {
+    mode: 'form',
+    message,
+    requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } } },
+  },
+});
+
+const accept = (content: Record<string, unknown>) => ({ action: 'accept', content });
+
+describe('tenancy (R12, R15)', () => {
+  it('answers a foreign task exactly like a missing one, on every task method', async () => {
+    const taskId = await createReportTask(gw.app);
+    const missing = await getTaskResult('tsk_doesnotexistdoesnotexist');
+    for (const as of ['eve', 'bob'] as const) {
+      for (const [method, params] of [
+        ['tasks/get', { taskId }],
+        ['tasks/update', { taskId, inputResponses: {} }],
+        ['tasks/cancel', { taskId }],
+      ] as const) {
+        const reply = await rpc(gw.app, method, params, { as });
+        expect(reply.status).toBe(missing.status);
+        expect(reply.error).toEqual(missing.error);
+      }
+    }
+    const stored = await getTask(infra.db, taskId);
+    expect(stored?.cancelRequestedAt).toBeNull();
+  });
+});
+
+describe('observing, answering and cancelling (R14, R17, R18)', () => {
+  it('shows input_required with every outstanding request, keeps it on a partial answer and resumes on the last', async () => {
+    const taskId = await createReportTask(gw.app);
+    const claim = await claimLease(infra.db, taskId, 'test-worker', 30_000);
+    if (claim === null) throw new Error('not claimable');
+    await requestInput(
+      infra.db,
+      claim.fence,
+      { first: elicitation('one?'), second: elicitation('two?') },
+      { step: 1 },
+      'Need answers',
+    );
+    const parked = await getTaskResult(taskId);
+    expect(parked.result).toMatchObject({
+      resultType: 'complete',
+      status: 'input_required',
+      statusMessage: 'Need answers',
+      inputRequests: { first: elicitation('one?'), second: elicitation('two?') },
+    });
+    expect(parked.result.result).toBeUndefined();
+
+    const partial = await rpc(gw.app, 'tasks/update', {
+      taskId,
+      inputResponses: { first: accept({ ok: true }), never_issued: accept({}) },
+    });
+    expect(partial.body).toEqual({
+      jsonrpc: '2.0',
+      id: 1,
+      result: { resultType: 'complete', _meta: serverInfoMeta },
+    });
+    const still = await getTaskResult(taskId);
+    expect(still.result.status).toBe('input_required');
+    expect(Object.keys(still.result.inputRequests as object)).toEqual(['second']);
+
+    await rpc(gw.app, 'tasks/update', {
+      taskId,
+      inputResponses: { second: accept({ ok: false }) },
+    });
+    const resumed = await getTaskResult(taskId);
+    expect(resumed.result.status).toBe('working');
+    expect(resumed.result.inputRequests).toBeUndefined();
+  });
+
+  it('acknowledges an update whose keys are not outstanding, whatever their shape', async () => {
+    const taskId = await createReportTask(gw.app);
+    const reply = await rpc(gw.app, 'tasks/update', {
+      taskId,
+      inputResponses: { 'unknown-key': { ignored: true } },
+    });
+    expect(reply.status).toBe(200);
+    expect(reply.result).toEqual({ resultType: 'complete', _meta: serverInfoMeta });
+    const invalid = await rpc(gw.app, 'tasks/update', {
+      taskId,
+      inputResponses: { k: 'not-an-object' },
+    });
+    expect(invalid.error.code).toBe(-32602);
+  });
+
+  it('inlines a completed result with its own resultType and serverInfo', async () => {
+    const taskId = await createReportTask(gw.app);
+    const claim = await claimLease(infra.db, taskId, 'test-worker', 30_000);
+    if (claim === null) throw new Error('not claimable');
+    await completeTask(infra.db, claim.fence, { content: [{ type: 'text', text: 'done' }] });
+    const reply = await getTaskResult(taskId);
+    expect(reply.result).toMatchObject({
+      resultType: 'complete',
+      status: 'completed',
+      result: {
+        resultType: 'complete',
+        content: [{ type: 'text', text: 'done' }],
+        _meta: serverInfoMeta,
+      },
+      _meta: serverInfoMeta,
+    });
+    expect(reply.result.error).toBeUndefined();
+  });
+
+  it('shows a failed task with its JSON-RPC error and no result', async () => {
+    const taskId = await createReportTask(gw.app);
+    const claim = await claimLease(infra.db, taskId, 'test-worker', 30_000);
+    if (claim === null) throw new Error('not claimable');
+    await failTask(infra.db, claim.fence, { code: -32603, message: 'boom' }, 'It broke');
+    const reply = await getTaskResult(taskId);
+    expect(reply.result).toMatchObject({
+      status: 'failed',
+      statusMessage: 'It broke',
+      error: { code: -32603, message: 'boom' },
+    });
+    expect(reply.result.result).toBeUndefined();
+  });
+
+  it('acknowledges a cancel, also again and on a terminal task', async () => {
+    const taskId = await createReportTask(gw.app);
+    const ack = {
+      jsonrpc: '2.0',
+      id: 1,
+      result: { resultType: 'complete', _meta: serverInfoMeta },
+    };
+    expect((await rpc(gw.app, 'tasks/cancel', { taskId })).body).toEqual(ack);
+    // Unleased and working: the store cancels it directly.
+    expect((await getTaskResult(taskId)).result.status).toBe('cancelled');
+    expect((await rpc(gw.app, 'tasks/cancel', { taskId })).body).toEqual(ack);
+  });
+});
