@@ -30,7 +30,7 @@ export function createNaturalBatcher<I, O>(
     resolve(value: O): void;
     reject(error: unknown): void;
   }
-  let waiting: Waiting[] = [];
+  const waiting: Waiting[] = [];
   let busy = false;
 
   const settle = (batch: readonly Waiting[], outcomes: readonly BatchOutcome<O>[]): void => {
@@ -47,8 +47,7 @@ export function createNaturalBatcher<I, O>(
 
   const flush = async (): Promise<void> => {
     while (waiting.length > 0) {
-      const batch = waiting.slice(0, maxBatchSize);
-      waiting = waiting.slice(batch.length);
+      const batch = waiting.splice(0, maxBatchSize);
       try {
         settle(batch, await run(batch.map((entry) => entry.item)));
       } catch (error) {

@@ -79,6 +79,19 @@ export function createReplicaWaiter(readDb: Db, options: { timeoutMs: number }):
   };
 
   const loop = async (): Promise<void> => {
+    try {
+      await pollUntilSettled();
+    } finally {
+      // Whatever happened, the next waiter starts a loop of its own instead of waiting forever.
+      looping = false;
+      if (waiting.size > 0) {
+        looping = true;
+        queueMicrotask(() => void loop());
+      }
+    }
+  };
+
+  const pollUntilSettled = async (): Promise<void> => {
     let delay = FIRST_DELAY_MS;
     while (waiting.size > 0) {
       arrived = false;
@@ -110,7 +123,6 @@ export function createReplicaWaiter(readDb: Db, options: { timeoutMs: number }):
       wake = undefined;
       delay = arrived ? FIRST_DELAY_MS : Math.min(delay * 2, MAX_DELAY_MS);
     }
-    looping = false;
   };
 
   return {
