@@ -115,9 +115,13 @@ export function createTaskQueue(options: TaskQueueOptions): TaskQueue {
     // `created` wake-ups are found by their id alone: no pointers, no second round trip.
     const later = jobs.filter((job) => job.opts.jobId !== job.data.taskId);
     const add = async () => {
-      // One MULTI/EXEC; an id already in Redis (waiting, active, delayed) is left as it is.
-      await queue.addBulk(jobs);
-      if (later.length === 0) return;
+      // One pipeline (one write); an id already in Redis (waiting, active, delayed) is left as it
+      // is. The pointers go out alongside, as in enqueue.
+      const adding = queue.addBulk(jobs);
+      if (later.length === 0) {
+        await adding;
+        return;
+      }
       const pointers = connection.pipeline();
       for (const job of later) {
         pointers.set(
@@ -127,7 +131,7 @@ export function createTaskQueue(options: TaskQueueOptions): TaskQueue {
           LATEST_JOB_TTL_MS,
         );
       }
-      await pointers.exec();
+      await Promise.all([adding, pointers.exec()]);
     };
     const deadline = batchTimeoutMs(taskIds.length);
     await withDeadline(
@@ -141,14 +145,22 @@ export function createTaskQueue(options: TaskQueueOptions): TaskQueue {
     async enqueue(taskId, reason, enqueueOptions = {}) {
       const jobId = jobIdFor(taskId, reason);
       const add = async () => {
-        await queue.add(
+        const adding = queue.add(
           RUN_TASK_JOB_NAME,
           { taskId, reason },
           { jobId, ...(enqueueOptions.delayMs ? { delay: enqueueOptions.delayMs } : {}) },
         );
-        if (jobId !== taskId) {
-          await connection.set(latestJobKey(prefix, taskId), jobId, 'PX', LATEST_JOB_TTL_MS);
+        if (jobId === taskId) {
+          await adding;
+          return;
         }
+        // The pointer goes out with the add, not one round trip after it. If the add fails, the
+        // pointer names a job that does not exist, which lookups read as "not live": at worst
+        // one duplicate wake-up later, which claimLease absorbs.
+        await Promise.all([
+          adding,
+          connection.set(latestJobKey(prefix, taskId), jobId, 'PX', LATEST_JOB_TTL_MS),
+        ]);
       };
       await withDeadline(
         add(),
