@@ -167,7 +167,9 @@ describe('enqueueCreated', () => {
         },
       });
       await eventually(() => handled.length === 3);
-      await eventually(async () => (await admin.exists(`${prefix}:mcp-tasks-run:${ids[0]!}`)) === 0);
+      await eventually(
+        async () => (await admin.exists(`${prefix}:mcp-tasks-run:${ids[0]!}`)) === 0,
+      );
       await queue.enqueueCreated([ids[0]!]);
       await eventually(() => handled.length === 4);
       expect(handled.filter((id) => id === ids[0])).toHaveLength(2);

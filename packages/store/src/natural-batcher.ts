@@ -6,7 +6,7 @@ export interface NaturalBatcherOptions<I, O> {
    * Handles one batch and resolves with one outcome per item, in order. A rejection fails every
    * item of that batch (and only that batch).
    */
-  run(items: readonly I[]): Promise<readonly BatchOutcome<O>[]>;
+  run: (items: readonly I[]) => Promise<readonly BatchOutcome<O>[]>;
   /** Items per batch at most; the rest wait for the next one. */
   maxBatchSize: number;
 }

@@ -7,7 +7,7 @@ import {
   type TaskOwner,
   type TaskStatus,
 } from '@mcp-tasks/tasks';
-import { jsonb, type Db, type TaskRow } from './database.js';
+import type { Db, TaskRow } from './database.js';
 import { TaskIdConflictError } from './errors.js';
 import type { BatchOutcome } from './natural-batcher.js';
 import { taskRowToTask } from './task-row.js';
