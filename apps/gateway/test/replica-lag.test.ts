@@ -32,7 +32,7 @@ beforeAll(async () => {
     async createAndDispatch(input, options) {
       seen.push(options);
       if (!lagging) return real.createAndDispatch(input, options);
-      throw new ReplicaLagError('0/1', 5000, '0/0');
+      throw new ReplicaLagError('tsk_lagging', 5000, '0/0');
     },
   };
   gw = buildGateway(infra, { taskService });

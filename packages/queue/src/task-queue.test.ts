@@ -140,6 +140,48 @@ describe('task queue and consumer on real Redis', () => {
   });
 });
 
+describe('enqueueCreated', () => {
+  it('adds a batch of new tasks once each; a repeat adds nothing while the job exists, and a new job once it was removed', async () => {
+    const prefix = `${redis.prefix}-created`;
+    const queue = createTaskQueue({ redisUrl: redis.url, prefix });
+    const waitKey = `${prefix}:mcp-tasks-run:wait`;
+    let consumer: TaskConsumer | undefined;
+    try {
+      const ids = [newTaskId(), newTaskId(), newTaskId()];
+      await queue.enqueueCreated(ids);
+      await queue.enqueueCreated([ids[0]!, ids[0]!]);
+      expect((await admin.lrange(waitKey, 0, -1)).sort()).toEqual([...ids].sort());
+      // No pointer for a created wake-up: its job id is the task id.
+      expect(await admin.exists(latestJobKey(prefix, ids[0]!))).toBe(0);
+
+      // BullMQ deduplicates by the job's hash: once a finished job is removed (removeOnComplete),
+      // the same id is a new job. So a repeat must not be sent for a task a worker already took.
+      const handled: string[] = [];
+      consumer = createTaskConsumer({
+        redisUrl: redis.url,
+        prefix,
+        concurrency: 3,
+        handle: (job) => {
+          handled.push(job.taskId);
+          return Promise.resolve();
+        },
+      });
+      await eventually(() => handled.length === 3);
+      await eventually(
+        async () => (await admin.exists(`${prefix}:mcp-tasks-run:${ids[0]!}`)) === 0,
+      );
+      await queue.enqueueCreated([ids[0]!]);
+      await eventually(() => handled.length === 4);
+      expect(handled.filter((id) => id === ids[0])).toHaveLength(2);
+    } finally {
+      await consumer?.close();
+      await queue.close();
+      const keys = await admin.keys(`${prefix}*`);
+      if (keys.length > 0) await admin.del(...keys);
+    }
+  });
+});
+
 describe('a producer with Redis unreachable', () => {
   it('fails an enqueue and a ping quickly instead of hanging', async () => {
     const dead = createTaskQueue({ redisUrl: 'redis://127.0.0.1:1', commandTimeoutMs: 300 });

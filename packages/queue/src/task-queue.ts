@@ -21,6 +21,8 @@ export interface TaskQueue extends TaskDispatcher {
   enqueue(taskId: string, reason: RunTaskReason, options?: EnqueueOptions): Promise<void>;
   /** Many wake-ups in one round trip (BullMQ addBulk), e.g. the sweeper's batch of orphans. */
   enqueueMany(taskIds: readonly string[], reason: RunTaskReason): Promise<void>;
+  /** enqueueMany(taskIds, 'created'): the task service's batch of new tasks, idempotent per id. */
+  enqueueCreated(taskIds: readonly string[]): Promise<void>;
   /** A waiting, delayed or active-and-locked wake-up exists for the task (advisory: for the sweeper and ops). */
   hasLiveJob(taskId: string): Promise<boolean>;
   /**
@@ -103,18 +105,62 @@ export function createTaskQueue(options: TaskQueueOptions): TaskQueue {
     );
   const batchTimeoutMs = (size: number): number => timeoutMs + 2 * size;
 
+  const enqueueMany = async (taskIds: readonly string[], reason: RunTaskReason): Promise<void> => {
+    if (taskIds.length === 0) return;
+    const jobs = taskIds.map((taskId) => ({
+      name: RUN_TASK_JOB_NAME,
+      data: { taskId, reason },
+      opts: { jobId: jobIdFor(taskId, reason) },
+    }));
+    // `created` wake-ups are found by their id alone: no pointers, no second round trip.
+    const later = jobs.filter((job) => job.opts.jobId !== job.data.taskId);
+    const add = async () => {
+      // One pipeline (one write); an id already in Redis (waiting, active, delayed) is left as it
+      // is. The pointers go out alongside, as in enqueue.
+      const adding = queue.addBulk(jobs);
+      if (later.length === 0) {
+        await adding;
+        return;
+      }
+      const pointers = connection.pipeline();
+      for (const job of later) {
+        pointers.set(
+          latestJobKey(prefix, job.data.taskId),
+          job.opts.jobId,
+          'PX',
+          LATEST_JOB_TTL_MS,
+        );
+      }
+      await Promise.all([adding, pointers.exec()]);
+    };
+    const deadline = batchTimeoutMs(taskIds.length);
+    await withDeadline(
+      add(),
+      deadline,
+      `enqueue of ${taskIds.length} tasks timed out after ${deadline} ms`,
+    );
+  };
+
   return {
     async enqueue(taskId, reason, enqueueOptions = {}) {
       const jobId = jobIdFor(taskId, reason);
       const add = async () => {
-        await queue.add(
+        const adding = queue.add(
           RUN_TASK_JOB_NAME,
           { taskId, reason },
           { jobId, ...(enqueueOptions.delayMs ? { delay: enqueueOptions.delayMs } : {}) },
         );
-        if (jobId !== taskId) {
-          await connection.set(latestJobKey(prefix, taskId), jobId, 'PX', LATEST_JOB_TTL_MS);
+        if (jobId === taskId) {
+          await adding;
+          return;
         }
+        // The pointer goes out with the add, not one round trip after it. If the add fails, the
+        // pointer names a job that does not exist, which lookups read as "not live": at worst
+        // one duplicate wake-up later, which claimLease absorbs.
+        await Promise.all([
+          adding,
+          connection.set(latestJobKey(prefix, taskId), jobId, 'PX', LATEST_JOB_TTL_MS),
+        ]);
       };
       await withDeadline(
         add(),
@@ -122,33 +168,8 @@ export function createTaskQueue(options: TaskQueueOptions): TaskQueue {
         `enqueue of task ${taskId} timed out after ${timeoutMs} ms`,
       );
     },
-    async enqueueMany(taskIds, reason) {
-      if (taskIds.length === 0) return;
-      const jobs = taskIds.map((taskId) => ({
-        name: RUN_TASK_JOB_NAME,
-        data: { taskId, reason },
-        opts: { jobId: jobIdFor(taskId, reason) },
-      }));
-      const add = async () => {
-        await queue.addBulk(jobs);
-        const pointers = connection.pipeline();
-        for (const job of jobs.filter((j) => j.opts.jobId !== j.data.taskId)) {
-          pointers.set(
-            latestJobKey(prefix, job.data.taskId),
-            job.opts.jobId,
-            'PX',
-            LATEST_JOB_TTL_MS,
-          );
-        }
-        await pointers.exec();
-      };
-      const deadline = batchTimeoutMs(taskIds.length);
-      await withDeadline(
-        add(),
-        deadline,
-        `enqueue of ${taskIds.length} tasks timed out after ${deadline} ms`,
-      );
-    },
+    enqueueMany,
+    enqueueCreated: (taskIds) => enqueueMany(taskIds, 'created'),
     async pendingJobs(taskIds) {
       // Issued together, ioredis pipelines them on the one connection.
       const lookups = Promise.all(taskIds.map((taskId) => checkJob(taskId, false)));

@@ -17,12 +17,12 @@ export class StaleLeaseError extends Error {
 /** The read replica did not replay a commit within the bound, so a handle would not resolve there. */
 export class ReplicaLagError extends Error {
   constructor(
-    readonly commitLsn: string,
+    readonly taskId: string,
     readonly timeoutMs: number,
     readonly replayLsn: string | null,
   ) {
     super(
-      `read replica has not replayed ${commitLsn} within ${timeoutMs} ms (replayed ${replayLsn ?? 'unknown'})`,
+      `read replica did not have task ${taskId} within ${timeoutMs} ms (replayed up to ${replayLsn ?? 'unknown'})`,
     );
     this.name = 'ReplicaLagError';
   }

@@ -20,14 +20,21 @@ export {
   CANCELLED_BY_REQUEST,
   RESUMED_MESSAGE,
   createTask,
+  createTasks,
   getTask,
   getTaskForPrincipal,
   getTasksForPrincipal,
   recordInputResponses,
   requestCancel,
+  type CreatedTask,
   type NewTask,
 } from './task-repository.js';
-export { waitUntilVisible } from './replica.js';
+export { createReplicaWaiter, type ReplicaWaiter } from './replica.js';
+export {
+  createNaturalBatcher,
+  type BatchOutcome,
+  type NaturalBatcherOptions,
+} from './natural-batcher.js';
 export { getTaskViewForPrincipal } from './task-view.js';
 export { flagListenedTasks } from './listen-repository.js';
 export {

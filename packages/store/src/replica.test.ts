@@ -5,29 +5,51 @@ import { replicaUnavailableReason, startReplicaPair, type ReplicaPair } from '..
 import { createDb, type Db } from './database.js';
 import { ReplicaLagError } from './errors.js';
 import { migrateToLatest } from './migrate.js';
-import { waitUntilVisible } from './replica.js';
+import { createReplicaWaiter } from './replica.js';
 import { createTask, getTask } from './task-repository.js';
 import { createTaskService, type TaskDispatcher } from './task-service.js';
 
-describe('waitUntilVisible against a primary', () => {
+describe('the replica waiter against a primary', () => {
   let fixture: StoreFixture;
   beforeAll(async () => {
     fixture = await createStoreFixture('replica_primary');
   });
   afterAll(() => fixture.close());
 
-  it('returns at once: a server not in recovery has every acknowledged commit', async () => {
-    const { commitLsn } = await createTask(fixture.db, newTask());
-    await expect(
-      waitUntilVisible(fixture.db, commitLsn, { timeoutMs: 1 }),
-    ).resolves.toBeUndefined();
+  it('returns on the first poll: a server not in recovery has every acknowledged commit', async () => {
+    const { task } = await createTask(fixture.db, newTask());
+    const waiter = createReplicaWaiter(fixture.db, { timeoutMs: 1_000 });
+    await expect(waiter.waitUntilReadable(task.id)).resolves.toBeUndefined();
+  });
+
+  it('answers each of many waiting tasks, and a row that never comes with ReplicaLagError', async () => {
+    const created = await Promise.all([1, 2, 3].map(() => createTask(fixture.db, newTask())));
+    const waiter = createReplicaWaiter(fixture.db, { timeoutMs: 150 });
+    const absent = newTask().id;
+    const outcomes = await Promise.allSettled([
+      ...created.map(({ task }) => waiter.waitUntilReadable(task.id)),
+      waiter.waitUntilReadable(absent),
+    ]);
+    expect(outcomes.slice(0, 3).map((o) => o.status)).toEqual([
+      'fulfilled',
+      'fulfilled',
+      'fulfilled',
+    ]);
+    const lagged = outcomes[3]!;
+    expect(lagged.status).toBe('rejected');
+    const error = (lagged as PromiseRejectedResult).reason as ReplicaLagError;
+    expect(error).toBeInstanceOf(ReplicaLagError);
+    expect(error.taskId).toBe(absent);
+    expect(error.message).toBe(
+      `read replica did not have task ${absent} within 150 ms (replayed up to unknown)`,
+    );
   });
 });
 
 const unavailable = replicaUnavailableReason();
 if (unavailable !== null) console.warn(`streaming replica tests skipped: ${unavailable}`);
 
-describe.skipIf(unavailable !== null)('waitUntilVisible against a real streaming replica', () => {
+describe.skipIf(unavailable !== null)('the replica waiter against a real streaming replica', () => {
   let pair: ReplicaPair;
   let primary: Db;
   let replica: Db;
@@ -44,8 +66,8 @@ describe.skipIf(unavailable !== null)('waitUntilVisible against a real streaming
   });
 
   it('returns once the replica replayed the commit, so the row is readable there', async () => {
-    const { task, commitLsn } = await createTask(primary, newTask());
-    await waitUntilVisible(replica, commitLsn, { timeoutMs: 10_000 });
+    const { task } = await createTask(primary, newTask());
+    await createReplicaWaiter(replica, { timeoutMs: 10_000 }).waitUntilReadable(task.id);
     expect(await getTask(replica, task.id)).toEqual(task);
   });
 
@@ -54,16 +76,17 @@ describe.skipIf(unavailable !== null)('waitUntilVisible against a real streaming
     let created: Awaited<ReturnType<typeof createTask>>;
     try {
       created = await createTask(primary, newTask());
-      const error = await waitUntilVisible(replica, created.commitLsn, { timeoutMs: 300 }).catch(
-        (e: unknown) => e,
-      );
+      const error = await createReplicaWaiter(replica, { timeoutMs: 300 })
+        .waitUntilReadable(created.task.id)
+        .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ReplicaLagError);
-      expect((error as ReplicaLagError).commitLsn).toBe(created.commitLsn);
+      expect((error as ReplicaLagError).taskId).toBe(created.task.id);
+      expect((error as ReplicaLagError).replayLsn).toMatch(/^[0-9A-F]+\/[0-9A-F]+$/);
       expect(await getTask(replica, created.task.id)).toBeUndefined();
     } finally {
       await sql`SELECT pg_wal_replay_resume()`.execute(replica);
     }
-    await waitUntilVisible(replica, created.commitLsn, { timeoutMs: 10_000 });
+    await createReplicaWaiter(replica, { timeoutMs: 10_000 }).waitUntilReadable(created.task.id);
     expect(await getTask(replica, created.task.id)).toEqual(created.task);
   });
 

@@ -6,27 +6,137 @@ const FIRST_DELAY_MS = 2;
 const MAX_DELAY_MS = 50;
 
 /**
- * R11: a handle goes out only once a read on the replica would find the row. Polls the replica's
- * replay position with a short backoff until it reaches commitLsn, or throws ReplicaLagError.
- * A `readDb` that is not in recovery (a primary) has every commit it acknowledged, so it passes.
+ * Errors that mean "not there yet", not "broken": the replica has not replayed the migration that
+ * made the table (42P01), or cancelled the read for a conflict with replay (40001).
  */
-export async function waitUntilVisible(
-  readDb: Db,
-  commitLsn: string,
-  options: { timeoutMs: number },
-): Promise<void> {
-  const deadline = Date.now() + options.timeoutMs;
-  let delay = FIRST_DELAY_MS;
-  for (;;) {
-    const result = await sql<{ replay: string | null; visible: boolean | null }>`
+const NOT_READABLE_YET = new Set(['42P01', '40001']);
+const notReadableYet = (error: unknown): boolean =>
+  NOT_READABLE_YET.has(String((error as { code?: unknown } | null)?.code));
+
+/** Waits until tasks are readable on a read replica (R11); one poll serves every waiting task. */
+export interface ReplicaWaiter {
+  /** Resolves once a read on the replica finds the task; ReplicaLagError after the bound. */
+  waitUntilReadable(taskId: string): Promise<void>;
+}
+
+/**
+ * R11: a handle goes out only once a read on the replica finds the row. One loop polls the
+ * replica for the rows themselves, all waiting tasks in one query, with a short backoff, and
+ * settles each task when its row shows up or its own bound passes. A task that arrives while the
+ * loop sleeps cuts the sleep short (its first poll is not delayed by others' backoff); tasks that
+ * arrive while a poll is in flight join the next one (natural batching, as for inserts).
+ *
+ * Why rows and not a WAL position: on a hot standby the row becomes readable when the commit
+ * record is replayed, and that record is written after the INSERT statement has ended. Any
+ * position the INSERT itself could return (`RETURNING pg_current_wal_insert_lsn()`) lies before
+ * the commit record, so a replica that replayed up to it may still hide the row; the commit's own
+ * end position is only known to a statement run after COMMIT — a second round trip on the primary
+ * for every create. Asking the replica for the rows is the condition itself, costs the primary
+ * nothing, and a `readDb` that is a primary answers on the first poll.
+ */
+export function createReplicaWaiter(readDb: Db, options: { timeoutMs: number }): ReplicaWaiter {
+  interface Waiting {
+    taskId: string;
+    deadline: number;
+    resolve(): void;
+    reject(error: unknown): void;
+  }
+  const waiting = new Map<string, Waiting[]>();
+  let looping = false;
+  let arrived = false;
+  let wake: (() => void) | undefined;
+
+  const settle = (taskId: string, error?: unknown): void => {
+    for (const entry of waiting.get(taskId) ?? []) {
+      if (error === undefined) entry.resolve();
+      else entry.reject(error);
+    }
+    waiting.delete(taskId);
+  };
+
+  const expireLate = (replay: string | null): void => {
+    const now = Date.now();
+    for (const [taskId, entries] of waiting) {
+      const late = entries.filter((entry) => entry.deadline <= now);
+      if (late.length === 0) continue;
+      const error = new ReplicaLagError(taskId, options.timeoutMs, replay);
+      for (const entry of late) entry.reject(error);
+      const left = entries.filter((entry) => entry.deadline > now);
+      if (left.length === 0) waiting.delete(taskId);
+      else waiting.set(taskId, left);
+    }
+  };
+
+  const poll = async (): Promise<void> => {
+    const ids = [...waiting.keys()];
+    const result = await sql<{ replay: string | null; ids: string[] | null }>`
       SELECT pg_last_wal_replay_lsn()::text AS replay,
-             pg_last_wal_replay_lsn() >= ${commitLsn}::pg_lsn AS visible
+             (SELECT array_agg(id) FROM tasks WHERE id = ANY(${ids}::text[])) AS ids
     `.execute(readDb);
     const row = result.rows[0];
-    if (row === undefined || row.replay === null || row.visible === true) return;
-    const remaining = deadline - Date.now();
-    if (remaining <= 0) throw new ReplicaLagError(commitLsn, options.timeoutMs, row.replay);
-    await new Promise((resolve) => setTimeout(resolve, Math.min(delay, remaining)));
-    delay = Math.min(delay * 2, MAX_DELAY_MS);
-  }
+    for (const id of row?.ids ?? []) settle(id);
+    expireLate(row?.replay ?? null);
+  };
+
+  const loop = async (): Promise<void> => {
+    try {
+      await pollUntilSettled();
+    } finally {
+      // Whatever happened, the next waiter starts a loop of its own instead of waiting forever.
+      looping = false;
+      if (waiting.size > 0) {
+        looping = true;
+        queueMicrotask(() => void loop());
+      }
+    }
+  };
+
+  const pollUntilSettled = async (): Promise<void> => {
+    let delay = FIRST_DELAY_MS;
+    while (waiting.size > 0) {
+      arrived = false;
+      try {
+        await poll();
+      } catch (error) {
+        if (notReadableYet(error)) {
+          expireLate(null);
+        } else {
+          // The replica is unreachable or refused the query: every task waiting now gets the error.
+          for (const taskId of [...waiting.keys()]) settle(taskId, error);
+          break;
+        }
+      }
+      if (waiting.size === 0) break;
+      if (arrived) {
+        delay = FIRST_DELAY_MS;
+        continue;
+      }
+      const nearest = Math.min(...[...waiting.values()].flat().map((entry) => entry.deadline));
+      const sleepMs = Math.max(0, Math.min(delay, nearest - Date.now()));
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, sleepMs);
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      wake = undefined;
+      delay = arrived ? FIRST_DELAY_MS : Math.min(delay * 2, MAX_DELAY_MS);
+    }
+  };
+
+  return {
+    waitUntilReadable(taskId) {
+      return new Promise<void>((resolve, reject) => {
+        const entry = { taskId, deadline: Date.now() + options.timeoutMs, resolve, reject };
+        waiting.set(taskId, [...(waiting.get(taskId) ?? []), entry]);
+        arrived = true;
+        if (wake !== undefined) wake();
+        if (!looping) {
+          looping = true;
+          queueMicrotask(() => void loop());
+        }
+      });
+    },
+  };
 }

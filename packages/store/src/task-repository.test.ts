@@ -1,13 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newTaskId } from '@mcp-tasks/tasks';
 import { alice, createStoreFixture, newTask, rawRow, type StoreFixture } from '../test/helpers.js';
-import type { Db } from './database.js';
+import { createDb, type Db } from './database.js';
 import { TaskIdConflictError } from './errors.js';
 import { claimLease, requestInput } from './lease.js';
 import {
   CANCELLED_BY_REQUEST,
   RESUMED_MESSAGE,
   createTask,
+  createTasks,
   getTask,
   getTaskForPrincipal,
   recordInputResponses,
@@ -16,11 +17,27 @@ import {
 
 let fixture: StoreFixture;
 let db: Db;
+/** A second pool on the same database that records every statement it sends. */
+let counted: { db: Db; statements: string[] };
 beforeAll(async () => {
   fixture = await createStoreFixture('task_repository');
   db = fixture.db;
+  const statements: string[] = [];
+  counted = {
+    statements,
+    db: createDb({
+      connectionString: fixture.database.connectionString,
+      max: 2,
+      log: (event) => {
+        if (event.level === 'query') statements.push(event.query.sql);
+      },
+    }),
+  };
 });
-afterAll(() => fixture.close());
+afterAll(async () => {
+  await counted.db.destroy();
+  await fixture.close();
+});
 
 const mallory = { tenant: 'acme', principal: 'mallory' };
 const otherTenant = { tenant: 'globex', principal: 'alice' };
@@ -35,10 +52,11 @@ async function parkedTask(keys: string[]): Promise<string> {
 }
 
 describe('createTask', () => {
-  it('stores a working task and returns it with the commit position', async () => {
+  it('stores a working task with one statement', async () => {
     const input = newTask({ statusMessage: 'queued', ttlMs: 3_000_000_000 });
-    const { task, commitLsn } = await createTask(db, input);
-    expect(commitLsn).toMatch(/^[0-9A-F]+\/[0-9A-F]+$/);
+    const { task, created, woken } = await createTask(counted.db, input);
+    expect(counted.statements.splice(0)).toHaveLength(1);
+    expect({ created, woken }).toEqual({ created: true, woken: false });
     expect(task).toMatchObject({
       id: input.id,
       owner: alice,
@@ -85,6 +103,62 @@ describe('createTask', () => {
     await expect(
       createTask(db, { ...input, owner: { tenant: 'globex', principal: 'mallory' } }),
     ).rejects.toBeInstanceOf(TaskIdConflictError);
+  });
+});
+
+describe('createTasks', () => {
+  it('inserts a batch with one statement and answers each input on its own', async () => {
+    const existing = newTask();
+    await createTask(db, existing);
+    const fresh = [newTask(), newTask({ ttlMs: null })];
+    const foreign = { ...existing, owner: { tenant: 'globex', principal: 'mallory' } };
+    const twin = newTask();
+    const outcomes = await createTasks(counted.db, [
+      fresh[0]!,
+      existing,
+      newTask({ id: 'nope' }),
+      foreign,
+      twin,
+      fresh[1]!,
+      twin,
+    ]);
+    expect(counted.statements.splice(0)).toHaveLength(1);
+    const summary = outcomes.map((o) =>
+      o.ok ? { id: o.value.task.id, created: o.value.created } : { error: (o.error as Error).name },
+    );
+    expect(summary).toEqual([
+      { id: fresh[0]!.id, created: true },
+      { id: existing.id, created: false },
+      { error: 'RangeError' },
+      { error: 'TaskIdConflictError' },
+      { id: twin.id, created: true },
+      { id: fresh[1]!.id, created: true },
+      // The same id twice in one batch: the second is a repeat of the first, not a second row.
+      { id: twin.id, created: false },
+    ]);
+    for (const input of [...fresh, twin]) {
+      expect((await getTask(db, input.id))?.status).toBe('working');
+    }
+    expect((await rawRow(db, existing.id))?.tenant).toBe(alice.tenant);
+  });
+
+  it('fails only the row whose values the database refuses, and inserts the others', async () => {
+    const good = [newTask(), newTask()];
+    const bad = newTask({ ttlMs: -1 });
+    const outcomes = await createTasks(db, [good[0]!, bad, good[1]!]);
+    expect(outcomes.map((o) => o.ok)).toEqual([true, false, true]);
+    const refused = outcomes[1] as { ok: false; error: { code?: string; constraint?: string } };
+    expect(refused.error).toMatchObject({ code: '23514', constraint: 'tasks_ttl_non_negative' });
+    expect(await rawRow(db, bad.id)).toBeUndefined();
+    for (const input of good) expect((await getTask(db, input.id))?.status).toBe('working');
+  });
+
+  it('says whether a wake-up is known to have reached an existing task', async () => {
+    const input = newTask();
+    await createTask(db, input);
+    expect((await createTask(db, input)).woken).toBe(false);
+    await claimLease(db, input.id, 'worker-1', 30_000);
+    expect((await createTask(db, input)).woken).toBe(true);
   });
 });
 

@@ -7,8 +7,9 @@ import {
   type TaskOwner,
   type TaskStatus,
 } from '@mcp-tasks/tasks';
-import { jsonb, type Db, type TaskRow } from './database.js';
+import type { Db, TaskRow } from './database.js';
 import { TaskIdConflictError } from './errors.js';
+import type { BatchOutcome } from './natural-batcher.js';
 import { taskRowToTask } from './task-row.js';
 
 /** The status message a task gets when a cancel request ends it without a worker. */
@@ -25,68 +26,177 @@ export interface NewTask {
   statusMessage: string | null;
 }
 
-/**
- * Inserts a `working` task (autocommit) and returns the WAL position a replica must replay before
- * the row is readable there. The position is read after COMMIT returned: only then is the commit
- * record in the WAL. `pg_current_wal_insert_lsn` rather than `pg_current_wal_lsn`, because with
- * `synchronous_commit = off` the commit may not have been written out yet, and the insert position
- * is past it either way.
- */
-/**
- * Inserts the task; returns `created: false` with the existing task when the same owner already
- * created the same operation under this id (an idempotent retry). The same id for a different
- * owner or operation is a TaskIdConflictError and changes nothing.
- */
-export async function createTask(
-  db: Db,
-  input: NewTask,
-): Promise<{ task: Task; commitLsn: string; created: boolean; enqueued: boolean }> {
-  if (!isWellFormedTaskId(input.id)) throw new RangeError(`malformed task id ${input.id}`);
-  const inserted = await db
-    .insertInto('tasks')
-    .values({
-      id: input.id,
-      tenant: input.owner.tenant,
-      principal: input.owner.principal,
-      method: input.operation.method,
-      tool_name: input.operation.toolName,
-      arguments: jsonb(input.operation.arguments),
-      ttl_ms: input.ttlMs,
-      poll_interval_ms: input.pollIntervalMs,
-      status_message: input.statusMessage,
-    })
-    .onConflict((conflict) => conflict.column('id').doNothing())
-    .returningAll()
-    .executeTakeFirst();
-  const row = inserted ?? (await existingTwin(db, input));
-  const lsn = await sql<{ lsn: string }>`SELECT pg_current_wal_insert_lsn()::text AS lsn`.execute(
-    db,
-  );
-  const commitLsn = lsn.rows[0]?.lsn;
-  if (commitLsn === undefined) throw new Error('pg_current_wal_insert_lsn returned nothing');
-  return {
-    task: taskRowToTask(row),
-    commitLsn,
-    created: inserted !== undefined,
-    enqueued: row.enqueued_at !== null,
-  };
+/** One create's outcome: the task, and whether this call inserted it or found its twin. */
+export interface CreatedTask {
+  task: Task;
+  /** false: the same owner already created the same operation under this id (a retry). */
+  created: boolean;
+  /**
+   * A wake-up is known to have reached the task: a worker claimed it (lease epoch > 0) or the
+   * sweeper or a worker requeue marked it enqueued. A create never marks (see createTaskService).
+   */
+  woken: boolean;
 }
 
-async function existingTwin(db: Db, input: NewTask): Promise<TaskRow> {
-  const row = await db
-    .selectFrom('tasks')
-    .selectAll()
-    .where('id', '=', input.id)
-    .executeTakeFirstOrThrow();
-  const same =
+/**
+ * Inserts the task (autocommit, one statement); see createTasks. Throws TaskIdConflictError when
+ * the id names another owner's or another operation's task.
+ */
+export async function createTask(db: Db, input: NewTask): Promise<CreatedTask> {
+  const [outcome] = await createTasks(db, [input]);
+  if (outcome === undefined) throw new Error('createTasks returned no outcome');
+  if (!outcome.ok) throw outcome.error;
+  return outcome.value;
+}
+
+/** Errors that belong to one row's values (SQLSTATE classes 22 and 23), not to the statement. */
+const isRowDataError = (error: unknown): boolean => {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (code.startsWith('22') || code.startsWith('23'));
+};
+
+/**
+ * Inserts many tasks with ONE statement (autocommit) and answers each input on its own: created,
+ * an idempotent repeat (same id, owner and operation: the existing task, `created: false`), or a
+ * TaskIdConflictError for that input only; a malformed id is a RangeError for that input and never
+ * reaches the database. The statement inserts what is new and, from the same snapshot, reads the
+ * rows that already existed, so a repeat costs no second round trip. Two rare cases take one more:
+ * a row a concurrent create committed after this statement's snapshot (read again), and a row whose
+ * values the database refuses (a check constraint): then each row is inserted on its own, so that
+ * error reaches only its own caller.
+ */
+export async function createTasks(
+  db: Db,
+  inputs: readonly NewTask[],
+): Promise<BatchOutcome<CreatedTask>[]> {
+  const outcomes: (BatchOutcome<CreatedTask> | undefined)[] = inputs.map((input) =>
+    isWellFormedTaskId(input.id)
+      ? undefined
+      : { ok: false, error: new RangeError(`malformed task id ${input.id}`) },
+  );
+  // One row per id: a repeat within the batch (a retry racing its original) is answered from
+  // the row its first occurrence gets.
+  const unique = new Map<string, NewTask>();
+  inputs.forEach((input, index) => {
+    if (outcomes[index] === undefined && !unique.has(input.id)) unique.set(input.id, input);
+  });
+  if (unique.size === 0) return outcomes as BatchOutcome<CreatedTask>[];
+
+  const failInputsOf = (id: string, error: unknown): void => {
+    inputs.forEach((input, index) => {
+      if (input.id === id && outcomes[index] === undefined) outcomes[index] = { ok: false, error };
+    });
+  };
+  let rows = new Map<string, { row: TaskRow; created: boolean }>();
+  try {
+    rows = await insertOrFind(db, [...unique.values()]);
+  } catch (error) {
+    if (!isRowDataError(error)) throw error;
+    if (unique.size === 1) failInputsOf([...unique.keys()][0]!, error);
+    else {
+      // One row's values failed the whole statement: insert each on its own to find whose.
+      const single = await Promise.all(
+        [...unique.values()].map((input) =>
+          insertOrFind(db, [input]).then(
+            (found) => ({ id: input.id, found, error: undefined }),
+            (rowError: unknown) => ({ id: input.id, found: undefined, error: rowError }),
+          ),
+        ),
+      );
+      for (const result of single) {
+        if (result.found === undefined) failInputsOf(result.id, result.error);
+        else for (const [id, value] of result.found) rows.set(id, value);
+      }
+    }
+  }
+  const failed = new Set(
+    inputs.filter((_, index) => outcomes[index] !== undefined).map((i) => i.id),
+  );
+  const missing = [...unique.keys()].filter((id) => !rows.has(id) && !failed.has(id));
+  if (missing.length > 0) {
+    // Inserted by a concurrent create after this statement's snapshot: ON CONFLICT skipped them,
+    // and the snapshot could not see them. They are committed now; read them.
+    const late = await db.selectFrom('tasks').selectAll().where('id', 'in', missing).execute();
+    for (const row of late) rows.set(row.id, { row, created: false });
+  }
+
+  const claimed = new Set<string>();
+  return inputs.map((input, index) => {
+    const decided = outcomes[index];
+    if (decided !== undefined) return decided;
+    const found = rows.get(input.id);
+    if (found === undefined) {
+      // Deleted between the insert and the read (retention); the caller may retry.
+      return {
+        ok: false,
+        error: new Error(`task ${input.id} vanished while it was being created`),
+      };
+    }
+    if (!sameOperation(found.row, input))
+      return { ok: false, error: new TaskIdConflictError(input.id) };
+    // Only the first input of an id inserted it; a twin in the same batch is a repeat.
+    const created = found.created && !claimed.has(input.id);
+    claimed.add(input.id);
+    return {
+      ok: true,
+      value: {
+        task: taskRowToTask(found.row),
+        created,
+        woken: found.row.lease_epoch > 0 || found.row.enqueued_at !== null,
+      },
+    };
+  });
+}
+
+/**
+ * The one statement: the rows go in as arrays (the SQL text is the same for any batch size),
+ * ON CONFLICT skips ids that exist, and the outer SELECT reads those from the statement's
+ * snapshot, which cannot see the rows this statement inserts (they come from RETURNING).
+ */
+async function insertOrFind(
+  db: Db,
+  inputs: readonly NewTask[],
+): Promise<Map<string, { row: TaskRow; created: boolean }>> {
+  const column = <T>(pick: (input: NewTask) => T): T[] => inputs.map(pick);
+  const result = await sql<TaskRow & { created: boolean }>`
+    WITH input AS (
+      SELECT * FROM unnest(
+        ${column((i) => i.id)}::text[], ${column((i) => i.owner.tenant)}::text[],
+        ${column((i) => i.owner.principal)}::text[], ${column((i) => i.operation.method)}::text[],
+        ${column((i) => i.operation.toolName)}::text[],
+        ${column((i) => JSON.stringify(i.operation.arguments))}::jsonb[],
+        ${column((i) => i.ttlMs)}::bigint[], ${column((i) => i.pollIntervalMs)}::integer[],
+        ${column((i) => i.statusMessage)}::text[]
+      ) AS i(id, tenant, principal, method, tool_name, arguments, ttl_ms, poll_interval_ms,
+             status_message)
+    ),
+    inserted AS (
+      INSERT INTO tasks (id, tenant, principal, method, tool_name, arguments, ttl_ms,
+                         poll_interval_ms, status_message)
+      SELECT id, tenant, principal, method, tool_name, arguments, ttl_ms, poll_interval_ms,
+             status_message FROM input
+      ON CONFLICT (id) DO NOTHING
+      RETURNING *
+    )
+    SELECT inserted.*, true AS created FROM inserted
+    UNION ALL
+    SELECT tasks.*, false AS created FROM tasks WHERE tasks.id IN (SELECT id FROM input)
+  `.execute(db);
+  const rows = new Map<string, { row: TaskRow; created: boolean }>();
+  for (const { created, ...row } of result.rows) rows.set(row.id, { row, created });
+  return rows;
+}
+
+/** The stored row is the same operation by the same owner (an idempotent repeat). */
+function sameOperation(row: TaskRow, input: NewTask): boolean {
+  return (
     row.tenant === input.owner.tenant &&
     row.principal === input.owner.principal &&
     row.method === input.operation.method &&
     row.tool_name === input.operation.toolName &&
     JSON.stringify(canonical(row.arguments)) ===
-      JSON.stringify(canonical(input.operation.arguments));
-  if (!same) throw new TaskIdConflictError(input.id);
-  return row;
+      JSON.stringify(canonical(input.operation.arguments))
+  );
 }
 
 /** jsonb does not keep key order; compare arguments with sorted keys. */

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newTaskId } from '@mcp-tasks/tasks';
 import { alice, createStoreFixture, newTask, rawRow, type StoreFixture } from '../test/helpers.js';
-import type { Db } from './database.js';
+import { createDb, type Db } from './database.js';
 import { TaskIdConflictError } from './errors.js';
 import { claimLease, requestInput } from './lease.js';
 import { findOrphans } from './sweeper-repository.js';
@@ -10,11 +10,27 @@ import { createTaskService, type TaskDispatcher } from './task-service.js';
 
 let fixture: StoreFixture;
 let db: Db;
+/** A second pool on the same database that records every statement it sends. */
+let counted: { db: Db; statements: string[] };
 beforeAll(async () => {
   fixture = await createStoreFixture('task_service');
   db = fixture.db;
+  const statements: string[] = [];
+  counted = {
+    statements,
+    db: createDb({
+      connectionString: fixture.database.connectionString,
+      max: 4,
+      log: (event) => {
+        if (event.level === 'query') statements.push(event.query.sql);
+      },
+    }),
+  };
 });
-afterAll(() => fixture.close());
+afterAll(async () => {
+  await counted.db.destroy();
+  await fixture.close();
+});
 
 type Reason = Parameters<TaskDispatcher['enqueue']>[1];
 
@@ -33,14 +49,23 @@ function recordingDispatcher(fail = false) {
 const future = (ms: number) => new Date(Date.now() + ms);
 
 describe('createAndDispatch', () => {
-  it('commits, enqueues and marks the task enqueued', async () => {
+  it('commits with one statement and enqueues, with no outbox mark: the row is the outbox', async () => {
     const { calls, dispatcher } = recordingDispatcher();
-    const service = createTaskService({ db, dispatcher });
+    const service = createTaskService({ db: counted.db, dispatcher, enqueueGraceMs: 1_000 });
     const input = newTask();
     const task = await service.createAndDispatch(input);
     expect(task).toMatchObject({ id: input.id, status: 'working' });
     expect(calls).toEqual([{ taskId: input.id, reason: 'created' }]);
-    expect((await rawRow(db, input.id))!.enqueued_at).toBeInstanceOf(Date);
+    expect(counted.statements.splice(0)).toHaveLength(1);
+    expect((await rawRow(db, input.id))!.enqueued_at).toBeNull();
+    // Within the grace the sweeper leaves it to the wake-up just sent; past it, unclaimed, the
+    // row alone makes it an orphan again (the wake-up was lost, or Redis was flushed).
+    expect(
+      await findOrphans(db, future(500), { enqueueGraceMs: 1_000, limit: 10_000 }),
+    ).not.toContain(task.id);
+    expect(
+      await findOrphans(db, future(5_000), { enqueueGraceMs: 1_000, limit: 10_000 }),
+    ).toContain(task.id);
   });
 
   it('answers a repeated create with the same task and enqueues it once', async () => {
@@ -126,6 +151,111 @@ describe('createAndDispatch', () => {
   });
 });
 
+describe('createAndDispatch under concurrency (natural batching)', () => {
+  /** Records each batch of created wake-ups the service hands over. */
+  function batchRecordingDispatcher() {
+    const batches: string[][] = [];
+    const dispatcher: TaskDispatcher = {
+      enqueue: () => Promise.reject(new Error('a batch dispatcher is not woken one by one')),
+      enqueueCreated(taskIds) {
+        batches.push([...taskIds]);
+        return Promise.resolve();
+      },
+    };
+    return { batches, dispatcher };
+  }
+  const inserts = () => counted.statements.splice(0).filter((q) => /insert into/i.test(q));
+
+  it('inserts concurrent creates with one statement and wakes them with one batch, each caller getting its own task', async () => {
+    const { batches, dispatcher } = batchRecordingDispatcher();
+    const service = createTaskService({ db: counted.db, dispatcher });
+    counted.statements.splice(0);
+    const inputs = Array.from({ length: 20 }, (_, i) =>
+      newTask({
+        operation: { method: 'tools/call', toolName: 'slow_compute', arguments: { seconds: i } },
+      }),
+    );
+    const tasks = await Promise.all(inputs.map((input) => service.createAndDispatch(input)));
+    expect(tasks.map((t) => [t.id, t.operation.arguments])).toEqual(
+      inputs.map((i) => [i.id, i.operation.arguments]),
+    );
+    expect(inserts()).toHaveLength(1);
+    expect(batches).toEqual([inputs.map((i) => i.id)]);
+    for (const input of inputs) expect((await getTask(db, input.id))?.status).toBe('working');
+  });
+
+  it('sends the creates that arrive while a batch is in flight together in the next one', async () => {
+    const { dispatcher } = batchRecordingDispatcher();
+    const service = createTaskService({ db: counted.db, dispatcher });
+    counted.statements.splice(0);
+    const first = service.createAndDispatch(newTask());
+    // Queued while the first INSERT is on the wire.
+    await new Promise((resolve) => setImmediate(resolve));
+    const later = Array.from({ length: 10 }, () => service.createAndDispatch(newTask()));
+    await Promise.all([first, ...later]);
+    expect(inserts().length).toBeLessThanOrEqual(2);
+  });
+
+  it("fails only the caller whose row is refused; the batch's other creates succeed", async () => {
+    const { batches, dispatcher } = batchRecordingDispatcher();
+    const service = createTaskService({ db: counted.db, dispatcher });
+    const taken = newTask();
+    await service.createAndDispatch(taken);
+    batches.splice(0);
+    counted.statements.splice(0);
+    const others = [newTask(), newTask()];
+    const outcomes = await Promise.allSettled([
+      service.createAndDispatch(others[0]!),
+      service.createAndDispatch({ ...taken, owner: { tenant: 'globex', principal: 'mallory' } }),
+      service.createAndDispatch(newTask({ pollIntervalMs: 0 })),
+      service.createAndDispatch(others[1]!),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual([
+      'fulfilled',
+      'rejected',
+      'rejected',
+      'fulfilled',
+    ]);
+    expect((outcomes[1] as PromiseRejectedResult).reason).toBeInstanceOf(TaskIdConflictError);
+    expect((outcomes[2] as PromiseRejectedResult).reason).toMatchObject({
+      code: '23514',
+      constraint: 'tasks_poll_interval_positive',
+    });
+    expect(batches).toEqual([others.map((t) => t.id)]);
+  });
+
+  it('answers a repeat of a derived id from the same batch once, and wakes the task once', async () => {
+    const { batches, dispatcher } = batchRecordingDispatcher();
+    const service = createTaskService({ db: counted.db, dispatcher });
+    const input = newTask();
+    const [a, b] = await Promise.all([
+      service.createAndDispatch(input, { derivedId: true }),
+      service.createAndDispatch(input, { derivedId: true }),
+    ]);
+    expect(a).toEqual(b);
+    // The repeat also asks for the wake-up (it cannot tell the first one went out); the job id is
+    // the task id, so the queue keeps one (task-queue.test.ts, enqueueCreated).
+    expect(batches.flat().every((id) => id === input.id)).toBe(true);
+  });
+
+  it('wakes a derived-id repeat of a task no worker has claimed, and not one a worker holds', async () => {
+    const { calls, dispatcher } = recordingDispatcher();
+    const service = createTaskService({ db, dispatcher });
+    const input = newTask();
+    await service.createAndDispatch(input, { derivedId: true });
+    await service.createAndDispatch(input, { derivedId: true });
+    expect(calls.filter((c) => c.taskId === input.id)).toHaveLength(2);
+    await claimLease(db, input.id, 'w', 30_000);
+    await service.createAndDispatch(input, { derivedId: true });
+    expect(calls.filter((c) => c.taskId === input.id)).toHaveLength(2);
+    // A fresh-id create is never repeated by a client; a repeat of it wakes nothing.
+    const fresh = newTask();
+    await service.createAndDispatch(fresh);
+    await service.createAndDispatch(fresh);
+    expect(calls.filter((c) => c.taskId === fresh.id)).toHaveLength(1);
+  });
+});
+
 describe('submitInputResponses', () => {
   it('dispatches the task once, when the last answer resumes it', async () => {
     const { calls, dispatcher } = recordingDispatcher();
@@ -148,7 +278,11 @@ describe('submitInputResponses', () => {
       { taskId: task.id, reason: 'created' },
       { taskId: task.id, reason: 'resumed' },
     ]);
-    expect((await rawRow(db, task.id))!.enqueued_at).toBeInstanceOf(Date);
+    // No mark: the resume bumped last_updated_at, which gives the wake-up its grace.
+    expect((await rawRow(db, task.id))!.enqueued_at).toBeNull();
+    expect(
+      await findOrphans(db, future(5_000), { enqueueGraceMs: 30_000, limit: 10_000 }),
+    ).not.toContain(task.id);
   });
 
   it('reports a foreign task as not found and dispatches nothing', async () => {

@@ -1,0 +1,91 @@
+import { describe, expect, it } from 'vitest';
+import { createNaturalBatcher, type BatchOutcome } from './natural-batcher.js';
+
+/** A batch handler whose batches finish when the test says so. */
+function controlledRun() {
+  const batches: number[][] = [];
+  const finishers: (() => void)[] = [];
+  const run = (items: readonly number[]): Promise<BatchOutcome<number>[]> => {
+    batches.push([...items]);
+    return new Promise((resolve) => {
+      finishers.push(() =>
+        resolve(
+          items.map((n) =>
+            n < 0 ? { ok: false, error: new Error(`refused ${n}`) } : { ok: true, value: n * 10 },
+          ),
+        ),
+      );
+    });
+  };
+  return { batches, finishers, run };
+}
+
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+describe('createNaturalBatcher', () => {
+  it('sends a lone item at once, with no window to wait for', async () => {
+    const { batches, finishers, run } = controlledRun();
+    const add = createNaturalBatcher({ run, maxBatchSize: 10 });
+    const result = add(1);
+    await Promise.resolve();
+    expect(batches).toEqual([[1]]);
+    finishers[0]!();
+    await expect(result).resolves.toBe(10);
+  });
+
+  it('sends the items that arrive while a batch is in flight together, in the next batch', async () => {
+    const { batches, finishers, run } = controlledRun();
+    const add = createNaturalBatcher({ run, maxBatchSize: 10 });
+    const first = add(1);
+    await turn();
+    const later = [add(2), add(3), add(4)];
+    await turn();
+    expect(batches).toEqual([[1]]);
+    finishers[0]!();
+    await turn();
+    expect(batches).toEqual([[1], [2, 3, 4]]);
+    finishers[1]!();
+    expect(await Promise.all([first, ...later])).toEqual([10, 20, 30, 40]);
+  });
+
+  it('caps a batch at maxBatchSize and sends the rest next', async () => {
+    const { batches, finishers, run } = controlledRun();
+    const add = createNaturalBatcher({ run, maxBatchSize: 2 });
+    const results = [add(1), add(2), add(3)];
+    await turn();
+    expect(batches).toEqual([[1, 2]]);
+    finishers[0]!();
+    await turn();
+    expect(batches).toEqual([[1, 2], [3]]);
+    finishers[1]!();
+    expect(await Promise.all(results)).toEqual([10, 20, 30]);
+  });
+
+  it("fails only the item whose outcome is an error, and a thrown batch only that batch's items", async () => {
+    let calls = 0;
+    const add = createNaturalBatcher<number, number>({
+      maxBatchSize: 10,
+      run: (items) => {
+        calls += 1;
+        if (calls === 1) return Promise.reject(new Error('connection lost'));
+        return Promise.resolve(
+          items.map((n) =>
+            n < 0 ? { ok: false, error: new Error(`refused ${n}`) } : { ok: true, value: n },
+          ),
+        );
+      },
+    });
+    await expect(add(1)).rejects.toThrow('connection lost');
+    const outcomes = await Promise.allSettled([add(2), add(-3), add(4)]);
+    expect(
+      outcomes.map((o) => (o.status === 'fulfilled' ? o.value : (o.reason as Error).message)),
+    ).toEqual([2, 'refused -3', 4]);
+  });
+
+  it('refuses a batch size that is not a positive integer', () => {
+    const run = () => Promise.resolve([]);
+    expect(() => createNaturalBatcher({ run, maxBatchSize: 0 })).toThrow(
+      'maxBatchSize must be a positive integer, got 0',
+    );
+  });
+});
