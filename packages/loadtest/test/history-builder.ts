@@ -90,6 +90,8 @@ export function historyBuilder(taskBoundMs = 10_000, startT = 0) {
       startMs: number,
       endMs: number | undefined,
       step = 's0',
+      /** The end line's outcome (default `complete`) and lease deadline (default none). */
+      end: { outcome?: string; leaseDeadlineMs?: number } = {},
     ) {
       records.push({ kind: 'step', phase: 'start', taskId, step, epoch, worker, startMs });
       if (endMs !== undefined)
@@ -102,7 +104,8 @@ export function historyBuilder(taskBoundMs = 10_000, startT = 0) {
           worker,
           startMs,
           endMs,
-          outcome: 'complete',
+          outcome: end.outcome ?? 'complete',
+          ...(end.leaseDeadlineMs === undefined ? {} : { leaseDeadlineMs: end.leaseDeadlineMs }),
         });
       return builder;
     },

@@ -20,7 +20,10 @@ export interface Observation {
   source: 'reply' | 'final';
 }
 
-/** One step execution, its start and end lines joined; `endMs` undefined when it never ended. */
+/**
+ * One step execution, its start and end lines joined; `endMs`, `outcome` and `leaseDeadlineMs`
+ * (the worker's local lease deadline when the step ended) undefined when it never ended.
+ */
 export interface StepExecution {
   taskId: string;
   step: string;
@@ -28,6 +31,8 @@ export interface StepExecution {
   worker: string;
   startMs: number;
   endMs: number | undefined;
+  outcome: string | undefined;
+  leaseDeadlineMs: number | undefined;
 }
 
 export interface AnsweredInput {
@@ -76,11 +81,18 @@ function joinSteps(records: readonly StepRecord[]): StepExecution[] {
   for (const record of records) {
     const key = `${record.taskId}\u0000${record.worker}\u0000${record.epoch}\u0000${record.step}\u0000${record.startMs}`;
     const known = byKey.get(key);
-    const endMs = record.phase === 'end' ? (record.endMs ?? record.startMs) : undefined;
+    const ended =
+      record.phase === 'end'
+        ? {
+            endMs: record.endMs ?? record.startMs,
+            outcome: record.outcome,
+            leaseDeadlineMs: record.leaseDeadlineMs,
+          }
+        : { endMs: undefined, outcome: undefined, leaseDeadlineMs: undefined };
     if (known === undefined) {
-      byKey.set(key, { ...pick(record), endMs });
-    } else if (endMs !== undefined) {
-      known.endMs = endMs;
+      byKey.set(key, { ...pick(record), ...ended });
+    } else if (ended.endMs !== undefined) {
+      Object.assign(known, ended);
     }
   }
   return [...byKey.values()];

@@ -87,6 +87,8 @@ export const StepRecordSchema = z.object({
   startMs: Time,
   endMs: Time.optional(),
   outcome: z.string().optional(),
+  /** On end lines: the worker's local lease deadline when the step ended (same clock as endMs). */
+  leaseDeadlineMs: Time.optional(),
 });
 
 /** After the load stopped: one read of one task from one replica, by its owner. */
