@@ -3,6 +3,7 @@ import type {
   ChaosRecord,
   FinalReadRecord,
   HistoryRecord,
+  NotificationRecord,
   ReplyRecord,
   RequestRecord,
   StepRecord,
@@ -17,7 +18,7 @@ export interface Observation {
   status: TaskStatus;
   inputKeys: readonly string[];
   result: unknown;
-  source: 'reply' | 'final';
+  source: 'reply' | 'final' | 'stream';
 }
 
 /**
@@ -114,6 +115,7 @@ export function indexHistory(records: readonly HistoryRecord[]): IndexedHistory 
   const stepRecords: StepRecord[] = [];
   const replies: { request: RequestRecord; reply: ReplyRecord }[] = [];
   const finals: FinalReadRecord[] = [];
+  const notifications: NotificationRecord[] = [];
   let boundMs = DEFAULT_TASK_BOUND_MS;
   let start = Number.POSITIVE_INFINITY;
   let end = 0;
@@ -134,6 +136,9 @@ export function indexHistory(records: readonly HistoryRecord[]): IndexedHistory 
         if (request !== undefined) replies.push({ request, reply: record });
         break;
       }
+      case 'notification':
+        notifications.push(record);
+        break;
       case 'chaos':
         chaos.push(record);
         break;
@@ -204,6 +209,36 @@ export function indexHistory(records: readonly HistoryRecord[]): IndexedHistory 
     ) {
       facts.answers.push({ keys: request.inputKeys ?? [], replyT: reply.t });
     }
+  }
+
+  // A pushed snapshot was read by the server after the stream opened and, the stream being in
+  // order, after the message before it was sent: that is its "request" time.
+  const lastOnStream = new Map<number, number>();
+  for (const pushed of notifications) {
+    const facts = tasks.get(pushed.taskId);
+    const opened = requests.get(pushed.op)?.t ?? pushed.t;
+    const since = lastOnStream.get(pushed.op) ?? opened;
+    lastOnStream.set(pushed.op, pushed.t);
+    if (facts === undefined) continue;
+    if (pushed.tenant !== facts.ownerTenant) {
+      const request = requests.get(pushed.op);
+      if (request !== undefined)
+        foreignReads.push({
+          request,
+          reply: { ...pushed, kind: 'reply', method: 'subscriptions/listen' },
+          ownerTenant: facts.ownerTenant,
+        });
+      continue;
+    }
+    facts.observations.push({
+      requestT: since,
+      replyT: pushed.t,
+      replica: pushed.replica,
+      status: pushed.status,
+      inputKeys: pushed.inputKeys ?? [],
+      result: pushed.result,
+      source: 'stream',
+    });
   }
 
   for (const final of finals) {

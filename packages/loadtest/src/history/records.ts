@@ -65,6 +65,23 @@ export const ReplyRecordSchema = z.object({
   errorMessage: z.string().optional(),
 });
 
+/**
+ * A task snapshot pushed on the `subscriptions/listen` stream that request `op` opened
+ * (`notifications/tasks`). Messages of one stream arrive in the order the server sent them, so
+ * each counts as seen after the one before it on that stream.
+ */
+export const NotificationRecordSchema = z.object({
+  kind: z.literal('notification'),
+  t: Time,
+  op: z.number().int().nonnegative(),
+  replica: z.string(),
+  tenant: z.string(),
+  taskId: z.string(),
+  status: TaskStatus,
+  inputKeys: z.array(z.string()).optional(),
+  result: Json.optional(),
+});
+
 /** Something the chaos plan did (a kill, a restart, a pause), and to what. */
 export const ChaosRecordSchema = z.object({
   kind: z.literal('chaos'),
@@ -113,6 +130,7 @@ export const HistoryRecordSchema = z.discriminatedUnion('kind', [
   RunRecordSchema,
   RequestRecordSchema,
   ReplyRecordSchema,
+  NotificationRecordSchema,
   ChaosRecordSchema,
   StepRecordSchema,
   FinalReadRecordSchema,
@@ -121,6 +139,7 @@ export const HistoryRecordSchema = z.discriminatedUnion('kind', [
 export type RunRecord = z.infer<typeof RunRecordSchema>;
 export type RequestRecord = z.infer<typeof RequestRecordSchema>;
 export type ReplyRecord = z.infer<typeof ReplyRecordSchema>;
+export type NotificationRecord = z.infer<typeof NotificationRecordSchema>;
 export type ChaosRecord = z.infer<typeof ChaosRecordSchema>;
 export type StepRecord = z.infer<typeof StepRecordSchema>;
 export type FinalReadRecord = z.infer<typeof FinalReadRecordSchema>;
