@@ -65,6 +65,36 @@ export function historyBuilder(taskBoundMs = 10_000, startT = 0) {
       exchange(t, { method: 'tasks/get', taskId, replica }, { status, httpStatus: 200, ...extra });
       return builder;
     },
+    /** A subscriptions/listen stream opened at `t` and the snapshots it pushed, each at its time. */
+    stream(
+      t: number,
+      taskId: string,
+      pushed: readonly [number, TaskStatus, Record<string, unknown>?][],
+      replica = 'gw-2',
+    ) {
+      const id = op++;
+      records.push({
+        kind: 'request',
+        t,
+        op: id,
+        replica,
+        tenant: 'acme',
+        method: 'subscriptions/listen',
+        taskId,
+      });
+      for (const [at, status, extra = {}] of pushed)
+        records.push({
+          kind: 'notification',
+          t: at,
+          op: id,
+          replica,
+          tenant: 'acme',
+          taskId,
+          status,
+          ...extra,
+        });
+      return builder;
+    },
     answer(t: number, taskId: string, inputKeys: string[]) {
       exchange(t, { method: 'tasks/update', taskId, inputKeys }, { httpStatus: 200 });
       return builder;

@@ -71,6 +71,36 @@ describe('the history checker', () => {
     expect(result.violations[0]!.message).toMatch(/completed on gw-1, then working on gw-2/);
   });
 
+  it('checks the sequence a subscription stream delivered: a terminal task pushed as working again fails', () => {
+    const history = historyBuilder()
+      .create(100, 'task-pushed')
+      .stream(150, 'task-pushed', [
+        [300, 'working'],
+        [900, 'completed', { result: FAILING_JOB_RESULT }],
+        [950, 'working'],
+      ])
+      .final(5_000, 'task-pushed', 'completed', { result: FAILING_JOB_RESULT });
+    const result = checkHistory(history.records);
+    expect(kindsAndIds(result)).toEqual([
+      { kind: 'terminal-state-left', taskIds: ['task-pushed'] },
+    ]);
+    expect(result.violations[0]!.message).toMatch(/completed on gw-2, then working on gw-2/);
+  });
+
+  it('passes a stream that delivered a legal sequence, and counts its terminal status in the bound', () => {
+    const history = historyBuilder(1_000)
+      .create(100, 'task-streamed')
+      .stream(150, 'task-streamed', [
+        [300, 'working'],
+        [400, 'input_required', { inputKeys: ['k1'] }],
+        [700, 'working'],
+        [900, 'completed', { result: FAILING_JOB_RESULT }],
+      ])
+      .answer(500, 'task-streamed', ['k1'])
+      .final(5_000, 'task-streamed', 'completed', { result: FAILING_JOB_RESULT });
+    expect(checkHistory(history.records).violations).toEqual([]);
+  });
+
   it('does not order the replies of overlapping requests', () => {
     // The second request was sent before the first reply came: either order is possible.
     const history = historyBuilder().create(100, 'task-c');
