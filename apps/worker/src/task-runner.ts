@@ -268,7 +268,9 @@ export function createTaskRunner(options: TaskRunnerOptions): TaskRunner {
         if (thrown !== undefined || outcome === undefined) {
           if (signal.aborted) return await settleAbort(fence, signal.reason as AbortReason);
           stepThrew = true;
-          throw thrown === undefined ? new Error(`${toolName} step returned nothing`) : thrown.error;
+          throw thrown === undefined
+            ? new Error(`${toolName} step returned nothing`)
+            : thrown.error;
         }
         const reason = signal.aborted ? (signal.reason as AbortReason) : undefined;
         if (reason === 'lease lost' || reason === 'lease unconfirmed')

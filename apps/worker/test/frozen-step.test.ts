@@ -39,7 +39,9 @@ function stepLines(worker: WorkerProcess, taskId: string): StepLine[] {
 }
 
 /** Each execution from its start to its end, or to the lease deadline it held if that came first. */
-function validIntervals(lines: readonly StepLine[]): { worker: string; from: number; to: number }[] {
+function validIntervals(
+  lines: readonly StepLine[],
+): { worker: string; from: number; to: number }[] {
   return lines
     .filter((line) => line.stepLog === 'end')
     .map((line) => ({
@@ -105,7 +107,9 @@ describe('a worker frozen mid-step past its lease', () => {
       expect(line.endMs!).toBeLessThanOrEqual(line.leaseDeadlineMs!);
     }
     // No two executions overlap within valid leases.
-    const intervals = validIntervals([...frozenLines, ...otherLines]).sort((a, b) => a.from - b.from);
+    const intervals = validIntervals([...frozenLines, ...otherLines]).sort(
+      (a, b) => a.from - b.from,
+    );
     for (let i = 1; i < intervals.length; i += 1)
       expect(intervals[i]!.from).toBeGreaterThanOrEqual(intervals[i - 1]!.to);
     // Completed once, by the worker that took over; the thawed one lost its lease.

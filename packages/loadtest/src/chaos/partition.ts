@@ -19,7 +19,8 @@ export const partition: ChaosPlan = {
     const links = ctx.links.get(target);
     if (links === undefined) throw new Error(`partition: ${target} has no links of its own`);
     const link = ctx.rng.pick(LINKS);
-    const proxies: TcpProxy[] = link === 'postgres+redis' ? [links.postgres, links.redis] : [links[link]];
+    const proxies: TcpProxy[] =
+      link === 'postgres+redis' ? [links.postgres, links.redis] : [links[link]];
     const open = () => proxies.reduce((n, p) => n + p.openConnections(), 0);
     const accepted = () => proxies.reduce((n, p) => n + p.acceptedConnections(), 0);
     const openBefore = open();

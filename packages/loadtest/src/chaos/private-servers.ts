@@ -70,7 +70,7 @@ export async function startPrivateRedis(): Promise<PrivateServer> {
   return {
     name: 'redis',
     url,
-    pid: async () => (child?.exitCode === null ? child.pid : undefined),
+    pid: () => Promise.resolve(child?.exitCode === null ? child.pid : undefined),
     async restart() {
       await kill();
       await start();

@@ -308,7 +308,9 @@ describe('the history checker', () => {
     expect(kindsAndIds(result)).toEqual([
       { kind: 'stale-step-continued', taskIds: ['task-went-on'] },
     ]);
-    expect(result.violations[0]!.message).toContain('started step s1 of that epoch 570 ms after it');
+    expect(result.violations[0]!.message).toContain(
+      'started step s1 of that epoch 570 ms after it',
+    );
   });
 
   it('counts a re-execution after a kill as a re-execution, not an overlap', () => {

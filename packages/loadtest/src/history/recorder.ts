@@ -73,8 +73,7 @@ export function createHistoryRecorder(path: string): HistoryRecorder {
       return op;
     },
     reply: (op, fields) => write({ kind: 'reply', t: historyNow(), op, ...fields }),
-    notification: (op, fields) =>
-      write({ kind: 'notification', t: historyNow(), op, ...fields }),
+    notification: (op, fields) => write({ kind: 'notification', t: historyNow(), op, ...fields }),
     chaos: (fields) => write({ kind: 'chaos', t: historyNow(), ...fields }),
     step: (record) => write({ kind: 'step', ...record }),
     final: (fields) => write({ kind: 'final', t: historyNow(), ...fields }),

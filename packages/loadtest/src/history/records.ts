@@ -95,7 +95,9 @@ export const ChaosRecordSchema = z.object({
    * What the harness observed of the act (the process's pid, the signal it exited with, its
    * /proc state, the connections a partition reset), so a test can tell it really happened.
    */
-  evidence: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])).optional(),
+  evidence: z
+    .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()]))
+    .optional(),
 });
 
 /** One line of a worker's step log (STEP_LOG=on, apps/worker/src/step-log.ts). */

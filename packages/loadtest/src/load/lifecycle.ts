@@ -25,6 +25,7 @@ export interface LifecycleOutcome {
 }
 
 const DEFAULT_POLL_MS = 500;
+const INTERNAL_ERROR = -32603;
 /** Reconnects sooner than the client's default (250 ms … 30 s): chaos keeps them short. */
 const SUBSCRIBER_BACKOFF = { initialMs: 100, maxMs: 2_000 };
 
@@ -158,6 +159,7 @@ export async function runLifecycle(
       );
       const times = plan.answer === 'twice' ? 2 : 1;
       let accepted = false;
+      let unanswered = false;
       for (let i = 0; i < times; i += 1) {
         const reply = await send(
           rng.pick(ctx.endpoints),
@@ -170,8 +172,13 @@ export async function runLifecycle(
           accepted = true;
           for (const k of keys) answered.add(k);
         }
+        unanswered = reply.errorCode === undefined || reply.errorCode === INTERNAL_ERROR;
       }
-      if (!accepted) break;
+      if (accepted || plan.follow === 'poll') continue;
+      // A subscriber gets no new snapshot while its answer is missing, so after a failure that
+      // says nothing about the task (no answer, an internal error) it sends the answer again.
+      if (!unanswered || Date.now() >= deadline) break;
+      await sleep(pollMs);
     } while (plan.follow === 'subscribe');
   }
   return outcome;

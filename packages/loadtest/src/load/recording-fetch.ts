@@ -15,7 +15,8 @@ export function createRecordingFetch(
 ): typeof fetch {
   const base = { replica: endpoint.replica, tenant: tenant.name };
   return async (input, init) => {
-    const body = JSON.parse(String(init?.body ?? '{}')) as {
+    // The client always sends its JSON-RPC body as a string.
+    const body = JSON.parse(typeof init?.body === 'string' ? init.body : '{}') as {
       method?: string;
       params?: { taskId?: unknown; notifications?: { taskIds?: unknown[] } };
     };
