@@ -3,6 +3,21 @@ import { StaleLeaseError, renewLease, type Db, type Fence } from '@mcp-tasks/sto
 import type { Logger } from './logger.js';
 
 export interface LeaseKeeper {
+  /**
+   * The local lease deadline, on the `performance.now()` clock: when the last claim or renewal
+   * that succeeded was SENT, plus the lease, minus the stop margin. Until then no other worker can
+   * have claimed the task (see startLeaseKeeper); after it, this worker can no longer assume so.
+   */
+  deadline(): number;
+  /** Counts a renewal made outside the keeper (the runner's, before each step), sent at sentAt. */
+  confirmed(sentAt: number): void;
+  /**
+   * False once the deadline has passed (at `at`, default now), and then stops the step (onLeaseUnconfirmed) at once.
+   * Call it before a step starts and before anything a step did is logged or written: a process
+   * resumed from SIGSTOP runs all its overdue timers in due order, so the step's own timer can
+   * finish the step before the keeper's deadline timer gets its turn.
+   */
+  stillHeld(at?: number): boolean;
   stop(): void;
 }
 
@@ -24,6 +39,15 @@ export function stopMarginMs(leaseMs: number): number {
  * renewal was SENT (the database set the expiry then, not when we heard back), on the monotonic
  * clock (a wall clock stepped by NTP or a VM resume must not stop or prolong a step), and by a
  * timer of its own, so a renewal that hangs cannot keep a lost lease looking held.
+ *
+ * Why no other worker can be in before our deadline: a claim or renewal sets
+ * `lease_expires_at = now() + LEASE_MS` with Postgres's clock at the time the statement ran, which
+ * is after we sent it; another worker's claim needs `lease_expires_at <= now()`, again by Postgres's
+ * clock. So a takeover happens at least LEASE_MS of Postgres time after our send, and our deadline
+ * is LEASE_MS minus the margin of our monotonic time after it. This assumes the Postgres clock does
+ * not jump forward and that both clocks run at the same rate within the margin over one lease
+ * (NTP slews by at most 0.05 %; the margin is a fifth of the lease); our own wall clock plays no
+ * part.
  */
 export function startLeaseKeeper(options: {
   db: Db;
@@ -43,6 +67,7 @@ export function startLeaseKeeper(options: {
   let stopped = false;
   let deadline: NodeJS.Timeout | undefined;
 
+  const deadlineAt = (): number => confirmedSentAt + confirmedForMs;
   const stop = (): void => {
     stopped = true;
     clearInterval(renewals);
@@ -55,11 +80,11 @@ export function startLeaseKeeper(options: {
   };
   const armDeadline = (): void => {
     if (deadline !== undefined) clearTimeout(deadline);
-    const remaining = confirmedSentAt + confirmedForMs - performance.now();
+    const remaining = deadlineAt() - performance.now();
     deadline = setTimeout(
       () => {
         if (stopped) return;
-        if (performance.now() - confirmedSentAt < confirmedForMs) {
+        if (performance.now() < deadlineAt()) {
           armDeadline();
           return;
         }
@@ -102,5 +127,24 @@ export function startLeaseKeeper(options: {
   );
   renewals.unref();
   armDeadline();
-  return { stop };
+  return {
+    deadline: deadlineAt,
+    confirmed(sentAt) {
+      if (stopped) return;
+      confirmedSentAt = Math.max(confirmedSentAt, sentAt);
+      armDeadline();
+    },
+    stillHeld(at = performance.now()) {
+      if (at < deadlineAt()) return true;
+      if (!stopped) {
+        logger.warn(
+          { taskId: fence.taskId },
+          'lease deadline passed (the process was stalled or renewals went unconfirmed); stopping the step',
+        );
+        lose(() => options.onLeaseUnconfirmed());
+      }
+      return false;
+    },
+    stop,
+  };
 }

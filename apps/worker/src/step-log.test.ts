@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
@@ -15,10 +16,11 @@ function captureLogger() {
 }
 
 describe('the step log', () => {
-  it('writes a start and an end line with task, epoch, step, worker and times, whatever LOG_LEVEL', () => {
+  it('writes a start and an end line with task, epoch, step, worker, times and lease deadline, whatever LOG_LEVEL', () => {
     const { logger, lines } = captureLogger();
     const execution = createStepLog(logger).started({ taskId: 't-1', epoch: 3 }, { n: 1 }, ['a']);
-    execution.ended('continue');
+    const endedAt = performance.now();
+    execution.ended('continue', { endedAt, leaseDeadline: endedAt + 1_500 });
     expect(lines).toHaveLength(2);
     const [start, end] = lines;
     const step = stepIdentity({ n: 1 }, ['a']);
@@ -39,6 +41,8 @@ describe('the step log', () => {
     });
     expect(end!.startMs).toBe(start!.startMs);
     expect(end!.endMs as number).toBeGreaterThanOrEqual(start!.startMs as number);
+    // The lease deadline on the same wall-clock scale as the times, so a checker can compare.
+    expect(end!.leaseDeadlineMs as number).toBeCloseTo((end!.endMs as number) + 1_500, 3);
     // Wall-clock based, so lines of several processes compare.
     expect(Math.abs((start!.startMs as number) - Date.now())).toBeLessThan(60_000);
   });

@@ -13,16 +13,30 @@ import type { Logger } from './logger.js';
  * from several processes on one host can be compared. A step killed mid-way leaves a start line
  * with no end line. `step` names what the step started from (a hash of the checkpoint and the
  * answered input keys): the same `step` in two epochs is a re-execution after a takeover.
+ *
+ * The end line carries `leaseDeadlineMs`, the worker's local lease deadline when the step ended
+ * (lease-keeper.ts): the step is covered by its lease up to there. A step that ended after it
+ * (the process stalled, or renewals went unconfirmed) is logged with outcome `lease-expired`
+ * instead of what it returned, and the runner writes nothing of it: its tail ran unfenced by
+ * time but fenced out of the store, and no other worker can have started before the deadline.
  */
 export interface StepLog {
   started(fence: Fence, state: JsonValue, answeredKeys: readonly string[]): StepExecution;
 }
 
 export interface StepExecution {
-  ended(outcome: string): void;
+  /**
+   * Both times on the performance.now() clock: when the step ended (the instant the runner judged
+   * the lease by) and the lease deadline it held then.
+   */
+  ended(outcome: string, times: { endedAt: number; leaseDeadline: number }): void;
 }
 
-const wallClockMs = (): number => performance.timeOrigin + performance.now();
+/** The outcome logged for a step that ended after the lease deadline: nothing of it is written. */
+export const LEASE_EXPIRED_OUTCOME = 'lease-expired';
+
+const toWallClockMs = (monotonicMs: number): number => performance.timeOrigin + monotonicMs;
+const wallClockMs = (): number => toWallClockMs(performance.now());
 
 export function stepIdentity(state: JsonValue, answeredKeys: readonly string[]): string {
   return createHash('sha1')
@@ -45,8 +59,17 @@ export function createStepLog(logger: Logger): StepLog {
       };
       log.info(record, 'step started');
       return {
-        ended(outcome) {
-          log.info({ ...record, stepLog: 'end', endMs: wallClockMs(), outcome }, 'step ended');
+        ended(outcome, { endedAt, leaseDeadline }) {
+          log.info(
+            {
+              ...record,
+              stepLog: 'end',
+              endMs: toWallClockMs(endedAt),
+              leaseDeadlineMs: toWallClockMs(leaseDeadline),
+              outcome,
+            },
+            'step ended',
+          );
         },
       };
     },

@@ -19,11 +19,11 @@ import {
 import type { JsonObject, JsonValue, Task, TaskError } from '@mcp-tasks/tasks';
 import type { ToolCatalogue, ToolSettings } from '@mcp-tasks/tools';
 import { abortWith, type AbortReason, type HeldTasks } from './held-tasks.js';
-import { startLeaseKeeper } from './lease-keeper.js';
+import { startLeaseKeeper, type LeaseKeeper } from './lease-keeper.js';
 import type { Logger } from './logger.js';
 import type { JobOutcome, WorkerMetrics } from './metrics.js';
 import type { Requeue } from './requeue.js';
-import type { StepLog } from './step-log.js';
+import { LEASE_EXPIRED_OUTCOME, type StepLog } from './step-log.js';
 import { DEFAULT_TOOL_MISSING_FAIL_AFTER_MS, createToolMismatchHandler } from './tool-mismatch.js';
 import { startingState } from './tool-state.js';
 import {
@@ -193,6 +193,7 @@ export function createTaskRunner(options: TaskRunnerOptions): TaskRunner {
     toolRecord: ToolRecord,
     signal: AbortSignal,
     letGo: () => void,
+    lease: LeaseKeeper,
   ): Promise<JobOutcome> {
     if (task.cancelRequestedAt !== null) {
       await markCancelled(db, fence, CANCELLED_BY_REQUEST);
@@ -244,10 +245,12 @@ export function createTaskRunner(options: TaskRunnerOptions): TaskRunner {
         if (signal.aborted) return await settleAbort(fence, signal.reason as AbortReason);
         if (options.isDraining()) return await settleAbort(fence, 'shutdown');
         if (cancelRequested) return await settleAbort(fence, 'cancel');
+        if (!lease.stillHeld()) return await settleAbort(fence, 'lease unconfirmed');
 
         const started = performance.now();
         const execution = options.stepLog?.started(fence, state, Object.keys(task.inputResponses));
         let outcome;
+        let thrown: { error: unknown } | undefined;
         try {
           outcome = await program.step(state, args, {
             taskId: task.id,
@@ -256,13 +259,24 @@ export function createTaskRunner(options: TaskRunnerOptions): TaskRunner {
             settings: options.settings,
           });
         } catch (error) {
+          thrown = { error };
+        }
+        // Judged before the step's end is logged or anything of it written (see stillHeld):
+        // past the local lease deadline, another worker may be running this step by now.
+        const endedAt = performance.now();
+        const held = lease.stillHeld(endedAt);
+        execution?.ended(held ? (outcome?.kind ?? 'threw') : LEASE_EXPIRED_OUTCOME, {
+          endedAt,
+          leaseDeadline: lease.deadline(),
+        });
+        metrics.steps.inc({ tool: toolName });
+        metrics.stepDuration.observe({ tool: toolName }, (endedAt - started) / 1_000);
+        if (thrown !== undefined || outcome === undefined) {
           if (signal.aborted) return await settleAbort(fence, signal.reason as AbortReason);
           stepThrew = true;
-          throw error;
-        } finally {
-          execution?.ended(outcome?.kind ?? 'threw');
-          metrics.steps.inc({ tool: toolName });
-          metrics.stepDuration.observe({ tool: toolName }, (performance.now() - started) / 1_000);
+          throw thrown === undefined
+            ? new Error(`${toolName} step returned nothing`)
+            : thrown.error;
         }
         const reason = signal.aborted ? (signal.reason as AbortReason) : undefined;
         if (reason === 'lease lost' || reason === 'lease unconfirmed')
@@ -272,10 +286,13 @@ export function createTaskRunner(options: TaskRunnerOptions): TaskRunner {
           case 'continue':
             statusMessage = outcome.statusMessage ?? statusMessage;
             // Saved even when a cancel or shutdown is pending: the progress is kept either way.
+            // The checkpoint renews the lease, so its send time moves the local deadline too.
+            const checkpointSentAt = performance.now();
             ({ cancelRequested } = await saveCheckpoint(db, fence, outcome.state, statusMessage, {
               toolVersion: starting.version,
               leaseMs,
             }));
+            lease.confirmed(checkpointSentAt);
             state = outcome.state;
             continue;
           case 'input':
@@ -353,7 +370,14 @@ export function createTaskRunner(options: TaskRunnerOptions): TaskRunner {
       const fields = () => ({ taskId, epoch: fence.epoch, tool: task.operation.toolName });
       if (debug) logger.debug({ ...fields(), attempt: task.attempts }, 'claimed task');
       try {
-        const outcome = await execute(fence, task, toolRecord, controller.signal, unregister);
+        const outcome = await execute(
+          fence,
+          task,
+          toolRecord,
+          controller.signal,
+          unregister,
+          keeper,
+        );
         if (debug) logger.debug({ ...fields(), outcome }, 'attempt ended');
         return outcome;
       } catch (error) {

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { claimLease } from '@mcp-tasks/store';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -103,6 +104,43 @@ describe('the lease keeper', () => {
         [task.id],
       );
       expect(row[0]?.held).toBe(true);
+    } finally {
+      keeper.stop();
+    }
+  });
+
+  it('reports the lease gone at once after a stall past its deadline, before its own timer runs', async () => {
+    const task = await h.insertTask('slow_compute', { seconds: 1 });
+    const leaseMs = 600;
+    const claimSentAt = performance.now();
+    const claim = await claimLease(h.db, task.id, 'keeper-stall-test', leaseMs);
+    expect(claim).not.toBeNull();
+    let unconfirmed = 0;
+    const keeper = startLeaseKeeper({
+      db: h.db,
+      fence: claim!.fence,
+      leaseMs,
+      logger: createLogger({ level: 'silent', workerId: 'keeper-stall-test' }),
+      heldSince: claimSentAt,
+      onCancelRequested: () => undefined,
+      onLeaseLost: () => undefined,
+      onLeaseUnconfirmed: () => (unconfirmed += 1),
+    });
+    try {
+      // Counted from the claim's send, less the stop margin (a fifth of the lease, at least 100 ms).
+      expect(keeper.deadline()).toBe(claimSentAt + leaseMs - 120);
+      expect(keeper.stillHeld()).toBe(true);
+      // The event loop stalls (as under SIGSTOP): no timer, no renewal can run meanwhile.
+      const stalledUntil = keeper.deadline() + 50;
+      while (performance.now() < stalledUntil) {
+        /* stalled */
+      }
+      expect(keeper.stillHeld()).toBe(false);
+      expect(unconfirmed).toBe(1);
+      await sleep(leaseMs);
+      // Once: the keeper's own deadline timer, overdue now, does not report it again.
+      expect(unconfirmed).toBe(1);
+      expect(keeper.stillHeld()).toBe(false);
     } finally {
       keeper.stop();
     }

@@ -40,6 +40,10 @@ async function reportOn(
     console.log(
       `re-executed after takeover: task ${r.taskId} step ${r.step} in epochs ${r.epochs.join(', ')}`,
     );
+  for (const t of result.staleTails)
+    console.log(
+      `stale tail, its writes fenced: task ${t.taskId} step ${t.step} on ${t.worker} (epoch ${t.epoch}) ran ${Math.round(t.endMs - t.leaseDeadlineMs)} ms past its lease deadline, logged ${t.outcome ?? '(no outcome)'}${t.takenOver ? ', taken over after the deadline' : ''}`,
+    );
   if (result.ok) {
     console.log(`checker passed: ${result.acknowledgedTasks} acknowledged tasks, no violation`);
     return;

@@ -65,6 +65,36 @@ export function historyBuilder(taskBoundMs = 10_000, startT = 0) {
       exchange(t, { method: 'tasks/get', taskId, replica }, { status, httpStatus: 200, ...extra });
       return builder;
     },
+    /** A subscriptions/listen stream opened at `t` and the snapshots it pushed, each at its time. */
+    stream(
+      t: number,
+      taskId: string,
+      pushed: readonly [number, TaskStatus, Record<string, unknown>?][],
+      replica = 'gw-2',
+    ) {
+      const id = op++;
+      records.push({
+        kind: 'request',
+        t,
+        op: id,
+        replica,
+        tenant: 'acme',
+        method: 'subscriptions/listen',
+        taskId,
+      });
+      for (const [at, status, extra = {}] of pushed)
+        records.push({
+          kind: 'notification',
+          t: at,
+          op: id,
+          replica,
+          tenant: 'acme',
+          taskId,
+          status,
+          ...extra,
+        });
+      return builder;
+    },
     answer(t: number, taskId: string, inputKeys: string[]) {
       exchange(t, { method: 'tasks/update', taskId, inputKeys }, { httpStatus: 200 });
       return builder;
@@ -90,6 +120,8 @@ export function historyBuilder(taskBoundMs = 10_000, startT = 0) {
       startMs: number,
       endMs: number | undefined,
       step = 's0',
+      /** The end line's outcome (default `complete`) and lease deadline (default none). */
+      end: { outcome?: string; leaseDeadlineMs?: number } = {},
     ) {
       records.push({ kind: 'step', phase: 'start', taskId, step, epoch, worker, startMs });
       if (endMs !== undefined)
@@ -102,7 +134,8 @@ export function historyBuilder(taskBoundMs = 10_000, startT = 0) {
           worker,
           startMs,
           endMs,
-          outcome: 'complete',
+          outcome: end.outcome ?? 'complete',
+          ...(end.leaseDeadlineMs === undefined ? {} : { leaseDeadlineMs: end.leaseDeadlineMs }),
         });
       return builder;
     },

@@ -43,6 +43,12 @@ function forward(req: IncomingMessage, res: ServerResponse, attempt: number): vo
     res.writeHead(reply.statusCode ?? 502, reply.headers);
     res.flushHeaders();
     reply.pipe(res);
+    // pipe() neither ends nor breaks `res` when the upstream dies mid-response (a gateway killed
+    // during a listen stream): break the client's connection too, as nginx does, or a client
+    // waiting on that stream would wait for ever instead of reconnecting.
+    reply.on('close', () => {
+      if (!reply.complete) res.destroy();
+    });
   });
   upstream.on('error', () => {
     if (!connected && attempt + 1 < upstreams.length) {

@@ -36,6 +36,12 @@ export interface StackOptions {
   workerMetricsBasePort?: number;
   /** Variables for every process, over the stack's defaults and the inherited environment. */
   env?: Record<string, string | undefined>;
+  /**
+   * Per worker (by WORKER_ID, `worker-N`): its own DATABASE_URL and/or REDIS_URL instead of the
+   * stack's, e.g. through a fault-injecting proxy that cuts only that worker off (the load test's
+   * `partition` chaos). Unset (as `pnpm stack` leaves it): every worker uses the stack's URLs.
+   */
+  workerConnections?: (workerId: string) => { databaseUrl?: string; redisUrl?: string };
   /** Receives every line every process writes (default: dropped). */
   logSink?: LogSink;
   /** Build stale packages first (default true). */
@@ -176,6 +182,7 @@ export async function startStack(options: StackOptions = {}): Promise<StackHandl
   for (let i = 1; i <= (options.workers ?? 2); i++) {
     const port = await portFor(options.workerMetricsBasePort, i);
     const workerId = `worker-${i}`;
+    const own = options.workerConnections?.(workerId) ?? {};
     workers.push(
       new ManagedProcess(
         {
@@ -184,7 +191,13 @@ export async function startStack(options: StackOptions = {}): Promise<StackHandl
           command: process.execPath,
           args: ['apps/worker/dist/main.js'],
           cwd: repoRoot,
-          env: { ...env, WORKER_ID: workerId, METRICS_PORT: String(port) },
+          env: {
+            ...env,
+            ...(own.databaseUrl === undefined ? {} : { DATABASE_URL: own.databaseUrl }),
+            ...(own.redisUrl === undefined ? {} : { REDIS_URL: own.redisUrl }),
+            WORKER_ID: workerId,
+            METRICS_PORT: String(port),
+          },
           readyUrl: `http://127.0.0.1:${port}/healthz`,
           stopSignal: 'SIGTERM',
           workerId,

@@ -1,5 +1,6 @@
 // The fallback proxy as a real process in front of real HTTP servers: round robin, a streamed
-// response delivered chunk by chunk, a refused upstream skipped, and the client's /healthz.
+// response delivered chunk by chunk (and ended when its upstream dies), a refused upstream
+// skipped, and the client's /healthz.
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import { once } from 'node:events';
 import { freePort, repoRoot } from '@mcp-tasks/testing';
@@ -84,5 +85,21 @@ describe('the Node fallback proxy', () => {
     streams.at(-1)?.write('data: second\n\n');
     expect(decoder.decode((await reader.read()).value)).toBe('data: second\n\n');
     await reader.cancel();
+  });
+
+  it("ends the client's stream when its upstream dies mid-response, so the client reconnects", async () => {
+    const response = await fetch(`${base}/stream`);
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toMatch(/^data: first/);
+    // A gateway killed mid-stream: its socket is gone without the response's end.
+    streams.at(-1)?.socket?.destroy();
+    const outcome = await Promise.race([
+      reader.read().then(
+        ({ done }) => (done ? 'ended' : 'more data'),
+        () => 'ended',
+      ),
+      new Promise((resolve) => setTimeout(() => resolve('still open after 5 s'), 5_000)),
+    ]);
+    expect(outcome).toBe('ended');
   });
 });

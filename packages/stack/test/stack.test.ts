@@ -1,6 +1,12 @@
 // The stack end to end: real nginx from infra/ in front of two real gateway processes and a
 // worker, on a database and Redis prefix of this file's own, with ephemeral ports.
-import { createTestDatabase, createTestRedis, type TestDatabase } from '@mcp-tasks/testing';
+import {
+  createTestDatabase,
+  createTestRedis,
+  startTcpProxy,
+  type TcpProxy,
+  type TestDatabase,
+} from '@mcp-tasks/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type StackHandle } from '../src/index.js';
 import { mcp, mcpRequest, requestCount, sseMessages } from './mcp.js';
@@ -8,6 +14,9 @@ import { mcp, mcpRequest, requestCount, sseMessages } from './mcp.js';
 let db: TestDatabase;
 let stack: StackHandle;
 let alice: string;
+/** worker-1's own links to Postgres and Redis (the `workerConnections` option). */
+let workerPostgres: TcpProxy;
+let workerRedis: TcpProxy;
 
 function alive(pid: number | undefined): boolean {
   if (pid === undefined) return false;
@@ -32,6 +41,8 @@ async function pollStatus(taskId: string, until: (status: string) => boolean): P
 beforeAll(async () => {
   db = await createTestDatabase('stack');
   const redis = await createTestRedis('stack');
+  workerPostgres = await startTcpProxy({ target: db.connectionString });
+  workerRedis = await startTcpProxy({ target: redis.url });
   stack = await startStack({
     gateways: 2,
     workers: 1,
@@ -40,12 +51,21 @@ beforeAll(async () => {
     redisPrefix: redis.prefix,
     proxyPort: 0,
     env: { LOG_LEVEL: 'warn', REPORT_STEP_MS: '50' },
+    workerConnections: (workerId) =>
+      workerId === 'worker-1'
+        ? {
+            databaseUrl: workerPostgres.urlFor(db.connectionString),
+            redisUrl: workerRedis.urlFor(redis.url),
+          }
+        : {},
   });
   alice = stack.tokens.alice ?? '';
 });
 
 afterAll(async () => {
   await stack?.stop();
+  await workerPostgres?.close();
+  await workerRedis?.close();
   await db?.drop();
 });
 
@@ -89,6 +109,12 @@ describe('startStack', () => {
     expect(created.body.result).toMatchObject({ resultType: 'task', status: 'working' });
     const taskId = String(created.body.result?.taskId);
     expect(await pollStatus(taskId, (s) => s !== 'working')).toBe('completed');
+  });
+
+  it('connects a worker given its own URLs (here TCP proxies) through those', () => {
+    // The worker holds its LISTEN and BullMQ connections open; the gateways never use these.
+    expect(workerPostgres.openConnections()).toBeGreaterThan(0);
+    expect(workerRedis.openConnections()).toBeGreaterThan(0);
   });
 
   it('delivers a subscriptions/listen event through nginx while the stream is still open', async () => {

@@ -6,11 +6,12 @@ export const killGateway: ChaosPlan = {
   everyMs: 3_000,
   async round(ctx, record) {
     const gateway = ctx.rng.pick(ctx.gateways);
-    record('kill', targetOf(gateway));
+    record('kill', targetOf(gateway), { pid: gateway.pid ?? null });
     gateway.kill('SIGKILL');
-    await gateway.exited();
+    const exit = await gateway.exited();
     await pause(1_000);
     await gateway.start();
-    record('restart', targetOf(gateway));
+    // How the killed process ended, and the new one's pid.
+    record('restart', targetOf(gateway), { exit, pid: gateway.pid ?? null });
   },
 };

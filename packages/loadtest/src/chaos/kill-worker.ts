@@ -6,11 +6,13 @@ export const killWorker: ChaosPlan = {
   everyMs: 3_000,
   async round(ctx, record) {
     const worker = pickBusyWorker(ctx);
-    record('kill', targetOf(worker));
+    const pid = worker.pid ?? null;
+    record('kill', targetOf(worker), { pid });
     worker.kill('SIGKILL');
-    await worker.exited();
+    const exit = await worker.exited();
     await pause(500);
     await worker.start();
-    record('restart', targetOf(worker));
+    // How the killed process ended, and the new one's pid.
+    record('restart', targetOf(worker), { exit, pid: worker.pid ?? null });
   },
 };

@@ -1,5 +1,8 @@
+import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { TcpProxy } from '@mcp-tasks/testing';
 import type { HistoryRecorder } from '../history/recorder.js';
+import type { ChaosRecord } from '../history/records.js';
 import type { Rng } from '../load/prng.js';
 
 /** What a chaos plan can act on: a small interface over `@mcp-tasks/stack`'s processes. */
@@ -7,23 +10,42 @@ export interface ControlledProcess {
   name: string;
   role: 'gateway' | 'worker' | 'proxy';
   workerId?: string;
+  /** The current child's pid (a new one after each start). */
+  readonly pid: number | undefined;
   running: boolean;
   kill(signal: NodeJS.Signals): void;
-  exited(): Promise<unknown>;
+  /** The exit code or signal of the current child, once it exited. */
+  exited(): Promise<number | string | null>;
   start(): Promise<void>;
-  restart(graceMs?: number): Promise<void>;
+  /** Graceful stop (bounded); resolves with the exit code or signal. */
+  stop(graceMs?: number): Promise<number | string | null>;
 }
 
 /** A server the harness owns (never the shared one): it can be restarted in place. */
 export interface RestartableServer {
   name: 'redis' | 'postgres';
+  /** The server process's pid now (the postmaster's for Postgres). */
+  pid(): Promise<number | undefined>;
   restart(): Promise<void>;
 }
+
+/** One worker's own connections to Postgres and Redis, through proxies the harness controls. */
+export interface WorkerLinks {
+  postgres: TcpProxy;
+  redis: TcpProxy;
+}
+
+/** What a plan needs besides the stack's processes. */
+export type ChaosNeed = RestartableServer['name'] | 'worker-links';
+
+export type Evidence = NonNullable<ChaosRecord['evidence']>;
 
 export interface ChaosContext {
   gateways: ControlledProcess[];
   workers: ControlledProcess[];
   servers: Partial<Record<RestartableServer['name'], RestartableServer>>;
+  /** By WORKER_ID, when a plan needs `worker-links`. */
+  links: ReadonlyMap<string, WorkerLinks>;
   recorder: HistoryRecorder;
   rng: Rng;
   leaseMs: number;
@@ -37,16 +59,42 @@ export interface ChaosContext {
 
 export interface ChaosPlan {
   name: string;
-  /** What the plan needs besides the stack's processes. */
-  needs?: readonly RestartableServer['name'][];
+  needs?: readonly ChaosNeed[];
   /** One round: break something, restore it. Called again until the signal aborts. */
-  round(ctx: ChaosContext, record: (action: string, target: string) => void): Promise<void>;
+  round(
+    ctx: ChaosContext,
+    record: (action: string, target: string, evidence?: Evidence) => void,
+  ): Promise<void>;
   /** Pause between rounds. */
   everyMs: number;
 }
 
 /** The target a history names: a worker's WORKER_ID (steps are cut at its kill), else the name. */
 export const targetOf = (process: ControlledProcess) => process.workerId ?? process.name;
+
+/**
+ * The kernel's run state of a process (`T` stopped, `S` sleeping, `R` running, …), from
+ * /proc/PID/stat; undefined when it is gone or /proc is missing.
+ */
+export async function processState(pid: number | undefined): Promise<string | undefined> {
+  if (pid === undefined) return undefined;
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
+  // "PID (comm) STATE ...": comm may hold spaces and parentheses, so split at the last ')'.
+  return stat?.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
+}
+
+/** Polls the process state until `accept` holds (a signal takes effect asynchronously), for at most 1 s. */
+export async function settledState(
+  pid: number | undefined,
+  accept: (state: string | undefined) => boolean,
+): Promise<string | null> {
+  let state = await processState(pid);
+  for (let i = 0; i < 50 && !accept(state); i += 1) {
+    await sleep(20);
+    state = await processState(pid);
+  }
+  return state ?? null;
+}
 
 /** Sleeps unless the signal, if any, aborts first (never throws). */
 export async function pause(ms: number, signal?: AbortSignal): Promise<void> {
@@ -73,9 +121,15 @@ export async function runChaos(
     while (!ctx.signal.aborted && (plans.length === 1 || Date.now() < phaseEnd)) {
       await pause(plan.everyMs, ctx.signal);
       if (ctx.signal.aborted) break;
-      await plan.round(ctx, (action, target) => {
+      await plan.round(ctx, (action, target, evidence) => {
         count += 1;
-        ctx.recorder.chaos({ id: `${plan.name}-${count}`, plan: plan.name, action, target });
+        ctx.recorder.chaos({
+          id: `${plan.name}-${count}`,
+          plan: plan.name,
+          action,
+          target,
+          ...(evidence === undefined ? {} : { evidence }),
+        });
         ctx.onEvent();
       });
     }

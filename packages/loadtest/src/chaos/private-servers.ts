@@ -1,7 +1,7 @@
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
-import { chown, mkdtemp, rm } from 'node:fs/promises';
+import { chown, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -70,6 +70,7 @@ export async function startPrivateRedis(): Promise<PrivateServer> {
   return {
     name: 'redis',
     url,
+    pid: () => Promise.resolve(child?.exitCode === null ? child.pid : undefined),
     async restart() {
       await kill();
       await start();
@@ -128,6 +129,12 @@ export async function startPrivatePostgres(): Promise<PrivateServer> {
   return {
     name: 'postgres',
     url: `postgres://postgres@127.0.0.1:${port}/loadtest`,
+    // The postmaster's pid: the first line of postmaster.pid while it runs.
+    pid: async () => {
+      const text = await readFile(join(dataDir, 'postmaster.pid'), 'utf8').catch(() => undefined);
+      const pid = Number(text?.split('\n')[0]);
+      return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+    },
     async restart() {
       await stopNow();
       await start();

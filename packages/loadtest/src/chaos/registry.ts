@@ -1,5 +1,6 @@
 import { killGateway } from './kill-gateway.js';
 import { killWorker } from './kill-worker.js';
+import { partition } from './partition.js';
 import { pauseWorker } from './pause-worker.js';
 import type { ChaosPlan } from './plan.js';
 import { rolling } from './rolling.js';
@@ -11,6 +12,7 @@ export const CHAOS_PLANS: readonly ChaosPlan[] = [
   pauseWorker,
   redisRestart,
   postgresRestart,
+  partition,
   rolling,
 ];
 export const CHAOS_PLAN_NAMES = ['none', ...CHAOS_PLANS.map((p) => p.name), 'all'] as const;

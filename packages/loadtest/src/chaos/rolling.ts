@@ -7,9 +7,11 @@ export const rolling: ChaosPlan = {
   async round(ctx, record) {
     for (const process of [...ctx.gateways, ...ctx.workers]) {
       if (ctx.signal.aborted) return;
-      record('sigterm', targetOf(process));
-      await process.restart();
-      record('restart', targetOf(process));
+      record('sigterm', targetOf(process), { pid: process.pid ?? null });
+      const exit = await process.stop();
+      await process.start();
+      // How the old process ended (0: drained and exited by itself), and the new one's pid.
+      record('restart', targetOf(process), { exit, pid: process.pid ?? null });
     }
   },
 };

@@ -10,9 +10,10 @@ function serverRestart(server: RestartableServer['name']): ChaosPlan {
       const target = ctx.servers[server];
       if (target === undefined)
         throw new Error(`${server}-restart needs the harness's own ${server}`);
-      record('restart', server);
+      record('restart', server, { pid: (await target.pid()) ?? null });
       await target.restart();
-      record('restarted', server);
+      // A new server process: its pid differs from the one the restart began with.
+      record('restarted', server, { pid: (await target.pid()) ?? null });
     },
   };
 }

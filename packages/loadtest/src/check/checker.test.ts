@@ -71,6 +71,36 @@ describe('the history checker', () => {
     expect(result.violations[0]!.message).toMatch(/completed on gw-1, then working on gw-2/);
   });
 
+  it('checks the sequence a subscription stream delivered: a terminal task pushed as working again fails', () => {
+    const history = historyBuilder()
+      .create(100, 'task-pushed')
+      .stream(150, 'task-pushed', [
+        [300, 'working'],
+        [900, 'completed', { result: FAILING_JOB_RESULT }],
+        [950, 'working'],
+      ])
+      .final(5_000, 'task-pushed', 'completed', { result: FAILING_JOB_RESULT });
+    const result = checkHistory(history.records);
+    expect(kindsAndIds(result)).toEqual([
+      { kind: 'terminal-state-left', taskIds: ['task-pushed'] },
+    ]);
+    expect(result.violations[0]!.message).toMatch(/completed on gw-2, then working on gw-2/);
+  });
+
+  it('passes a stream that delivered a legal sequence, and counts its terminal status in the bound', () => {
+    const history = historyBuilder(1_000)
+      .create(100, 'task-streamed')
+      .stream(150, 'task-streamed', [
+        [300, 'working'],
+        [400, 'input_required', { inputKeys: ['k1'] }],
+        [700, 'working'],
+        [900, 'completed', { result: FAILING_JOB_RESULT }],
+      ])
+      .answer(500, 'task-streamed', ['k1'])
+      .final(5_000, 'task-streamed', 'completed', { result: FAILING_JOB_RESULT });
+    expect(checkHistory(history.records).violations).toEqual([]);
+  });
+
   it('does not order the replies of overlapping requests', () => {
     // The second request was sent before the first reply came: either order is possible.
     const history = historyBuilder().create(100, 'task-c');
@@ -194,25 +224,44 @@ describe('the history checker', () => {
     expect(result.reExecutions).toEqual([{ taskId: 'task-twice', step: 's0', epochs: [1, 2] }]);
   });
 
-  it('does not count the time a worker was frozen (pause → resume) as running', () => {
-    // w-1 froze mid-step; w-2 took over and finished inside the freeze; w-1 then gave up at once.
+  it('sets a step that ran past its lease deadline aside as a stale tail, not an overlap', () => {
+    // w-1 froze mid-step; its lease deadline passed at 450; w-2 took over at 500 and finished; w-1,
+    // thawed at 1 000, logged its step lease-expired at 1 010 and wrote nothing of it.
     const history = historyBuilder()
       .create(100, 'task-frozen')
-      .step('task-frozen', 'w-1', 1, 150, 1_010)
+      .step('task-frozen', 'w-1', 1, 150, 1_010, 's0', {
+        outcome: 'lease-expired',
+        leaseDeadlineMs: 450,
+      })
       .chaos(200, 'pause-1', 'pause', 'w-1')
-      .step('task-frozen', 'w-2', 2, 500, 900)
+      .step('task-frozen', 'w-2', 2, 500, 900, 's0', { leaseDeadlineMs: 2_100 })
       .chaos(1_000, 'resume-1', 'resume', 'w-1')
       .get(1_300, 'task-frozen', 'completed', { result: FAILING_JOB_RESULT })
       .final(5_000, 'task-frozen', 'completed', { result: FAILING_JOB_RESULT });
     const result = checkHistory(history.records);
     expect(result.violations).toEqual([]);
     expect(result.reExecutions).toEqual([{ taskId: 'task-frozen', step: 's0', epochs: [1, 2] }]);
+    expect(result.staleTails).toEqual([
+      {
+        taskId: 'task-frozen',
+        step: 's0',
+        epoch: 1,
+        worker: 'w-1',
+        leaseDeadlineMs: 450,
+        endMs: 1_010,
+        outcome: 'lease-expired',
+        takenOver: true,
+      },
+    ]);
   });
 
-  it('fails when a worker resumed from a freeze runs a step while another worker runs it', () => {
+  it('fails when two executions overlap before the lease deadline of the first', () => {
     const history = historyBuilder()
       .create(100, 'task-stale')
-      .step('task-stale', 'w-1', 1, 150, 1_400)
+      .step('task-stale', 'w-1', 1, 150, 1_400, 's0', {
+        outcome: 'lease-expired',
+        leaseDeadlineMs: 700,
+      })
       .chaos(200, 'pause-1', 'pause', 'w-1')
       .step('task-stale', 'w-2', 2, 500, 1_200)
       .chaos(1_000, 'resume-1', 'resume', 'w-1')
@@ -220,8 +269,48 @@ describe('the history checker', () => {
       .final(5_000, 'task-stale', 'completed', { result: FAILING_JOB_RESULT });
     const result = checkHistory(history.records);
     expect(kindsAndIds(result)).toEqual([{ kind: 'overlapping-steps', taskIds: ['task-stale'] }]);
-    expect(result.violations[0]!.message).toContain('ran at the same time for 200 ms');
+    expect(result.violations[0]!.message).toContain(
+      'ran at the same time for 200 ms within their leases',
+    );
     expect(result.violations[0]!.chaos.map((e) => e.id)).toEqual(['pause-1', 'resume-1']);
+  });
+
+  it('fails when a step past its lease deadline was not stopped there (logged as a normal end)', () => {
+    const history = historyBuilder()
+      .create(100, 'task-ran-on')
+      .step('task-ran-on', 'w-1', 1, 150, 1_010, 's0', {
+        outcome: 'continue',
+        leaseDeadlineMs: 450,
+      })
+      .step('task-ran-on', 'w-2', 2, 500, 900)
+      .get(1_300, 'task-ran-on', 'completed', { result: FAILING_JOB_RESULT })
+      .final(5_000, 'task-ran-on', 'completed', { result: FAILING_JOB_RESULT });
+    const result = checkHistory(history.records);
+    expect(kindsAndIds(result)).toEqual([
+      { kind: 'stale-step-continued', taskIds: ['task-ran-on'] },
+    ]);
+    expect(result.violations[0]!.message).toBe(
+      'step s0 on w-1 (epoch 1) ran 560 ms past its lease deadline and logged its outcome as "continue", not lease-expired',
+    );
+  });
+
+  it('fails when a worker starts another step of an epoch whose lease deadline passed', () => {
+    const history = historyBuilder()
+      .create(100, 'task-went-on')
+      .step('task-went-on', 'w-1', 1, 150, 1_010, 's0', {
+        outcome: 'lease-expired',
+        leaseDeadlineMs: 450,
+      })
+      .step('task-went-on', 'w-1', 1, 1_020, 1_100, 's1', { leaseDeadlineMs: 1_500 })
+      .get(1_300, 'task-went-on', 'completed', { result: FAILING_JOB_RESULT })
+      .final(5_000, 'task-went-on', 'completed', { result: FAILING_JOB_RESULT });
+    const result = checkHistory(history.records);
+    expect(kindsAndIds(result)).toEqual([
+      { kind: 'stale-step-continued', taskIds: ['task-went-on'] },
+    ]);
+    expect(result.violations[0]!.message).toContain(
+      'started step s1 of that epoch 570 ms after it',
+    );
   });
 
   it('counts a re-execution after a kill as a re-execution, not an overlap', () => {

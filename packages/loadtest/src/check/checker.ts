@@ -5,11 +5,14 @@ import {
   checkLostTasks,
   checkOverlappingSteps,
   checkResults,
+  checkStaleTails,
   checkStatusSequence,
   checkTerminalInBound,
   findReExecutions,
+  findStaleTails,
   type Finding,
   type ReExecution,
+  type StaleTail,
   type ViolationKind,
 } from './rules.js';
 import { indexHistory, type IndexedHistory } from './task-facts.js';
@@ -27,6 +30,8 @@ export interface CheckResult {
   ok: boolean;
   violations: Violation[];
   reExecutions: ReExecution[];
+  /** Steps that ran past their lease deadline, their writes fenced (checkStaleTails). */
+  staleTails: StaleTail[];
   acknowledgedTasks: number;
   history: IndexedHistory;
 }
@@ -56,6 +61,8 @@ export function checkHistory(records: readonly HistoryRecord[]): CheckResult {
   }
   for (const read of history.foreignReads) findings.push(...checkForeignRead(read));
   findings.push(...checkOverlappingSteps(history));
+  const staleTails = findStaleTails(history);
+  findings.push(...checkStaleTails(history, staleTails));
   findings.sort((a, b) => a.at - b.at);
   const violations = findings.map((finding) => ({
     kind: finding.kind,
@@ -68,6 +75,7 @@ export function checkHistory(records: readonly HistoryRecord[]): CheckResult {
     ok: violations.length === 0,
     violations,
     reExecutions: findReExecutions(history),
+    staleTails,
     acknowledgedTasks: history.tasks.size,
     history,
   };

@@ -14,6 +14,7 @@ export const VIOLATION_KINDS = [
   'cross-tenant-read',
   'result-mismatch',
   'overlapping-steps',
+  'stale-step-continued',
 ] as const;
 export type ViolationKind = (typeof VIOLATION_KINDS)[number];
 
@@ -218,99 +219,134 @@ export function checkForeignRead({ request, reply, ownerTenant }: ForeignRead): 
   ];
 }
 
+/** The outcome a worker logs for a step that ended after its lease deadline (apps/worker/src/step-log.ts). */
+export const LEASE_EXPIRED_OUTCOME = 'lease-expired';
+
 /**
- * A step killed mid-way has no end line: it ends at the first chaos event aimed at its worker,
- * else it is taken as running to the end of the history.
+ * When an execution stopped counting as running under its lease: its end line, or, when it ended
+ * after the lease deadline it held, that deadline (the rest is a stale tail, reported apart). A
+ * step killed mid-way has no end line: it ends at the first chaos event aimed at its worker, else
+ * it is taken as running to the end of the history.
  */
-function effectiveEnd(
+function endUnderLease(
   execution: StepExecution,
   chaos: readonly ChaosRecord[],
   end: number,
 ): number {
-  if (execution.endMs !== undefined) return execution.endMs;
+  if (execution.endMs !== undefined)
+    return Math.min(execution.endMs, execution.leaseDeadlineMs ?? Number.POSITIVE_INFINITY);
   const hit = chaos.find((e) => e.target === execution.worker && e.t >= execution.startMs);
   return hit?.t ?? end;
 }
 
-type Interval = readonly [number, number];
-
-/**
- * When a worker was frozen (SIGSTOP): from each `pause` aimed at it to the next `resume`. A frozen
- * process runs nothing, so a step it was in is not running then (the GC-pause case leases exist for).
- * A pause with no resume proves nothing about when the worker ran again, so it is not counted.
- */
-function frozenIntervals(worker: string, chaos: readonly ChaosRecord[]): Interval[] {
-  const frozen: Interval[] = [];
-  let pausedAt: number | undefined;
-  for (const event of chaos) {
-    if (event.target !== worker) continue;
-    if (event.action === 'pause' && pausedAt === undefined) pausedAt = event.t;
-    if (event.action === 'resume' && pausedAt !== undefined) {
-      frozen.push([pausedAt, event.t]);
-      pausedAt = undefined;
-    }
-  }
-  return frozen;
-}
-
-/** An execution's running time: start to (effective) end, less the times its worker was frozen. */
-function runningIntervals(execution: StepExecution, history: IndexedHistory): Interval[] {
-  let pieces: Interval[] = [
-    [execution.startMs, effectiveEnd(execution, history.chaos, history.end)],
-  ];
-  for (const [from, to] of frozenIntervals(execution.worker, history.chaos)) {
-    pieces = pieces.flatMap(([a, b]): Interval[] =>
-      to <= a || from >= b
-        ? [[a, b]]
-        : (
-            [
-              [a, from],
-              [to, b],
-            ] as Interval[]
-          ).filter(([x, y]) => y > x),
-    );
-  }
-  return pieces;
-}
-
-function overlapMs(a: readonly Interval[], b: readonly Interval[]): number {
-  let total = 0;
-  for (const [a0, a1] of a)
-    for (const [b0, b1] of b) total += Math.max(0, Math.min(a1, b1) - Math.max(a0, b0));
-  return total;
-}
-
-/**
- * No two executions of one task's steps ran at the same time, whatever worker or epoch ran them.
- * Time a worker spent frozen (pause → resume) does not count as running.
- */
-export function checkOverlappingSteps(history: IndexedHistory): Finding[] {
+function groupByTask(executions: readonly StepExecution[]): Map<string, StepExecution[]> {
   const byTask = new Map<string, StepExecution[]>();
-  for (const execution of history.steps) {
+  for (const execution of executions) {
     const list = byTask.get(execution.taskId) ?? [];
     list.push(execution);
     byTask.set(execution.taskId, list);
   }
+  for (const list of byTask.values()) list.sort((a, b) => a.startMs - b.startMs);
+  return byTask;
+}
+
+/**
+ * No two executions of one task's steps ran at the same time within the leases they held,
+ * whatever worker or epoch ran them. Each execution counts from its start to its end or to the
+ * lease deadline it held, whichever came first: past the deadline the worker writes nothing of
+ * the step (checkStaleTails), and no other worker can have claimed before it.
+ */
+export function checkOverlappingSteps(history: IndexedHistory): Finding[] {
   const findings: Finding[] = [];
-  for (const [taskId, executions] of byTask) {
-    executions.sort((a, b) => a.startMs - b.startMs);
+  for (const [taskId, executions] of groupByTask(history.steps)) {
     for (let i = 0; i < executions.length; i += 1) {
       const a = executions[i]!;
-      const aEnd = effectiveEnd(a, history.chaos, history.end);
+      const aEnd = endUnderLease(a, history.chaos, history.end);
       for (let j = i + 1; j < executions.length; j += 1) {
         const b = executions[j]!;
         if (b.startMs >= aEnd) break;
-        const together = overlapMs(runningIntervals(a, history), runningIntervals(b, history));
+        const together = Math.min(aEnd, endUnderLease(b, history.chaos, history.end)) - b.startMs;
         if (together <= 0) continue;
         findings.push({
           kind: 'overlapping-steps',
           taskIds: [taskId],
           at: b.startMs,
           since: a.startMs,
-          message: `step ${a.step} on ${a.worker} (epoch ${a.epoch}) and step ${b.step} on ${b.worker} (epoch ${b.epoch}) ran at the same time for ${fmt(together)}`,
+          message: `step ${a.step} on ${a.worker} (epoch ${a.epoch}) and step ${b.step} on ${b.worker} (epoch ${b.epoch}) ran at the same time for ${fmt(together)} within their leases`,
         });
       }
     }
+  }
+  return findings;
+}
+
+/** An execution that ran past the lease deadline it held (a stalled or cut-off worker). */
+export interface StaleTail {
+  taskId: string;
+  step: string;
+  epoch: number;
+  worker: string;
+  leaseDeadlineMs: number;
+  endMs: number;
+  outcome: string | undefined;
+  /** Whether another worker started a step of this task after the deadline (a takeover). */
+  takenOver: boolean;
+}
+
+/** Executions whose end line came after their lease deadline: counted and reported, not violations. */
+export function findStaleTails(history: IndexedHistory): StaleTail[] {
+  const tails: StaleTail[] = [];
+  for (const executions of groupByTask(history.steps).values()) {
+    for (const e of executions) {
+      if (e.endMs === undefined || e.leaseDeadlineMs === undefined) continue;
+      if (e.endMs <= e.leaseDeadlineMs) continue;
+      const deadline = e.leaseDeadlineMs;
+      tails.push({
+        taskId: e.taskId,
+        step: e.step,
+        epoch: e.epoch,
+        worker: e.worker,
+        leaseDeadlineMs: deadline,
+        endMs: e.endMs,
+        outcome: e.outcome,
+        takenOver: executions.some((o) => o.epoch > e.epoch && o.startMs >= deadline),
+      });
+    }
+  }
+  return tails;
+}
+
+/**
+ * A stale tail is harmless only if its worker stopped at it: the step is logged `lease-expired`
+ * (the runner logs that instead of the step's outcome and then writes nothing of it: no
+ * checkpoint, input request or result), and that worker started no further step of that epoch
+ * after the deadline. The history holds no store writes, so this is the evidence it can give;
+ * the epoch fence in Postgres rejects any write of a superseded epoch in any case.
+ */
+export function checkStaleTails(history: IndexedHistory, tails: readonly StaleTail[]): Finding[] {
+  const findings: Finding[] = [];
+  for (const tail of tails) {
+    const went = history.steps.find(
+      (o) =>
+        o.taskId === tail.taskId &&
+        o.worker === tail.worker &&
+        o.epoch === tail.epoch &&
+        o.startMs > tail.leaseDeadlineMs,
+    );
+    const reason =
+      tail.outcome !== LEASE_EXPIRED_OUTCOME
+        ? `logged its outcome as ${JSON.stringify(tail.outcome)}, not ${LEASE_EXPIRED_OUTCOME}`
+        : went !== undefined
+          ? `started step ${went.step} of that epoch ${fmt(went.startMs - tail.leaseDeadlineMs)} after it`
+          : undefined;
+    if (reason === undefined) continue;
+    findings.push({
+      kind: 'stale-step-continued',
+      taskIds: [tail.taskId],
+      at: tail.leaseDeadlineMs,
+      since: tail.leaseDeadlineMs,
+      message: `step ${tail.step} on ${tail.worker} (epoch ${tail.epoch}) ran ${fmt(tail.endMs - tail.leaseDeadlineMs)} past its lease deadline and ${reason}`,
+    });
   }
   return findings;
 }

@@ -3,6 +3,7 @@ import type {
   ChaosRecord,
   FinalReadRecord,
   HistoryRecord,
+  NotificationRecord,
   ReplyRecord,
   RequestRecord,
   StepRecord,
@@ -17,10 +18,13 @@ export interface Observation {
   status: TaskStatus;
   inputKeys: readonly string[];
   result: unknown;
-  source: 'reply' | 'final';
+  source: 'reply' | 'final' | 'stream';
 }
 
-/** One step execution, its start and end lines joined; `endMs` undefined when it never ended. */
+/**
+ * One step execution, its start and end lines joined; `endMs`, `outcome` and `leaseDeadlineMs`
+ * (the worker's local lease deadline when the step ended) undefined when it never ended.
+ */
 export interface StepExecution {
   taskId: string;
   step: string;
@@ -28,6 +32,8 @@ export interface StepExecution {
   worker: string;
   startMs: number;
   endMs: number | undefined;
+  outcome: string | undefined;
+  leaseDeadlineMs: number | undefined;
 }
 
 export interface AnsweredInput {
@@ -76,11 +82,18 @@ function joinSteps(records: readonly StepRecord[]): StepExecution[] {
   for (const record of records) {
     const key = `${record.taskId}\u0000${record.worker}\u0000${record.epoch}\u0000${record.step}\u0000${record.startMs}`;
     const known = byKey.get(key);
-    const endMs = record.phase === 'end' ? (record.endMs ?? record.startMs) : undefined;
+    const ended =
+      record.phase === 'end'
+        ? {
+            endMs: record.endMs ?? record.startMs,
+            outcome: record.outcome,
+            leaseDeadlineMs: record.leaseDeadlineMs,
+          }
+        : { endMs: undefined, outcome: undefined, leaseDeadlineMs: undefined };
     if (known === undefined) {
-      byKey.set(key, { ...pick(record), endMs });
-    } else if (endMs !== undefined) {
-      known.endMs = endMs;
+      byKey.set(key, { ...pick(record), ...ended });
+    } else if (ended.endMs !== undefined) {
+      Object.assign(known, ended);
     }
   }
   return [...byKey.values()];
@@ -102,6 +115,7 @@ export function indexHistory(records: readonly HistoryRecord[]): IndexedHistory 
   const stepRecords: StepRecord[] = [];
   const replies: { request: RequestRecord; reply: ReplyRecord }[] = [];
   const finals: FinalReadRecord[] = [];
+  const notifications: NotificationRecord[] = [];
   let boundMs = DEFAULT_TASK_BOUND_MS;
   let start = Number.POSITIVE_INFINITY;
   let end = 0;
@@ -122,6 +136,9 @@ export function indexHistory(records: readonly HistoryRecord[]): IndexedHistory 
         if (request !== undefined) replies.push({ request, reply: record });
         break;
       }
+      case 'notification':
+        notifications.push(record);
+        break;
       case 'chaos':
         chaos.push(record);
         break;
@@ -192,6 +209,36 @@ export function indexHistory(records: readonly HistoryRecord[]): IndexedHistory 
     ) {
       facts.answers.push({ keys: request.inputKeys ?? [], replyT: reply.t });
     }
+  }
+
+  // A pushed snapshot was read by the server after the stream opened and, the stream being in
+  // order, after the message before it was sent: that is its "request" time.
+  const lastOnStream = new Map<number, number>();
+  for (const pushed of notifications) {
+    const facts = tasks.get(pushed.taskId);
+    const opened = requests.get(pushed.op)?.t ?? pushed.t;
+    const since = lastOnStream.get(pushed.op) ?? opened;
+    lastOnStream.set(pushed.op, pushed.t);
+    if (facts === undefined) continue;
+    if (pushed.tenant !== facts.ownerTenant) {
+      const request = requests.get(pushed.op);
+      if (request !== undefined)
+        foreignReads.push({
+          request,
+          reply: { ...pushed, kind: 'reply', method: 'subscriptions/listen' },
+          ownerTenant: facts.ownerTenant,
+        });
+      continue;
+    }
+    facts.observations.push({
+      requestT: since,
+      replyT: pushed.t,
+      replica: pushed.replica,
+      status: pushed.status,
+      inputKeys: pushed.inputKeys ?? [],
+      result: pushed.result,
+      source: 'stream',
+    });
   }
 
   for (const final of finals) {

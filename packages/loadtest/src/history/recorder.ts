@@ -5,6 +5,7 @@ import type {
   ChaosRecord,
   FinalReadRecord,
   HistoryRecord,
+  NotificationRecord,
   ReplyRecord,
   RequestRecord,
   RunRecord,
@@ -18,6 +19,8 @@ export interface HistoryRecorder {
   /** Records a request and returns its `op`, to pass to `reply`. */
   request(fields: Fields<RequestRecord>): number;
   reply(op: number, fields: Fields<ReplyRecord>): void;
+  /** A snapshot pushed on the stream that request `op` (subscriptions/listen) opened. */
+  notification(op: number, fields: Fields<NotificationRecord>): void;
   chaos(fields: Fields<ChaosRecord>): void;
   /** Step lines come with their own times (from the worker's log). */
   step(record: Omit<StepRecord, 'kind'>): void;
@@ -70,6 +73,7 @@ export function createHistoryRecorder(path: string): HistoryRecorder {
       return op;
     },
     reply: (op, fields) => write({ kind: 'reply', t: historyNow(), op, ...fields }),
+    notification: (op, fields) => write({ kind: 'notification', t: historyNow(), op, ...fields }),
     chaos: (fields) => write({ kind: 'chaos', t: historyNow(), ...fields }),
     step: (record) => write({ kind: 'step', ...record }),
     final: (fields) => write({ kind: 'final', t: historyNow(), ...fields }),

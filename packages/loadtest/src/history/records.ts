@@ -65,6 +65,23 @@ export const ReplyRecordSchema = z.object({
   errorMessage: z.string().optional(),
 });
 
+/**
+ * A task snapshot pushed on the `subscriptions/listen` stream that request `op` opened
+ * (`notifications/tasks`). Messages of one stream arrive in the order the server sent them, so
+ * each counts as seen after the one before it on that stream.
+ */
+export const NotificationRecordSchema = z.object({
+  kind: z.literal('notification'),
+  t: Time,
+  op: z.number().int().nonnegative(),
+  replica: z.string(),
+  tenant: z.string(),
+  taskId: z.string(),
+  status: TaskStatus,
+  inputKeys: z.array(z.string()).optional(),
+  result: Json.optional(),
+});
+
 /** Something the chaos plan did (a kill, a restart, a pause), and to what. */
 export const ChaosRecordSchema = z.object({
   kind: z.literal('chaos'),
@@ -74,6 +91,13 @@ export const ChaosRecordSchema = z.object({
   action: z.string(),
   /** The process or service acted on: a worker id, a replica name, `redis`, `postgres`. */
   target: z.string(),
+  /**
+   * What the harness observed of the act (the process's pid, the signal it exited with, its
+   * /proc state, the connections a partition reset), so a test can tell it really happened.
+   */
+  evidence: z
+    .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()]))
+    .optional(),
 });
 
 /** One line of a worker's step log (STEP_LOG=on, apps/worker/src/step-log.ts). */
@@ -87,6 +111,8 @@ export const StepRecordSchema = z.object({
   startMs: Time,
   endMs: Time.optional(),
   outcome: z.string().optional(),
+  /** On end lines: the worker's local lease deadline when the step ended (same clock as endMs). */
+  leaseDeadlineMs: Time.optional(),
 });
 
 /** After the load stopped: one read of one task from one replica, by its owner. */
@@ -106,6 +132,7 @@ export const HistoryRecordSchema = z.discriminatedUnion('kind', [
   RunRecordSchema,
   RequestRecordSchema,
   ReplyRecordSchema,
+  NotificationRecordSchema,
   ChaosRecordSchema,
   StepRecordSchema,
   FinalReadRecordSchema,
@@ -114,6 +141,7 @@ export const HistoryRecordSchema = z.discriminatedUnion('kind', [
 export type RunRecord = z.infer<typeof RunRecordSchema>;
 export type RequestRecord = z.infer<typeof RequestRecordSchema>;
 export type ReplyRecord = z.infer<typeof ReplyRecordSchema>;
+export type NotificationRecord = z.infer<typeof NotificationRecordSchema>;
 export type ChaosRecord = z.infer<typeof ChaosRecordSchema>;
 export type StepRecord = z.infer<typeof StepRecordSchema>;
 export type FinalReadRecord = z.infer<typeof FinalReadRecordSchema>;

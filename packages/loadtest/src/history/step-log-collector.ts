@@ -26,6 +26,7 @@ export function parseStepLogLine(line: string): StepRecord | undefined {
     startMs: value.startMs,
     endMs: value.endMs,
     outcome: value.outcome,
+    leaseDeadlineMs: value.leaseDeadlineMs,
   });
   return parsed.success ? parsed.data : undefined;
 }

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { buildRequest, DEFAULT_CAPABILITIES } from '@mcp-tasks/client';
 import { PROTOCOL_VERSION } from '@mcp-tasks/protocol';
 import type { HistoryRecorder } from '../history/recorder.js';
@@ -20,6 +21,8 @@ export interface SentReply extends ReplyFields {
 
 const FRAMING = { protocolVersion: PROTOCOL_VERSION, clientCapabilities: DEFAULT_CAPABILITIES };
 const REQUEST_TIMEOUT_MS = 15_000;
+const FINAL_READ_ATTEMPTS = 5;
+const FINAL_READ_RETRY_MS = 1_000;
 let nextId = 1;
 
 /**
@@ -58,19 +61,26 @@ export async function sendRecorded(
     token: tenant.token,
   });
   let fields: SentReply;
-  try {
-    const response = await fetch(endpoint.url, {
-      method: 'POST',
-      headers: built.headers,
-      body: JSON.stringify(built.body),
-      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-    });
-    const text = await response.text();
-    fields = replyFields(response.status, text);
-    const poll = /"pollIntervalMs":(\d+)/.exec(text);
-    if (poll) fields.pollIntervalMs = Number(poll[1]);
-  } catch (error) {
-    fields = { errorMessage: error instanceof Error ? error.message : String(error) };
+  // A final read is the checker's evidence that a task exists: one that got no answer at all
+  // (a replica still restarting after the last chaos round) is sent again before it is recorded.
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      const response = await fetch(endpoint.url, {
+        method: 'POST',
+        headers: built.headers,
+        body: JSON.stringify(built.body),
+        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+      });
+      const text = await response.text();
+      fields = replyFields(response.status, text);
+      const poll = /"pollIntervalMs":(\d+)/.exec(text);
+      if (poll) fields.pollIntervalMs = Number(poll[1]);
+    } catch (error) {
+      fields = { errorMessage: error instanceof Error ? error.message : String(error) };
+    }
+    const unanswered = fields.errorCode === undefined && fields.errorMessage !== undefined;
+    if (!extra.final || !unanswered || attempt >= FINAL_READ_ATTEMPTS) break;
+    await sleep(FINAL_READ_RETRY_MS);
   }
   const { pollIntervalMs: _poll, ...recorded } = fields;
   const base = { replica: endpoint.replica, tenant: tenant.name };

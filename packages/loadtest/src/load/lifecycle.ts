@@ -1,9 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isTerminalStatus } from '@mcp-tasks/tasks';
+import { createClient } from '@mcp-tasks/client';
 import type { HistoryRecorder } from '../history/recorder.js';
 import { sendRecorded, type Endpoint, type SentReply, type Tenant } from './endpoints.js';
 import type { AnswerStyle, LifecyclePlan } from './mix.js';
 import { createRng, type Rng } from './prng.js';
+import { createRecordingFetch } from './recording-fetch.js';
 
 export interface LoadContext {
   recorder: HistoryRecorder;
@@ -23,6 +25,15 @@ export interface LifecycleOutcome {
 }
 
 const DEFAULT_POLL_MS = 500;
+const INTERNAL_ERROR = -32603;
+/** Reconnects sooner than the client's default (250 ms … 30 s): chaos keeps them short. */
+const SUBSCRIBER_BACKOFF = { initialMs: 100, maxMs: 2_000 };
+
+/** What a client saw of its task on one look (a poll's reply or a pushed snapshot). */
+interface Seen {
+  status?: string;
+  inputKeys?: readonly string[];
+}
 const UNKNOWN_KEY = 'no_such_input_key';
 
 type Answer = { action: 'accept'; content: { name: string } } | { action: 'decline' };
@@ -76,52 +87,99 @@ export async function runLifecycle(
   outcome.status = created.status;
   const deadline = Date.now() + ctx.taskBoundMs;
   let pollMs = created.pollIntervalMs ?? DEFAULT_POLL_MS;
-  let polls = 0;
+  let seenCount = 0;
   const answered = new Set<string>();
   let triedUnknownKey = false;
+
+  /** tasks/get on other replicas at the server's pollIntervalMs, until the bound. */
+  async function* polled(): AsyncGenerator<Seen> {
+    while (Date.now() < deadline) {
+      await sleep(pollMs);
+      const seen = await send(pollTarget(rng, ctx.endpoints, creator), ctx.owner, 'tasks/get', {
+        taskId,
+      });
+      pollMs = seen.pollIntervalMs ?? pollMs;
+      yield seen;
+    }
+  }
+  /**
+   * The client's subscribe() on another replica: snapshots pushed on `subscriptions/listen`, with
+   * its own catch-up reads and reconnects (all recorded by the recording fetch). Should the
+   * client give up (an error it does not retry), the lifecycle polls instead.
+   */
+  async function* subscribed(): AsyncGenerator<Seen> {
+    const endpoint = pollTarget(rng, ctx.endpoints, creator);
+    const client = createClient({
+      url: endpoint.url,
+      token: ctx.owner.token,
+      fetch: createRecordingFetch(ctx.recorder, endpoint, ctx.owner),
+      backoff: SUBSCRIBER_BACKOFF,
+    });
+    try {
+      const signal = AbortSignal.timeout(Math.max(1, deadline - Date.now()));
+      for await (const snapshot of client.task(taskId).subscribe({ signal })) {
+        yield { status: snapshot.status, inputKeys: Object.keys(snapshot.inputRequests ?? {}) };
+      }
+    } catch {
+      outcome.errors += 1;
+    }
+    yield* polled();
+  }
 
   if (plan.probe) {
     await send(rng.pick(ctx.endpoints), ctx.prober, 'tasks/get', { taskId }, { probe: true });
   }
-  while (!isTerminalStatus(outcome.status as never) && Date.now() < deadline) {
-    await sleep(pollMs);
-    const seen = await send(pollTarget(rng, ctx.endpoints, creator), ctx.owner, 'tasks/get', {
-      taskId,
-    });
+  if (isTerminalStatus(outcome.status as never)) return outcome;
+  for await (const seen of plan.follow === 'subscribe' ? subscribed() : polled()) {
     if (seen.status === undefined) continue;
     outcome.status = seen.status;
-    pollMs = seen.pollIntervalMs ?? pollMs;
-    if (plan.cancelAfterPolls === polls)
+    if (plan.cancelAfterPolls === seenCount)
       await send(rng.pick(ctx.endpoints), ctx.owner, 'tasks/cancel', { taskId });
-    polls += 1;
+    seenCount += 1;
+    if (isTerminalStatus(seen.status as never)) break;
     if (seen.status !== 'input_required') continue;
-    const pending = (seen.inputKeys ?? []).filter((key) => !answered.has(key));
-    if (pending.length === 0) continue;
-    const keys = plan.answer === 'partial' ? pending.slice(0, 1) : pending;
-    if (plan.answer === 'unknown-key' && !triedUnknownKey) {
-      triedUnknownKey = true;
-      await send(
-        rng.pick(ctx.endpoints),
-        ctx.owner,
-        'tasks/update',
-        { taskId, inputResponses: { [UNKNOWN_KEY]: answerFor('full', plan, UNKNOWN_KEY) } },
-        { inputKeys: [UNKNOWN_KEY] },
+    // A poller answers one round per look; a subscriber may see no new snapshot until all of a
+    // round's keys are in, so it answers a partial round's keys one update after the other.
+    do {
+      const pending = (seen.inputKeys ?? []).filter((key) => !answered.has(key));
+      if (pending.length === 0) break;
+      const keys = plan.answer === 'partial' ? pending.slice(0, 1) : pending;
+      if (plan.answer === 'unknown-key' && !triedUnknownKey) {
+        triedUnknownKey = true;
+        await send(
+          rng.pick(ctx.endpoints),
+          ctx.owner,
+          'tasks/update',
+          { taskId, inputResponses: { [UNKNOWN_KEY]: answerFor('full', plan, UNKNOWN_KEY) } },
+          { inputKeys: [UNKNOWN_KEY] },
+        );
+      }
+      const inputResponses = Object.fromEntries(
+        keys.map((k) => [k, answerFor(plan.answer, plan, k)]),
       );
-    }
-    const inputResponses = Object.fromEntries(
-      keys.map((k) => [k, answerFor(plan.answer, plan, k)]),
-    );
-    const times = plan.answer === 'twice' ? 2 : 1;
-    for (let i = 0; i < times; i += 1) {
-      const reply = await send(
-        rng.pick(ctx.endpoints),
-        ctx.owner,
-        'tasks/update',
-        { taskId, inputResponses },
-        { inputKeys: keys },
-      );
-      if (reply.errorMessage === undefined) for (const k of keys) answered.add(k);
-    }
+      const times = plan.answer === 'twice' ? 2 : 1;
+      let accepted = false;
+      let unanswered = false;
+      for (let i = 0; i < times; i += 1) {
+        const reply = await send(
+          rng.pick(ctx.endpoints),
+          ctx.owner,
+          'tasks/update',
+          { taskId, inputResponses },
+          { inputKeys: keys },
+        );
+        if (reply.errorMessage === undefined) {
+          accepted = true;
+          for (const k of keys) answered.add(k);
+        }
+        unanswered = reply.errorCode === undefined || reply.errorCode === INTERNAL_ERROR;
+      }
+      if (accepted || plan.follow === 'poll') continue;
+      // A subscriber gets no new snapshot while its answer is missing, so after a failure that
+      // says nothing about the task (no answer, an internal error) it sends the answer again.
+      if (!unanswered || Date.now() >= deadline) break;
+      await sleep(pollMs);
+    } while (plan.follow === 'subscribe');
   }
   return outcome;
 }

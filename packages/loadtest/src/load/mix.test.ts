@@ -10,7 +10,7 @@ describe('the seeded mix', () => {
     expect(a.map((p) => p.index)).toEqual([...Array(500).keys()]);
   });
 
-  it('covers every tool, answer style, cancels and probes', () => {
+  it('covers every tool, answer style, cancels, probes, pollers and subscribers', () => {
     const mix = generateMix(7, 500);
     expect(new Set(mix.map((p) => p.tool))).toEqual(
       new Set(['slow_compute', 'multi_input', 'failing_job']),
@@ -20,6 +20,7 @@ describe('the seeded mix', () => {
     );
     expect(mix.some((p) => p.cancelAfterPolls !== undefined)).toBe(true);
     expect(mix.some((p) => p.probe)).toBe(true);
+    expect(new Set(mix.map((p) => p.follow))).toEqual(new Set(['poll', 'subscribe']));
     for (const p of mix.filter((x) => x.tool === 'slow_compute')) {
       expect(p.arguments.label).toBe(`job-${p.index}`);
       expect([1, 2, 3]).toContain(p.arguments.seconds);

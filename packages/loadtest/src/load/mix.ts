@@ -17,6 +17,8 @@ export interface LifecyclePlan {
   cancelAfterPolls?: number;
   /** The second tenant reads this task's id. */
   probe: boolean;
+  /** How the client waits: `tasks/get` at pollIntervalMs, or `subscriptions/listen` (the client's subscribe). */
+  follow: 'poll' | 'subscribe';
   /** Seeds the lifecycle's own run-time choices (which replica to poll). */
   seed: number;
 }
@@ -28,6 +30,9 @@ const ANSWER_STYLES: readonly AnswerStyle[] = [
   'unknown-key',
   'decline',
 ];
+
+/** The share of clients that wait on a subscription instead of polling. */
+const SUBSCRIBER_SHARE = 0.3;
 
 function planOne(rng: Rng, index: number): LifecyclePlan {
   const roll = rng.int(0, 99);
@@ -42,6 +47,7 @@ function planOne(rng: Rng, index: number): LifecyclePlan {
     ...(rng.chance(0.1) ? { cancelAfterPolls: rng.int(0, 2) } : {}),
     probe: rng.chance(0.2),
     seed: rng.int(0, 0x7fffffff),
+    follow: rng.chance(SUBSCRIBER_SHARE) ? 'subscribe' : 'poll',
   };
 }
 

@@ -3,8 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startStack, type StackHandle } from '@mcp-tasks/stack';
-import { createTestDatabase, createTestRedis, type TestDatabase } from '@mcp-tasks/testing';
-import { runChaos, type ChaosPlan } from '../chaos/plan.js';
+import {
+  createTestDatabase,
+  createTestRedis,
+  startTcpProxy,
+  type TestDatabase,
+} from '@mcp-tasks/testing';
+import { runChaos, type ChaosPlan, type WorkerLinks } from '../chaos/plan.js';
 import {
   startPrivatePostgres,
   startPrivateRedis,
@@ -54,6 +59,7 @@ interface Topology {
   prober: Tenant;
   stack?: StackHandle;
   servers: Partial<Record<'redis' | 'postgres', PrivateServer>>;
+  links: Map<string, WorkerLinks>;
   teardown(): Promise<void>;
 }
 
@@ -68,15 +74,21 @@ async function startTopology(
       owner,
       prober,
       servers: {},
+      links: new Map(),
       teardown: async () => {},
     };
   }
   const needs = new Set(options.chaos.flatMap((p) => p.needs ?? []));
   const servers: Topology['servers'] = {};
+  const links = new Map<string, WorkerLinks>();
   let database: TestDatabase | undefined;
   let stack: StackHandle | undefined;
   const teardown = async () => {
     await stack?.stop(10_000);
+    for (const link of links.values()) {
+      await link.postgres.close();
+      await link.redis.close();
+    }
     await database?.drop().catch(() => undefined);
     for (const server of Object.values(servers)) await server.stop();
   };
@@ -85,11 +97,31 @@ async function startTopology(
     if (needs.has('postgres')) servers.postgres = await startPrivatePostgres();
     if (servers.postgres === undefined) database = await createTestDatabase('loadtest');
     const redis = await createTestRedis('loadtest');
+    const databaseUrl = servers.postgres?.url ?? database!.connectionString;
+    const redisUrl = servers.redis?.url ?? redis.url;
+    if (needs.has('worker-links')) {
+      // Each worker reaches Postgres and Redis through proxies of its own (the partition plan).
+      for (let i = 1; i <= options.workers; i += 1) {
+        links.set(`worker-${i}`, {
+          postgres: await startTcpProxy({ target: databaseUrl }),
+          redis: await startTcpProxy({ target: redisUrl }),
+        });
+      }
+    }
     stack = await startStack({
       gateways: options.gateways,
       workers: options.workers,
-      databaseUrl: servers.postgres?.url ?? database!.connectionString,
-      redisUrl: servers.redis?.url ?? redis.url,
+      databaseUrl,
+      redisUrl,
+      workerConnections: (workerId) => {
+        const link = links.get(workerId);
+        return link === undefined
+          ? {}
+          : {
+              databaseUrl: link.postgres.urlFor(databaseUrl),
+              redisUrl: link.redis.urlFor(redisUrl),
+            };
+      },
       redisPrefix: redis.prefix,
       proxyPort: 0,
       env: { LEASE_MS: String(options.leaseMs), STEP_LOG: 'on', LOG_LEVEL: 'warn' },
@@ -115,6 +147,7 @@ async function startTopology(
     prober: tenantOf('mallory', 'globex'),
     stack,
     servers,
+    links,
     teardown,
   };
 }
@@ -173,6 +206,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadRun> {
             gateways: topology.stack.gateways,
             workers: topology.stack.workers,
             servers: topology.servers,
+            links: topology.links,
             recorder,
             rng: createRng(options.seed ^ 0x5bd1e995),
             leaseMs: options.leaseMs,

@@ -34,6 +34,7 @@ function summaryRows(summary: RunSummary): [string, string][] {
     ['never terminal', String(summary.unfinished)],
     ['violations', String(summary.violations)],
     ['re-executed steps', String(summary.reExecutions)],
+    ['stale tails (past lease, writes fenced)', String(summary.staleTails)],
     ['create latency', l(summary.createLatency)],
     ['end-to-end latency', l(summary.endToEndLatency)],
     ['tasks/s', summary.tasksPerSecond.toFixed(1)],

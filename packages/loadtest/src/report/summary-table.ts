@@ -20,6 +20,7 @@ export function renderSummaryTable(summary: RunSummary, color = false): string {
     { 'never terminal': String(summary.unfinished) },
     { violations: String(summary.violations) },
     { 're-executed steps (after takeover)': String(summary.reExecutions) },
+    { 'stale tails (past lease, writes fenced)': String(summary.staleTails) },
     { 'create latency': percentiles(summary.createLatency) },
     { 'end-to-end latency': percentiles(summary.endToEndLatency) },
     { 'tasks/s': summary.tasksPerSecond.toFixed(1) },

@@ -28,6 +28,8 @@ export interface RunSummary {
   violations: number;
   violationsByKind: Partial<Record<ViolationKind, number>>;
   reExecutions: number;
+  /** Steps that ran past their lease deadline (a stalled or cut-off worker), their writes fenced. */
+  staleTails: number;
   createLatency: LatencySummary;
   endToEndLatency: LatencySummary;
   tasksPerSecond: number;
@@ -149,6 +151,7 @@ export function summarizeRun(records: readonly HistoryRecord[], check: CheckResu
     violations: check.violations.length,
     violationsByKind,
     reExecutions: check.reExecutions.length,
+    staleTails: check.staleTails.length,
     createLatency: createLatency.summary(),
     endToEndLatency: endToEnd.summary(),
     tasksPerSecond: spanS > 0 ? terminalCount / spanS : 0,
