@@ -122,6 +122,9 @@ export function createTaskQueue(options: TaskQueueOptions): TaskQueue {
         await adding;
         return;
       }
+      // The connection refuses commands until it is ready (no offline queue); BullMQ's add waits
+      // for that, and so must the pointer writes.
+      await queue.waitUntilReady();
       const pointers = connection.pipeline();
       for (const job of later) {
         pointers.set(
@@ -157,10 +160,10 @@ export function createTaskQueue(options: TaskQueueOptions): TaskQueue {
         // The pointer goes out with the add, not one round trip after it. If the add fails, the
         // pointer names a job that does not exist, which lookups read as "not live": at worst
         // one duplicate wake-up later, which claimLease absorbs.
-        await Promise.all([
-          adding,
-          connection.set(latestJobKey(prefix, taskId), jobId, 'PX', LATEST_JOB_TTL_MS),
-        ]);
+        const pointing = queue
+          .waitUntilReady()
+          .then(() => connection.set(latestJobKey(prefix, taskId), jobId, 'PX', LATEST_JOB_TTL_MS));
+        await Promise.all([adding, pointing]);
       };
       await withDeadline(
         add(),
