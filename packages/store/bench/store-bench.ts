@@ -148,7 +148,7 @@ try {
   console.log(
     `lifecycle (create + claim + complete): ${sum((r) => r.roundTrips).toFixed(2)} round trips and ` +
       `${sum((r) => r.transactions).toFixed(2)} transactions per task (measured from the query log); ` +
-      'createTask reads the WAL position after COMMIT, on the same connection (see task-repository.ts).',
+      'createTask is one INSERT (a replica, when configured, is asked for the row itself: see replica.ts).',
   );
 } finally {
   await db.destroy();
