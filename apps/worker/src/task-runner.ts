@@ -283,7 +283,7 @@ export function createTaskRunner(options: TaskRunnerOptions): TaskRunner {
           return await settleAbort(fence, reason);
 
         switch (outcome.kind) {
-          case 'continue':
+          case 'continue': {
             statusMessage = outcome.statusMessage ?? statusMessage;
             // Saved even when a cancel or shutdown is pending: the progress is kept either way.
             // The checkpoint renews the lease, so its send time moves the local deadline too.
@@ -295,6 +295,7 @@ export function createTaskRunner(options: TaskRunnerOptions): TaskRunner {
             lease.confirmed(checkpointSentAt);
             state = outcome.state;
             continue;
+          }
           case 'input':
             letGo();
             await requestInput(
