@@ -22,8 +22,9 @@ node -e '
     "(a) pgbench 1 client tps": r.pgbench.one.tps,
     "(a) pgbench 8 clients tps": r.pgbench.eight.tps,
     "(b) BullMQ jobs/s": r.bullmq.jobsPerS,
-    ...Object.fromEntries(["honoJson", "honoPg", "tasksGet"].flatMap((k) =>
-      r.http[k].map((x) => [`(c) ${k} ${x.connections} conn req/s`, x.requestsPerS]))),
+    ...Object.fromEntries(
+      [["hono json", r.hono.json], ["hono + pg", r.hono.pg], ["tasks/get", r.tasksGet]].flatMap(
+        ([label, runs]) => (runs ?? []).map((x) => [`(c) ${label} ${x.connections} conn req/s`, x.requestsPerS]))),
     "(d) create p50 ms": r.createAtFixedRate.latency.p50,
     ...Object.fromEntries(r.endToEnd.flatMap((x) => [
       [`(e) ${x.gateways}+${x.workers} tasks/s`, x.tasksPerS],
@@ -33,6 +34,8 @@ node -e '
     ])),
   };
   const missing = Object.entries(figures).filter(([, v]) => !(Number.isFinite(v) && v > 0));
+  const httpRuns = Object.keys(figures).filter((k) => k.startsWith("(c) ")).length;
+  if (httpRuns !== 6) missing.push(["(c) six HTTP runs (3 servers x 1 and 32 conn), got " + httpRuns]);
   if (r.endToEnd.length !== 2 || missing.length > 0) {
     console.error("bench smoke: missing figures:", missing.map(([k]) => k).join(", ") || "an end-to-end run");
     process.exit(1);
