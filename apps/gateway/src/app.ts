@@ -10,7 +10,7 @@ import { HttpProtocolError, mapError } from './errors.js';
 import { lazyChildLogger } from './http/lazy-child-logger.js';
 import { requestIdFrom } from './http/request-id.js';
 import type { McpServices } from './mcp/context.js';
-import { methodLabel } from './mcp/dispatch.js';
+import { methodLabel } from './mcp/methods.js';
 import { handleMcpPost } from './mcp/endpoint.js';
 import {
   DEFAULT_LISTEN_LIMITS,
@@ -68,7 +68,7 @@ export interface GatewayOptions {
   workerLiveness?: Pick<WorkerLiveness, 'check'>;
 }
 
-export interface GatewayEnv {
+export interface GatewayVariables {
   Variables: {
     requestId: string;
     /** The request's logger (bound to its request id), made on first use. */
@@ -108,7 +108,7 @@ async function probe(
 
 const pingDb = (db: Db) => () => db.selectNoFrom((eb) => eb.val(1).as('one')).execute();
 
-export function createGateway(options: GatewayOptions): Hono<GatewayEnv> {
+export function createGateway(options: GatewayOptions): Hono<GatewayVariables> {
   const { config, logger } = options;
   const metrics = options.metrics ?? createMetrics();
   const shutdownSignal = options.shutdownSignal ?? new AbortController().signal;
@@ -143,7 +143,7 @@ export function createGateway(options: GatewayOptions): Hono<GatewayEnv> {
     },
   };
 
-  const app = new Hono<GatewayEnv>();
+  const app = new Hono<GatewayVariables>();
 
   app.use('*', async (c, next) => {
     const requestId = requestIdFrom(c.req.header('x-request-id') ?? null);

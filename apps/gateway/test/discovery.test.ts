@@ -1,28 +1,12 @@
 import { TOOL_PACKS, createToolCatalogue } from '@mcp-tasks/tools';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SERVER_INFO } from '../src/app.js';
-import {
-  buildGateway,
-  startInfrastructure,
-  type GatewayUnderTest,
-  type Infrastructure,
-} from './support/harness.js';
-import { CAPS_NONE, TASKS_EXT, rpc } from './support/rpc.js';
+import { describe, expect, it } from 'vitest';
+import { buildGateway, useGatewayUnderTest } from './support/harness.js';
+import { CAPS_NONE, SERVER_INFO_META, TASKS_EXT, rpc } from './support/rpc.js';
 
 // Discovery and the tool catalogue over in-process HTTP: server/discover (R7), tools/list (R8),
 // the empty prompt/resource lists, and how tools/call decides between a sync answer and a task (R9).
 
-let infra: Infrastructure;
-let gw: GatewayUnderTest;
-const serverInfoMeta = { 'io.modelcontextprotocol/serverInfo': SERVER_INFO };
-
-beforeAll(async () => {
-  infra = await startInfrastructure('gw_discovery');
-  gw = buildGateway(infra);
-});
-afterAll(async () => {
-  await infra?.close();
-});
+const { infra, gw } = useGatewayUnderTest('gw_discovery');
 
 describe('discovery and tools', () => {
   it('answers server/discover with versions, capabilities, cache hints and identity (R7)', async () => {
@@ -37,7 +21,7 @@ describe('discovery and tools', () => {
         capabilities: { tools: {}, prompts: {}, resources: {}, extensions: { [TASKS_EXT]: {} } },
         ttlMs: 300_000,
         cacheScope: 'public',
-        _meta: serverInfoMeta,
+        _meta: SERVER_INFO_META,
       },
     });
   });
@@ -51,7 +35,7 @@ describe('discovery and tools', () => {
       resultType: 'complete',
       ttlMs: 300_000,
       cacheScope: 'public',
-      _meta: serverInfoMeta,
+      _meta: SERVER_INFO_META,
     });
     const names = (result.tools as { name: string }[]).map((tool) => tool.name);
     // The catalogue fixes the order (deterministic, not necessarily alphabetical).
@@ -88,7 +72,7 @@ describe('discovery and tools', () => {
         [field]: [],
         ttlMs: 300_000,
         cacheScope: 'public',
-        _meta: serverInfoMeta,
+        _meta: SERVER_INFO_META,
       });
     }
   });
@@ -101,7 +85,7 @@ describe('discovery and tools', () => {
       result: {
         resultType: 'complete',
         content: [{ type: 'text', text: 'Hello, Ada!' }],
-        _meta: serverInfoMeta,
+        _meta: SERVER_INFO_META,
       },
     });
   });

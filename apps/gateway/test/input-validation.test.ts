@@ -1,25 +1,11 @@
 import { claimLease, getTask, requestInput } from '@mcp-tasks/store';
 import type { InputRequests } from '@mcp-tasks/tasks';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  buildGateway,
-  startInfrastructure,
-  type GatewayUnderTest,
-  type Infrastructure,
-} from './support/harness.js';
+import { describe, expect, it } from 'vitest';
+import { useGatewayUnderTest } from './support/harness.js';
 import { createReportTask, rpc } from './support/rpc.js';
 
 /** Issue 11, item 0: a malformed answer to an outstanding key is refused where it is made. */
-let infra: Infrastructure;
-let gw: GatewayUnderTest;
-
-beforeAll(async () => {
-  infra = await startInfrastructure('gw_input_validation');
-  gw = buildGateway(infra);
-});
-afterAll(async () => {
-  await infra?.close();
-});
+const { infra, gw } = useGatewayUnderTest('gw_input_validation');
 
 const approveOutline = {
   method: 'elicitation/create',

@@ -1,28 +1,12 @@
 import { getTask } from '@mcp-tasks/store';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  buildGateway,
-  startInfrastructure,
-  type GatewayUnderTest,
-  type Infrastructure,
-} from './support/harness.js';
-import { rpc, type RpcOptions } from './support/rpc.js';
+import { describe, expect, it } from 'vitest';
+import { buildGateway, useGatewayUnderTest } from './support/harness.js';
+import { accept, rpc, type RpcOptions } from './support/rpc.js';
 
 // Input gathered before a task exists (MRTR, R13): requestState rounds, retries of the final round,
 // and tampered, replayed and expired state.
 
-let infra: Infrastructure;
-let gw: GatewayUnderTest;
-
-beforeAll(async () => {
-  infra = await startInfrastructure('gw_mrtr');
-  gw = buildGateway(infra);
-});
-afterAll(async () => {
-  await infra?.close();
-});
-
-const accept = (content: Record<string, unknown>) => ({ action: 'accept', content });
+const { infra, gw } = useGatewayUnderTest('gw_mrtr');
 
 describe('MRTR before task creation (R13)', () => {
   const call = { name: 'test_tool_with_task', arguments: {} };

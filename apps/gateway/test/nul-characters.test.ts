@@ -1,24 +1,10 @@
 import { claimLease, getTask, requestInput } from '@mcp-tasks/store';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  buildGateway,
-  startInfrastructure,
-  type GatewayUnderTest,
-  type Infrastructure,
-} from './support/harness.js';
+import { describe, expect, it } from 'vitest';
+import { useGatewayUnderTest } from './support/harness.js';
 import { createReportTask, rpc } from './support/rpc.js';
 
 /** Issue 11, item 8: Postgres cannot store U+0000, so a NUL must be -32602, never a 500. */
-let infra: Infrastructure;
-let gw: GatewayUnderTest;
-
-beforeAll(async () => {
-  infra = await startInfrastructure('gw_nul');
-  gw = buildGateway(infra);
-});
-afterAll(async () => {
-  await infra?.close();
-});
+const { infra, gw } = useGatewayUnderTest('gw_nul');
 
 const NUL_PROBLEM = 'contains a NUL character (U+0000), which cannot be stored';
 

@@ -1,26 +1,12 @@
 import { createTaskService, type TaskService } from '@mcp-tasks/store';
 import { createToolCatalogue } from '@mcp-tasks/tools';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import {
-  buildGateway,
-  startInfrastructure,
-  type GatewayUnderTest,
-  type Infrastructure,
-} from './support/harness.js';
+import { describe, expect, it, vi } from 'vitest';
+import { buildGateway, useGatewayUnderTest } from './support/harness.js';
 import { CAPS_NONE, SMALL_REPORT, createReportTask, rpc } from './support/rpc.js';
 
 // Operating the gateway: the tasks/get rate limit, MCP_REQUEST_TIMEOUT_MS, readiness and drain.
 
-let infra: Infrastructure;
-let gw: GatewayUnderTest;
-
-beforeAll(async () => {
-  infra = await startInfrastructure('gw_operations');
-  gw = buildGateway(infra);
-});
-afterAll(async () => {
-  await infra?.close();
-});
+const { infra, gw } = useGatewayUnderTest('gw_operations');
 
 describe('operations', () => {
   it('rate-limits tasks/get faster than pollIntervalMs when enabled', async () => {

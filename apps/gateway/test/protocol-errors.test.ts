@@ -1,10 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  buildGateway,
-  startInfrastructure,
-  type GatewayUnderTest,
-  type Infrastructure,
-} from './support/harness.js';
+import { describe, expect, it } from 'vitest';
+import { useGatewayUnderTest } from './support/harness.js';
 import {
   CAPS_NONE,
   PROTOCOL,
@@ -15,16 +10,7 @@ import {
   readReply,
 } from './support/rpc.js';
 
-let infra: Infrastructure;
-let gw: GatewayUnderTest;
-
-beforeAll(async () => {
-  infra = await startInfrastructure('gw_errors');
-  gw = buildGateway(infra);
-});
-afterAll(async () => {
-  await infra?.close();
-});
+const { gw } = useGatewayUnderTest('gw_errors');
 
 const requiredTasks = { requiredCapabilities: { extensions: { [TASKS_EXT]: {} } } };
 

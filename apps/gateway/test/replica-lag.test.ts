@@ -5,13 +5,8 @@ import {
   type CreateOptions,
   type TaskService,
 } from '@mcp-tasks/store';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  buildGateway,
-  startInfrastructure,
-  type GatewayUnderTest,
-  type Infrastructure,
-} from './support/harness.js';
+import { describe, expect, it } from 'vitest';
+import { useGatewayUnderTest } from './support/harness.js';
 import { SMALL_REPORT, rpc } from './support/rpc.js';
 
 /**
@@ -19,14 +14,11 @@ import { SMALL_REPORT, rpc } from './support/rpc.js';
  * what the client is told. The store's behaviour with a real streaming replica is proven in
  * packages/store/src/replica-retry.test.ts; here the first wait is made to time out.
  */
-let infra: Infrastructure;
-let gw: GatewayUnderTest;
 const seen: (CreateOptions | undefined)[] = [];
 let lagging = true;
 
-beforeAll(async () => {
-  infra = await startInfrastructure('gw_replica_lag');
-  const real = createTaskService({ db: infra.db, dispatcher: infra.queue });
+const { infra, gw } = useGatewayUnderTest('gw_replica_lag', (started) => {
+  const real = createTaskService({ db: started.db, dispatcher: started.queue });
   const taskService: TaskService = {
     ...real,
     async createAndDispatch(input, options) {
@@ -35,10 +27,7 @@ beforeAll(async () => {
       throw new ReplicaLagError('tsk_lagging', 5000, '0/0');
     },
   };
-  gw = buildGateway(infra, { taskService });
-});
-afterAll(async () => {
-  await infra?.close();
+  return { taskService };
 });
 
 describe('a create that times out waiting for the read replica', () => {

@@ -1,12 +1,7 @@
 import { claimLease, completeTask, requestInput, saveCheckpoint } from '@mcp-tasks/store';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SERVER_INFO } from '../src/app.js';
-import {
-  buildGateway,
-  startInfrastructure,
-  type GatewayUnderTest,
-  type Infrastructure,
-} from './support/harness.js';
+import { buildGateway, useGatewayUnderTest, type GatewayUnderTest } from './support/harness.js';
 import {
   createReportTask,
   rpcBody,
@@ -15,17 +10,8 @@ import {
   type RpcOptions,
 } from './support/rpc.js';
 
-let infra: Infrastructure;
-let gw: GatewayUnderTest;
+const { infra, gw } = useGatewayUnderTest('gw_listen');
 const SUB = 'io.modelcontextprotocol/subscriptionId';
-
-beforeAll(async () => {
-  infra = await startInfrastructure('gw_listen');
-  gw = buildGateway(infra);
-});
-afterAll(async () => {
-  await infra?.close();
-});
 
 async function listen(app: GatewayUnderTest['app'], taskIds: string[], options: RpcOptions = {}) {
   const params = { notifications: { taskIds } };

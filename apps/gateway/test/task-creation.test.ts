@@ -1,32 +1,12 @@
 import { getTask } from '@mcp-tasks/store';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SERVER_INFO } from '../src/app.js';
-import {
-  buildGateway,
-  startInfrastructure,
-  type GatewayUnderTest,
-  type Infrastructure,
-} from './support/harness.js';
-import { SMALL_REPORT, rpc, type RpcOptions } from './support/rpc.js';
+import { describe, expect, it } from 'vitest';
+import { buildGateway, useGatewayUnderTest } from './support/harness.js';
+import { SERVER_INFO_META, SMALL_REPORT, getTaskResult, rpc } from './support/rpc.js';
 
 // Creating a task: the flat CreateTaskResult, durable before return, and what happens when the
 // enqueue or the task service fails (R10, R11).
 
-let infra: Infrastructure;
-let gw: GatewayUnderTest;
-const serverInfoMeta = { 'io.modelcontextprotocol/serverInfo': SERVER_INFO };
-
-beforeAll(async () => {
-  infra = await startInfrastructure('gw_create');
-  gw = buildGateway(infra);
-});
-afterAll(async () => {
-  await infra?.close();
-});
-
-async function getTaskResult(taskId: string, options: RpcOptions = {}) {
-  return rpc(gw.app, 'tasks/get', { taskId }, options);
-}
+const { infra, gw } = useGatewayUnderTest('gw_create');
 
 describe('creating a task (R10, R11)', () => {
   it('returns a flat CreateTaskResult that tasks/get resolves immediately, and enqueues a wake-up', async () => {
@@ -48,12 +28,12 @@ describe('creating a task (R10, R11)', () => {
       status: 'working',
       ttlMs: 3_600_000,
       pollIntervalMs: 1000,
-      _meta: serverInfoMeta,
+      _meta: SERVER_INFO_META,
     });
     expect(result.taskId).toMatch(/^tsk_[A-Za-z0-9_-]{24}$/);
     expect(result.createdAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}/);
     const taskId = result.taskId as string;
-    const get = await getTaskResult(taskId);
+    const get = await getTaskResult(gw.app, taskId);
     expect(get.result).toEqual({ ...result, resultType: 'complete' });
     await expect(infra.queue.hasLiveJob(taskId)).resolves.toBe(true);
     const stored = await getTask(infra.db, taskId);

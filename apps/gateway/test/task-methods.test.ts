@@ -1,32 +1,12 @@
 import { claimLease, completeTask, failTask, getTask, requestInput } from '@mcp-tasks/store';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SERVER_INFO } from '../src/app.js';
-import {
-  buildGateway,
-  startInfrastructure,
-  type GatewayUnderTest,
-  type Infrastructure,
-} from './support/harness.js';
-import { createReportTask, rpc, type RpcOptions } from './support/rpc.js';
+import { describe, expect, it } from 'vitest';
+import { useGatewayUnderTest } from './support/harness.js';
+import { SERVER_INFO_META, accept, createReportTask, getTaskResult, rpc } from './support/rpc.js';
 
 // tasks/get, tasks/update and tasks/cancel on tasks the store drives: tenancy (R12, R15), the
 // per-status snapshot (R14), partial and stray answers (R17) and idempotent cancel (R18).
 
-let infra: Infrastructure;
-let gw: GatewayUnderTest;
-const serverInfoMeta = { 'io.modelcontextprotocol/serverInfo': SERVER_INFO };
-
-beforeAll(async () => {
-  infra = await startInfrastructure('gw_task_methods');
-  gw = buildGateway(infra);
-});
-afterAll(async () => {
-  await infra?.close();
-});
-
-async function getTaskResult(taskId: string, options: RpcOptions = {}) {
-  return rpc(gw.app, 'tasks/get', { taskId }, options);
-}
+const { infra, gw } = useGatewayUnderTest('gw_task_methods');
 
 const elicitation = (message: string) => ({
   method: 'elicitation/create',
@@ -37,12 +17,10 @@ const elicitation = (message: string) => ({
   },
 });
 
-const accept = (content: Record<string, unknown>) => ({ action: 'accept', content });
-
 describe('tenancy (R12, R15)', () => {
   it('answers a foreign task exactly like a missing one, on every task method', async () => {
     const taskId = await createReportTask(gw.app);
-    const missing = await getTaskResult('tsk_doesnotexistdoesnotexist');
+    const missing = await getTaskResult(gw.app, 'tsk_doesnotexistdoesnotexist');
     for (const as of ['eve', 'bob'] as const) {
       for (const [method, params] of [
         ['tasks/get', { taskId }],
@@ -71,7 +49,7 @@ describe('observing, answering and cancelling (R14, R17, R18)', () => {
       { step: 1 },
       'Need answers',
     );
-    const parked = await getTaskResult(taskId);
+    const parked = await getTaskResult(gw.app, taskId);
     expect(parked.result).toMatchObject({
       resultType: 'complete',
       status: 'input_required',
@@ -87,9 +65,9 @@ describe('observing, answering and cancelling (R14, R17, R18)', () => {
     expect(partial.body).toEqual({
       jsonrpc: '2.0',
       id: 1,
-      result: { resultType: 'complete', _meta: serverInfoMeta },
+      result: { resultType: 'complete', _meta: SERVER_INFO_META },
     });
-    const still = await getTaskResult(taskId);
+    const still = await getTaskResult(gw.app, taskId);
     expect(still.result.status).toBe('input_required');
     expect(Object.keys(still.result.inputRequests as object)).toEqual(['second']);
 
@@ -97,7 +75,7 @@ describe('observing, answering and cancelling (R14, R17, R18)', () => {
       taskId,
       inputResponses: { second: accept({ ok: false }) },
     });
-    const resumed = await getTaskResult(taskId);
+    const resumed = await getTaskResult(gw.app, taskId);
     expect(resumed.result.status).toBe('working');
     expect(resumed.result.inputRequests).toBeUndefined();
   });
@@ -109,7 +87,7 @@ describe('observing, answering and cancelling (R14, R17, R18)', () => {
       inputResponses: { 'unknown-key': { ignored: true } },
     });
     expect(reply.status).toBe(200);
-    expect(reply.result).toEqual({ resultType: 'complete', _meta: serverInfoMeta });
+    expect(reply.result).toEqual({ resultType: 'complete', _meta: SERVER_INFO_META });
     const invalid = await rpc(gw.app, 'tasks/update', {
       taskId,
       inputResponses: { k: 'not-an-object' },
@@ -122,16 +100,16 @@ describe('observing, answering and cancelling (R14, R17, R18)', () => {
     const claim = await claimLease(infra.db, taskId, 'test-worker', 30_000);
     if (claim === null) throw new Error('not claimable');
     await completeTask(infra.db, claim.fence, { content: [{ type: 'text', text: 'done' }] });
-    const reply = await getTaskResult(taskId);
+    const reply = await getTaskResult(gw.app, taskId);
     expect(reply.result).toMatchObject({
       resultType: 'complete',
       status: 'completed',
       result: {
         resultType: 'complete',
         content: [{ type: 'text', text: 'done' }],
-        _meta: serverInfoMeta,
+        _meta: SERVER_INFO_META,
       },
-      _meta: serverInfoMeta,
+      _meta: SERVER_INFO_META,
     });
     expect(reply.result.error).toBeUndefined();
   });
@@ -141,7 +119,7 @@ describe('observing, answering and cancelling (R14, R17, R18)', () => {
     const claim = await claimLease(infra.db, taskId, 'test-worker', 30_000);
     if (claim === null) throw new Error('not claimable');
     await failTask(infra.db, claim.fence, { code: -32603, message: 'boom' }, 'It broke');
-    const reply = await getTaskResult(taskId);
+    const reply = await getTaskResult(gw.app, taskId);
     expect(reply.result).toMatchObject({
       status: 'failed',
       statusMessage: 'It broke',
@@ -155,11 +133,11 @@ describe('observing, answering and cancelling (R14, R17, R18)', () => {
     const ack = {
       jsonrpc: '2.0',
       id: 1,
-      result: { resultType: 'complete', _meta: serverInfoMeta },
+      result: { resultType: 'complete', _meta: SERVER_INFO_META },
     };
     expect((await rpc(gw.app, 'tasks/cancel', { taskId })).body).toEqual(ack);
     // Unleased and working: the store cancels it directly.
-    expect((await getTaskResult(taskId)).result.status).toBe('cancelled');
+    expect((await getTaskResult(gw.app, taskId)).result.status).toBe('cancelled');
     expect((await rpc(gw.app, 'tasks/cancel', { taskId })).body).toEqual(ack);
   });
 });

@@ -35,7 +35,7 @@ export interface McpServices {
   };
 }
 
-/** One validated request: the envelope, its `_meta` and the caller, all decided before dispatch. */
+/** One validated request: the envelope, its `_meta` and the caller, all decided before routing. */
 export interface RequestContext {
   id: RequestId;
   method: string;
@@ -51,7 +51,7 @@ export interface RequestContext {
    * Call before work that must not be cut off (task creation): from here on the request timeout
    * no longer applies. Throws if the request already timed out or the client left.
    */
-  commit(): void;
+  disarmDeadline(): void;
 }
 
 export type HandlerOutcome =

@@ -17,9 +17,9 @@ import { HttpProtocolError } from '../errors.js';
 import { assertAcceptsJsonOrSse, assertJsonContentType } from '../http/content-negotiation.js';
 import { assertOriginAllowed } from '../http/origin.js';
 import { parseJsonBody, readBodyWithLimit } from '../http/read-body.js';
-import type { GatewayEnv } from '../app.js';
+import type { GatewayVariables } from '../app.js';
 import type { McpServices, RequestContext } from './context.js';
-import { handlerFor } from './dispatch.js';
+import { handlerFor } from './methods.js';
 import { createRequestDeadline } from './request-deadline.js';
 
 export interface EndpointOptions {
@@ -47,7 +47,7 @@ const UNTIMED_METHODS: ReadonlySet<string> = new Set(['subscriptions/listen']);
  * Every failure is thrown; app.onError is the one place that turns it into a reply.
  */
 export async function handleMcpPost(
-  c: Context<GatewayEnv>,
+  c: Context<GatewayVariables>,
   options: EndpointOptions,
 ): Promise<Response> {
   const { services } = options;
@@ -124,7 +124,7 @@ export async function handleMcpPost(
     get signal() {
       return deadline.signal;
     },
-    commit: () => deadline.commit(),
+    disarmDeadline: () => deadline.disarm(),
   };
   const outcome = await deadline.run(handler(ctx, services));
   c.set('rpcCode', 'ok');

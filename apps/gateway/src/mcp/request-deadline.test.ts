@@ -12,12 +12,12 @@ describe('createRequestDeadline', () => {
       message: 'Request timed out after 10 ms',
     });
     expect(deadline.signal.aborted).toBe(true);
-    expect(() => deadline.commit()).toThrow('Request timed out after 10 ms');
+    expect(() => deadline.disarm()).toThrow('Request timed out after 10 ms');
   });
 
-  it('lets committed work finish past the budget', async () => {
+  it('lets work finish past the budget once disarmed', async () => {
     const deadline = createRequestDeadline(() => new AbortController().signal, 10);
-    deadline.commit();
+    deadline.disarm();
     const late = new Promise((resolve) => setTimeout(() => resolve('handle'), 50));
     await expect(deadline.run(late)).resolves.toBe('handle');
     expect(deadline.signal.aborted).toBe(false);
@@ -28,7 +28,7 @@ describe('createRequestDeadline', () => {
     const deadline = createRequestDeadline(() => client.signal, undefined);
     client.abort();
     expect(deadline.signal.aborted).toBe(true);
-    expect(() => deadline.commit()).toThrow();
+    expect(() => deadline.disarm()).toThrow();
   });
 
   it('aborts its signal when the client goes away within a budget, too', () => {
@@ -37,7 +37,7 @@ describe('createRequestDeadline', () => {
     expect(deadline.signal.aborted).toBe(false);
     client.abort();
     expect(deadline.signal.aborted).toBe(true);
-    expect(() => deadline.commit()).toThrow();
+    expect(() => deadline.disarm()).toThrow();
   });
 
   it('aborts a signal read before the budget runs out when it does', async () => {

@@ -4,7 +4,7 @@ import { HttpProtocolError } from '../errors.js';
 /**
  * The MCP_REQUEST_TIMEOUT_MS budget of one request. Its signal aborts when the client goes away
  * or the budget runs out, so timed-out work (a sync tool's sleep) stops instead of running on
- * unseen. `commit()` marks the point after which the work must finish: once a task is being
+ * unseen. `disarm()` marks the point after which the work must finish: once a task is being
  * created the client has to get its handle, so the timeout no longer cuts the reply (creation is
  * bounded on its own: the replica wait by MCP_VISIBILITY_TIMEOUT_MS, the enqueue by the queue's
  * command timeout). A task cut off mid-creation would run with nobody holding its id.
@@ -12,8 +12,8 @@ import { HttpProtocolError } from '../errors.js';
 export interface RequestDeadline {
   readonly signal: AbortSignal;
   /** Disarms the timeout; throws the abort reason when the request already timed out or the client left. */
-  commit(): void;
-  /** Settles with `work`, or rejects with 504 when the budget runs out before `commit()`. */
+  disarm(): void;
+  /** Settles with `work`, or rejects with 504 when the budget runs out before `disarm()`. */
   run<T>(work: Promise<T>): Promise<T>;
 }
 
@@ -55,7 +55,7 @@ export function createRequestDeadline(
     get signal() {
       return getSignal();
     },
-    commit() {
+    disarm() {
       getSignal().throwIfAborted();
       clearTimeout(timer);
     },

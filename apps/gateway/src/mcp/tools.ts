@@ -184,7 +184,7 @@ export const toolsCall: MethodHandler = async (ctx, services) => {
   if (servesAsTask(tool, finalArgs, ctx.tasksDeclared)) {
     // Once the commit starts the client must get the handle: a 504 here would leave a task
     // running that nobody can see or cancel, and a retry would create a second one.
-    ctx.commit();
+    ctx.disarmDeadline();
     const derivedId = gathered.taskId !== undefined;
     const task = await services.taskService
       .createAndDispatch(

@@ -16,6 +16,7 @@ import {
 } from '@mcp-tasks/testing';
 import { TOOL_PACKS, createToolCatalogue } from '@mcp-tasks/tools';
 import { pino, type Logger } from 'pino';
+import { afterAll, beforeAll } from 'vitest';
 import { createGateway, type GatewayAppConfig, type GatewayOptions } from '../../src/app.js';
 import { createAuthenticator } from '../../src/auth/index.js';
 import { parseTokenList } from '../../src/env.js';
@@ -78,16 +79,18 @@ export interface GatewayUnderTest {
   shutdown: AbortController;
 }
 
+export interface GatewayOverrides {
+  config?: Partial<GatewayAppConfig>;
+  dispatcher?: TaskDispatcher;
+  taskService?: TaskService;
+  queue?: { ping(): Promise<void> };
+  logger?: Logger;
+  workerLiveness?: GatewayOptions['workerLiveness'];
+}
+
 export function buildGateway(
   infra: Infrastructure,
-  overrides: {
-    config?: Partial<GatewayAppConfig>;
-    dispatcher?: TaskDispatcher;
-    taskService?: TaskService;
-    queue?: { ping(): Promise<void> };
-    logger?: Logger;
-    workerLiveness?: GatewayOptions['workerLiveness'];
-  } = {},
+  overrides: GatewayOverrides = {},
 ): GatewayUnderTest {
   const metrics = createMetrics();
   const shutdown = new AbortController();
@@ -107,4 +110,28 @@ export function buildGateway(
     workerLiveness: overrides.workerLiveness,
   });
   return { app, metrics, shutdown };
+}
+
+/**
+ * The setup of a test file that drives one in-process gateway: its own infrastructure (`label`
+ * names the database and Redis prefix), a gateway built on it before the file's tests, and both
+ * torn down after them. The two objects are filled in by `beforeAll`, so destructure them at the
+ * top of the file and read them inside tests and hooks only.
+ */
+export function useGatewayUnderTest(
+  label: string,
+  overrides: (infra: Infrastructure) => GatewayOverrides = () => ({}),
+): { infra: Infrastructure; gw: GatewayUnderTest } {
+  const infra = {} as Infrastructure;
+  const gw = {} as GatewayUnderTest;
+  let started: Infrastructure | undefined;
+  beforeAll(async () => {
+    started = await startInfrastructure(label);
+    Object.assign(infra, started);
+    Object.assign(gw, buildGateway(infra, overrides(infra)));
+  });
+  afterAll(async () => {
+    await started?.close();
+  });
+  return { infra, gw };
 }

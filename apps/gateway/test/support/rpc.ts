@@ -1,6 +1,7 @@
 import { buildRequest, readSseMessages, type BuiltRequest } from '@mcp-tasks/client';
 import type { RequestId } from '@mcp-tasks/protocol';
 import { expect } from 'vitest';
+import { SERVER_INFO } from '../../src/app.js';
 
 export const PROTOCOL = '2026-07-28';
 export const TASKS_EXT = 'io.modelcontextprotocol/tasks';
@@ -182,6 +183,21 @@ export function sseReader(response: Response): {
 
 /** The task call most tests need: a small report, which parks for approval once it runs. */
 export const SMALL_REPORT = { name: 'generate_report', arguments: { size: 'small' } };
+
+/** The `_meta` every result of this server carries. */
+export const SERVER_INFO_META = { 'io.modelcontextprotocol/serverInfo': SERVER_INFO };
+
+/** An accepting answer to an elicitation, as a client puts it in `inputResponses`. */
+export const accept = (content: Record<string, unknown>) => ({ action: 'accept', content });
+
+/** tasks/get of one task through `target`. */
+export async function getTaskResult(
+  target: FetchLike,
+  taskId: string,
+  options: RpcOptions = {},
+): Promise<RpcReply> {
+  return rpc(target, 'tasks/get', { taskId }, options);
+}
 
 /** Creates a small report task through `target` and returns its id. */
 export async function createReportTask(
