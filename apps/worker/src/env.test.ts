@@ -5,28 +5,28 @@ const required = { DATABASE_URL: 'postgres://u@h:5432/db', REDIS_URL: 'redis://h
 
 describe('parseEnv', () => {
   it('applies the documented defaults', () => {
-    const env = parseEnv(required);
-    expect(env).toMatchObject({
-      WORKER_CONCURRENCY: 8,
-      LEASE_MS: 30_000,
-      SWEEP_INTERVAL_MS: 5_000,
-      ENQUEUE_GRACE_MS: 30_000,
-      MAX_ATTEMPTS: 3,
-      REPORT_STEP_MS: 500,
-      MCP_TOOL_PACKS: ['reports', 'conformance'],
-      METRICS_PORT: 9464,
-      LOG_LEVEL: 'info',
-      SHUTDOWN_GRACE_MS: 10_000,
-      STEP_LOG: 'off',
+    const config = parseEnv(required);
+    expect(config).toMatchObject({
+      concurrency: 8,
+      leaseMs: 30_000,
+      sweepIntervalMs: 5_000,
+      enqueueGraceMs: 30_000,
+      retry: { maxAttempts: 3 },
+      reportStepMs: 500,
+      toolPacks: ['reports', 'conformance'],
+      metricsPort: 9464,
+      logLevel: 'info',
+      shutdownGraceMs: 10_000,
+      stepLog: false,
     });
-    expect(env.REDIS_PREFIX).toBeUndefined();
-    expect(env.WORKER_ID).toMatch(new RegExp(`-${process.pid}$`));
+    expect(config.redisPrefix).toBeUndefined();
+    expect(config.workerId).toMatch(new RegExp(`-${process.pid}$`));
   });
 
   it('reads tool modules as a trimmed list (none by default) and the tool-missing bound', () => {
     expect(parseEnv(required)).toMatchObject({
-      MCP_TOOL_MODULES: [],
-      TOOL_MISSING_FAIL_AFTER_MS: 300_000,
+      toolModules: [],
+      toolMissingFailAfterMs: 300_000,
     });
     expect(
       parseEnv({
@@ -35,38 +35,42 @@ describe('parseEnv', () => {
         TOOL_MISSING_FAIL_AFTER_MS: '1500',
       }),
     ).toMatchObject({
-      MCP_TOOL_MODULES: ['@acme/mcp-tools', './tools/index.js'],
-      TOOL_MISSING_FAIL_AFTER_MS: 1_500,
+      toolModules: ['@acme/mcp-tools', './tools/index.js'],
+      toolMissingFailAfterMs: 1_500,
     });
   });
 
   it('caps the retry delays to the enqueue grace, so the sweeper never cuts a backoff short', () => {
     expect(parseEnv(required)).toMatchObject({
-      RETRY_BASE_DELAY_MS: 250,
-      RETRY_MAX_DELAY_MS: 10_000,
+      retry: { baseDelayMs: 250, maxDelayMs: 10_000 },
     });
     expect(parseEnv({ ...required, LEASE_MS: '2000', RETRY_BASE_DELAY_MS: '4000' })).toMatchObject({
-      ENQUEUE_GRACE_MS: 2_000,
-      RETRY_BASE_DELAY_MS: 2_000,
-      RETRY_MAX_DELAY_MS: 2_000,
+      enqueueGraceMs: 2_000,
+      retry: { baseDelayMs: 2_000, maxDelayMs: 2_000 },
     });
   });
 
   it('parses numbers, pack lists and treats empty strings as unset', () => {
-    const env = parseEnv({
+    const config = parseEnv({
       ...required,
       LEASE_MS: '2000',
       MCP_TOOL_PACKS: ' reports ',
       METRICS_PORT: '0',
       REDIS_PREFIX: '',
     });
-    expect(env).toMatchObject({
-      LEASE_MS: 2_000,
-      ENQUEUE_GRACE_MS: 2_000,
-      MCP_TOOL_PACKS: ['reports'],
+    expect(config).toMatchObject({
+      leaseMs: 2_000,
+      enqueueGraceMs: 2_000,
+      toolPacks: ['reports'],
     });
-    expect(env.METRICS_PORT).toBe(0);
-    expect(env.REDIS_PREFIX).toBeUndefined();
+    expect(config.metricsPort).toBe(0);
+    expect(config.redisPrefix).toBeUndefined();
+  });
+
+  it('hands the app camelCase settings only, STEP_LOG as a flag', () => {
+    const config = parseEnv({ ...required, STEP_LOG: 'on' });
+    expect(config.stepLog).toBe(true);
+    expect(Object.keys(config).filter((key) => /^[A-Z_]+$/.test(key))).toEqual([]);
   });
 
   it('lists every problem at once', () => {

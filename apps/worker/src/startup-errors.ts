@@ -1,4 +1,4 @@
-import type { WorkerEnv } from './env.js';
+import type { WorkerConfig } from './env.js';
 
 /**
  * A startup failure an operator causes and can fix, as one line naming the variable, what failed
@@ -6,12 +6,12 @@ import type { WorkerEnv } from './env.js';
  */
 export function describeStartupError(
   error: unknown,
-  env: Pick<WorkerEnv, 'METRICS_PORT'>,
+  config: Pick<WorkerConfig, 'metricsPort'>,
 ): string | undefined {
   const code = (error as { code?: unknown } | null)?.code;
   const syscall = (error as { syscall?: unknown } | null)?.syscall;
   if (code === 'EADDRINUSE' && syscall === 'listen') {
-    const port = env.METRICS_PORT;
+    const port = config.metricsPort;
     return (
       `METRICS_PORT=${port}: port ${port} is already in use (another worker on this host?). ` +
       'Set METRICS_PORT to a free port, or METRICS_PORT=0 to run without /healthz and /metrics.'

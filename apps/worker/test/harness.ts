@@ -21,6 +21,9 @@ import {
 import { TOOL_PACKS, createToolCatalogue } from '@mcp-tasks/tools';
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import { parseEnv } from '../src/env.js';
+import { createLogger } from '../src/logger.js';
+import { createWorker, type Worker } from '../src/worker.js';
 
 export const OWNER: TaskOwner = { tenant: 'tenant-a', principal: 'alice' };
 const catalogue = createToolCatalogue({ packs: TOOL_PACKS });
@@ -44,6 +47,11 @@ export interface Harness {
   admin: Redis;
   workers: WorkerProcess[];
   startWorker(env?: Record<string, string>): Promise<WorkerProcess>;
+  /**
+   * A worker in this process, built from the same environment as startWorker's through the real
+   * parser and createWorker, but not started (nothing consumes the queue); closed by close().
+   */
+  buildWorker(env?: Record<string, string>): Promise<Worker>;
   createTask(toolName: string, args: JsonObject, ttlMs?: number | null): Promise<Task>;
   /** Commits a task without waking anyone, for tests that drive the runner or sweeper directly. */
   insertTask(toolName: string, args: JsonObject): Promise<Task>;
@@ -77,6 +85,15 @@ export async function createHarness(label: string): Promise<Harness> {
   const service = createTaskService({ db, dispatcher: queue });
   const admin = new Redis(redis.url);
   const workers: WorkerProcess[] = [];
+  const built: Worker[] = [];
+  /** What every worker of this harness reads: its database and queue, test-speed settings. */
+  const workerEnv = (extra: Record<string, string>): Record<string, string> => ({
+    DATABASE_URL: database.connectionString,
+    REDIS_URL: redis.url,
+    REDIS_PREFIX: redis.prefix,
+    ...FAST_ENV,
+    ...extra,
+  });
 
   const harness: Harness = {
     database,
@@ -91,15 +108,7 @@ export async function createHarness(label: string): Promise<Harness> {
       const id = `w${workers.length + 1}-${port}`;
       const launched = await launchProcess({
         entry: 'apps/worker/src/main.ts',
-        env: {
-          DATABASE_URL: database.connectionString,
-          REDIS_URL: redis.url,
-          REDIS_PREFIX: redis.prefix,
-          METRICS_PORT: String(port),
-          WORKER_ID: id,
-          ...FAST_ENV,
-          ...env,
-        },
+        env: workerEnv({ METRICS_PORT: String(port), WORKER_ID: id, ...env }),
         readyUrl: `http://127.0.0.1:${port}/healthz`,
         readyTimeoutMs: 30_000,
       });
@@ -123,6 +132,17 @@ export async function createHarness(label: string): Promise<Harness> {
         },
       };
       workers.push(worker);
+      return worker;
+    },
+    async buildWorker(env = {}) {
+      const config = parseEnv(
+        workerEnv({ METRICS_PORT: '0', WORKER_ID: `in-process-${built.length + 1}`, ...env }),
+      );
+      const worker = await createWorker({
+        config,
+        logger: createLogger({ level: config.logLevel, workerId: config.workerId }),
+      });
+      built.push(worker);
       return worker;
     },
     async createTask(toolName, args, ttlMs = null) {
@@ -188,6 +208,7 @@ export async function createHarness(label: string): Promise<Harness> {
     },
     async close() {
       await harness.stopWorkers();
+      await Promise.all(built.map((worker) => worker.close()));
       await queue.close();
       const keys = await admin.keys(`${redis.prefix}*`);
       if (keys.length > 0) await admin.del(...keys);

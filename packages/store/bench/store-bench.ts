@@ -9,7 +9,8 @@ import { sql } from 'kysely';
 import { newTaskId } from '@mcp-tasks/tasks';
 import { createTestDatabase } from '@mcp-tasks/testing';
 import { createDb } from '../src/database.js';
-import { claimLease, completeTask } from '../src/lease.js';
+import { claimLease } from '../src/lease.js';
+import { completeTask } from '../src/fenced-task-writes.js';
 import { migrateToLatest } from '../src/migrate.js';
 import { createTask } from '../src/task-repository.js';
 

@@ -16,7 +16,8 @@ import {
 } from './change-listener.js';
 import type { Db } from './database.js';
 import { flagListenedTasks } from './listen-repository.js';
-import { claimLease, completeTask, renewLease, requestInput, saveCheckpoint } from './lease.js';
+import { claimLease, renewLease } from './lease.js';
+import { completeTask, requestInput, saveCheckpoint } from './fenced-task-writes.js';
 import { expireTasks, markEnqueued } from './sweeper-repository.js';
 import { createTask, recordInputResponses, requestCancel } from './task-repository.js';
 

@@ -37,18 +37,15 @@ export {
 } from './natural-batcher.js';
 export { getTaskViewForPrincipal } from './task-view.js';
 export { flagListenedTasks } from './listen-repository.js';
+export { claimLease, releaseLease, renewLease, type Fence } from './lease.js';
 export {
-  claimLease,
   completeTask,
   failTask,
   markCancelled,
   recordAttemptFailure,
-  releaseLease,
-  renewLease,
   requestInput,
   saveCheckpoint,
-  type Fence,
-} from './lease.js';
+} from './fenced-task-writes.js';
 export {
   TASK_EXPIRED_ERROR,
   TASK_EXPIRED_MESSAGE,

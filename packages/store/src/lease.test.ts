@@ -3,18 +3,15 @@ import { InputKeyReusedError, newTaskId } from '@mcp-tasks/tasks';
 import { alice, createStoreFixture, newTask, rawRow, type StoreFixture } from '../test/helpers.js';
 import type { Db } from './database.js';
 import { StaleLeaseError } from './errors.js';
+import { claimLease, releaseLease, renewLease, type Fence } from './lease.js';
 import {
-  claimLease,
   completeTask,
   failTask,
   markCancelled,
   recordAttemptFailure,
-  releaseLease,
-  renewLease,
   requestInput,
   saveCheckpoint,
-  type Fence,
-} from './lease.js';
+} from './fenced-task-writes.js';
 import {
   CANCELLED_BY_REQUEST,
   createTask,

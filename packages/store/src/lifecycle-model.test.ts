@@ -10,15 +10,14 @@ import { taskEventArbitrary } from '@mcp-tasks/tasks/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { alice, createStoreFixture, newTask, type StoreFixture } from '../test/helpers.js';
 import type { Db } from './database.js';
+import { claimLease, type Fence } from './lease.js';
 import {
-  claimLease,
   completeTask,
   failTask,
   markCancelled,
   requestInput,
   saveCheckpoint,
-  type Fence,
-} from './lease.js';
+} from './fenced-task-writes.js';
 import { createTask, getTask, recordInputResponses, requestCancel } from './task-repository.js';
 
 /**

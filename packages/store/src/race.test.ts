@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { alice, createStoreFixture, newTask, rawRow, type StoreFixture } from '../test/helpers.js';
 import type { Db } from './database.js';
 import { StaleLeaseError } from './errors.js';
-import { claimLease, completeTask, requestInput, saveCheckpoint, type Fence } from './lease.js';
+import { claimLease, type Fence } from './lease.js';
+import { completeTask, requestInput, saveCheckpoint } from './fenced-task-writes.js';
 import { expireTasks } from './sweeper-repository.js';
 import { createTask, getTask, recordInputResponses, requestCancel } from './task-repository.js';
 

@@ -10,7 +10,8 @@ import {
 import type { Db } from './database.js';
 import { StaleLeaseError } from './errors.js';
 import { LEADERSHIP_APPLICATION_NAME, tryAcquireLeadership } from './leadership.js';
-import { claimLease, completeTask, requestInput } from './lease.js';
+import { claimLease } from './lease.js';
+import { completeTask, requestInput } from './fenced-task-writes.js';
 import {
   deleteExpiredTasks,
   expireTasks,

@@ -3,7 +3,8 @@ import { newTaskId } from '@mcp-tasks/tasks';
 import { alice, createStoreFixture, newTask, rawRow, type StoreFixture } from '../test/helpers.js';
 import { createDb, type Db } from './database.js';
 import { TaskIdConflictError } from './errors.js';
-import { claimLease, requestInput } from './lease.js';
+import { claimLease } from './lease.js';
+import { requestInput } from './fenced-task-writes.js';
 import {
   CANCELLED_BY_REQUEST,
   RESUMED_MESSAGE,

@@ -1,7 +1,8 @@
 import { buildTaskSnapshot } from '@mcp-tasks/tasks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { alice, createStoreFixture, newTask, type StoreFixture } from '../test/helpers.js';
-import { claimLease, completeTask, failTask, requestInput } from './lease.js';
+import { claimLease } from './lease.js';
+import { completeTask, failTask, requestInput } from './fenced-task-writes.js';
 import { createTask, getTaskForPrincipal } from './task-repository.js';
 import { getTaskViewForPrincipal } from './task-view.js';
 

@@ -1,0 +1,121 @@
+import { performance } from 'node:perf_hooks';
+import { saveCheckpoint, type Db, type Fence } from '@mcp-tasks/store';
+import type { JsonObject, JsonValue, Task } from '@mcp-tasks/tasks';
+import type { TaskProgram, ToolSettings } from '@mcp-tasks/tools';
+import type { AttemptCancellation } from './cancellation.js';
+import type { AbortReason } from './held-tasks.js';
+import type { LeaseKeeper } from './lease-keeper.js';
+import type { JobOutcome, WorkerMetrics } from './metrics.js';
+import type { OutcomeSettler } from './settle-outcome.js';
+import { LEASE_EXPIRED_OUTCOME, type StepLog } from './step-log.js';
+
+/** What the tool's own step threw (or its empty answer): the task's error, whatever its code. */
+export class ToolStepError extends Error {
+  override name = 'ToolStepError';
+  constructor(readonly thrown: unknown) {
+    super('the tool step threw');
+  }
+}
+
+/** One attempt at the steps of a task whose tool, arguments and starting state are settled. */
+export interface StepLoopAttempt {
+  fence: Fence;
+  task: Task;
+  program: TaskProgram<JsonObject>;
+  args: JsonObject;
+  /** The state to run from and the tool version that writes the checkpoints. */
+  starting: { state: JsonValue; version: number };
+  signal: AbortSignal;
+  lease: LeaseKeeper;
+  cancellation: AttemptCancellation;
+  /** Drops the task from the held set just before the attempt's last write (see task-runner). */
+  letGo: () => void;
+}
+
+export interface StepLoopOptions {
+  db: Db;
+  leaseMs: number;
+  settings: ToolSettings;
+  isDraining(): boolean;
+  metrics: WorkerMetrics;
+  stepLog?: StepLog;
+  settle: OutcomeSettler;
+}
+
+/**
+ * Runs steps until one ends the attempt, checkpointing each `continue`. Before each step it stops
+ * for an abort, a drain, a cancel a checkpoint reported, or a lease it can no longer vouch for;
+ * after each it judges the lease again before anything of the step is logged or written. A step
+ * that throws ends in a ToolStepError (the caller settles it); our own write errors pass through.
+ */
+export function createStepLoop(
+  options: StepLoopOptions,
+): (attempt: StepLoopAttempt) => Promise<JobOutcome> {
+  const { db, leaseMs, metrics, settle } = options;
+  return async ({ fence, task, program, args, starting, signal, lease, cancellation, letGo }) => {
+    const toolName = task.operation.toolName;
+    let state: JsonValue = starting.state;
+    let statusMessage = task.statusMessage;
+    // Each step starts on a lease just granted or renewed, with the cancel flag just read: the
+    // claim did both for the first step (a cancel it saw was settled before), each checkpoint
+    // does both for the next. So a step costs no renewal of its own; longer steps are renewed
+    // by the lease keeper, whose first renewal comes a third of a lease after the claim.
+    for (;;) {
+      if (signal.aborted) return await settle.afterAbort(fence, signal.reason as AbortReason);
+      if (options.isDraining()) return await settle.afterAbort(fence, 'shutdown');
+      if (cancellation.requestedAtCheckpoint()) return await settle.afterAbort(fence, 'cancel');
+      if (!lease.stillHeld()) return await settle.afterAbort(fence, 'lease unconfirmed');
+
+      const started = performance.now();
+      const execution = options.stepLog?.started(fence, state, Object.keys(task.inputResponses));
+      let outcome;
+      let thrown: { error: unknown } | undefined;
+      try {
+        outcome = await program.step(state, args, {
+          taskId: task.id,
+          signal,
+          inputResponses: task.inputResponses,
+          settings: options.settings,
+        });
+      } catch (error) {
+        thrown = { error };
+      }
+      // Judged before the step's end is logged or anything of it written (see stillHeld):
+      // past the local lease deadline, another worker may be running this step by now.
+      const endedAt = performance.now();
+      const held = lease.stillHeld(endedAt);
+      execution?.ended(held ? (outcome?.kind ?? 'threw') : LEASE_EXPIRED_OUTCOME, {
+        endedAt,
+        leaseDeadline: lease.deadline(),
+      });
+      metrics.steps.inc({ tool: toolName });
+      metrics.stepDuration.observe({ tool: toolName }, (endedAt - started) / 1_000);
+      if (thrown !== undefined || outcome === undefined) {
+        if (signal.aborted) return await settle.afterAbort(fence, signal.reason as AbortReason);
+        throw new ToolStepError(
+          thrown === undefined ? new Error(`${toolName} step returned nothing`) : thrown.error,
+        );
+      }
+      const reason = signal.aborted ? (signal.reason as AbortReason) : undefined;
+      if (reason === 'lease lost' || reason === 'lease unconfirmed')
+        return await settle.afterAbort(fence, reason);
+
+      if (outcome.kind !== 'continue') {
+        letGo();
+        return await settle.afterLastStep(fence, outcome, statusMessage, starting.version);
+      }
+      statusMessage = outcome.statusMessage ?? statusMessage;
+      // Saved even when a cancel or shutdown is pending: the progress is kept either way.
+      // The checkpoint renews the lease, so its send time moves the local deadline too.
+      const checkpointSentAt = performance.now();
+      cancellation.answeredByCheckpoint(
+        await saveCheckpoint(db, fence, outcome.state, statusMessage, {
+          toolVersion: starting.version,
+          leaseMs,
+        }),
+      );
+      lease.confirmed(checkpointSentAt);
+      state = outcome.state;
+    }
+  };
+}

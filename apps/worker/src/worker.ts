@@ -1,0 +1,208 @@
+import {
+  createTaskConsumer,
+  createTaskQueue,
+  startConsumerHeartbeat,
+  type ConsumerHeartbeat,
+  type TaskConsumer,
+} from '@mcp-tasks/queue';
+import {
+  assertSchemaCompatible,
+  createDb,
+  createTaskChangeListener,
+  createTaskService,
+  describeConnectionFailure,
+  type TaskChangeListener,
+} from '@mcp-tasks/store';
+import { createToolCatalogue, loadToolModules } from '@mcp-tasks/tools';
+import { watchForCancellation, type CancelWatcher } from './cancellation.js';
+import type { WorkerConfig } from './env.js';
+import { startHealthServer, type HealthServer } from './health-server.js';
+import { createHeldTasks } from './held-tasks.js';
+import { createJobHandler } from './job-handler.js';
+import type { Logger } from './logger.js';
+import { createWorkerMetrics } from './metrics.js';
+import { createRedisErrorReporter } from './redis-error-reporter.js';
+import { createRequeue } from './requeue.js';
+import { StartupError } from './startup-errors.js';
+import { createStepLog } from './step-log.js';
+import { createSweepDispatcher } from './sweep-dispatcher.js';
+import { createSweeper, type Sweeper } from './sweeper.js';
+import { createTaskRunner, type TaskRunner } from './task-runner.js';
+
+export interface WorkerOptions {
+  config: WorkerConfig;
+  logger: Logger;
+  /** Where relative MCP_TOOL_MODULES paths start; default the process's working directory. */
+  baseDir?: string;
+}
+
+/** One worker process's parts, built but idle until `start()`. */
+export interface Worker {
+  /** One attempt at a task, as a delivered wake-up runs it (no queue involved). */
+  readonly runner: TaskRunner;
+  /** Consumes the queue, watches for cancels, sweeps, serves /healthz: the worker takes tasks. */
+  start(): Promise<void>;
+  /** Tasks this process holds a lease on now. */
+  heldCount(): number;
+  /**
+   * Takes no more work: a wake-up fetched from now on is passed on unclaimed, each running task
+   * stops at its next checkpoint and gives its lease back, and /healthz answers 503.
+   */
+  drain(): void;
+  /** Stops the steps still running now (after the grace): they give their lease back. */
+  abortRunningSteps(): void;
+  /** Drains, stops fetching and sweeping, waits for running handlers, then closes every connection. */
+  close(): Promise<void>;
+}
+
+/**
+ * Wiring only: every behaviour lives in the modules imported above. Fails with a StartupError
+ * (one line for the operator) when DATABASE_URL cannot be reached, and refuses a schema this
+ * build does not understand.
+ */
+export async function createWorker(options: WorkerOptions): Promise<Worker> {
+  const { config, logger } = options;
+  const db = createDb({
+    connectionString: config.databaseUrl,
+    max: config.concurrency + 4,
+    applicationName: `mcp-tasks worker ${config.workerId}`,
+  });
+  try {
+    await assertSchemaCompatible(db);
+  } catch (error) {
+    const described = describeConnectionFailure('DATABASE_URL', config.databaseUrl, error);
+    if (described === undefined) throw error;
+    await db.destroy();
+    throw new StartupError(described);
+  }
+
+  const catalogue = createToolCatalogue({
+    packs: config.toolPacks,
+    modules: await loadToolModules(config.toolModules, {
+      baseDir: options.baseDir ?? process.cwd(),
+    }),
+  });
+  const queue = createTaskQueue({ redisUrl: config.redisUrl, prefix: config.redisPrefix });
+  const metrics = createWorkerMetrics();
+  const heldTasks = createHeldTasks();
+  let draining = false;
+  const requeue = createRequeue({ db, queue });
+
+  const runner = createTaskRunner({
+    db,
+    catalogue,
+    workerId: config.workerId,
+    leaseMs: config.leaseMs,
+    retry: config.retry,
+    settings: { reportStepMs: config.reportStepMs },
+    toolMissingFailAfterMs: config.toolMissingFailAfterMs,
+    heldTasks,
+    isDraining: () => draining,
+    requeue,
+    logger,
+    metrics,
+    stepLog: config.stepLog ? createStepLog(logger) : undefined,
+  });
+
+  // Set by start(); close() stops what was started.
+  let listener: TaskChangeListener | undefined;
+  let cancelWatcher: CancelWatcher | undefined;
+  let consumer: TaskConsumer | undefined;
+  let heartbeat: ConsumerHeartbeat | undefined;
+  let sweeper: Sweeper | undefined;
+  let health: HealthServer | undefined;
+
+  async function start(): Promise<void> {
+    // The listener reports reconnects before the watcher exists; the watcher subscribes to it after.
+    listener = await createTaskChangeListener({
+      connectionString: config.databaseUrl,
+      onError: (error) => logger.warn({ err: error }, 'change listener error'),
+      onReconnect: () => cancelWatcher?.recheckAll(),
+    });
+    cancelWatcher = watchForCancellation({ db, listener, heldTasks, logger });
+
+    consumer = createTaskConsumer({
+      redisUrl: config.redisUrl,
+      prefix: config.redisPrefix,
+      concurrency: config.concurrency,
+      // Redeliver a dead worker's job on the lease's time scale; the lease decides who works.
+      lockDurationMs: Math.max(1_000, Math.floor(config.leaseMs / 2)),
+      handle: createJobHandler({ runner, requeue, leaseMs: config.leaseMs, logger, metrics }),
+      onInvalidPayload: (jobId, issues) =>
+        logger.warn({ jobId, issues }, 'dropped a job with an invalid payload'),
+      onError: createRedisErrorReporter({ redisUrl: config.redisUrl, logger }),
+    });
+    await consumer.waitUntilReady();
+    // Tells gateways on this REDIS_PREFIX that someone consumes their queue (they warn otherwise).
+    heartbeat = startConsumerHeartbeat({
+      redisUrl: config.redisUrl,
+      prefix: config.redisPrefix,
+      consumerId: config.workerId,
+    });
+
+    sweeper = createSweeper({
+      connectionString: config.databaseUrl,
+      db,
+      taskService: createTaskService({
+        db,
+        dispatcher: createSweepDispatcher(queue),
+        enqueueGraceMs: config.enqueueGraceMs,
+        onDispatchError: (taskId, error) =>
+          logger.warn({ err: error, taskId }, 'sweeper could not re-dispatch'),
+        onSweepBatchError: (taskIds, error) =>
+          logger.warn(
+            { err: error, tasks: taskIds.length },
+            'sweeper could not re-dispatch a batch',
+          ),
+      }),
+      intervalMs: config.sweepIntervalMs,
+      batchSize: config.sweepBatchSize,
+      stepBudgetMs: config.sweepStepBudgetMs,
+      // Holders retry giving their leases back every 250 ms once Postgres answers again.
+      holderGraceMs: config.leaseMs,
+      retentionMs: config.taskRetentionMs,
+      logger,
+      metrics,
+    });
+    sweeper.start();
+
+    if (config.metricsPort !== 0) {
+      health = await startHealthServer({ port: config.metricsPort, registry: metrics.registry });
+    }
+    logger.info(
+      {
+        concurrency: config.concurrency,
+        packs: config.toolPacks,
+        modules: config.toolModules,
+        tools: catalogue.list().map((tool) => tool.name),
+        leaseMs: config.leaseMs,
+      },
+      'worker ready',
+    );
+  }
+
+  function drain(): void {
+    draining = true;
+    health?.markShuttingDown();
+  }
+
+  return {
+    runner,
+    start,
+    heldCount: () => heldTasks.size(),
+    drain,
+    abortRunningSteps: () => heldTasks.abortAll('shutdown'),
+    async close() {
+      drain();
+      // Stop fetching first (close() does so at once, then waits for running handlers); a sweep
+      // in flight must not keep this worker taking jobs it would only hand back.
+      heartbeat?.stop();
+      await Promise.all([consumer?.close(), sweeper?.stop()]);
+      cancelWatcher?.stop();
+      await listener?.close();
+      await queue.close();
+      await db.destroy();
+      await health?.close();
+    },
+  };
+}
