@@ -57,9 +57,16 @@ export {
   deleteExpiredTasks,
   expireTasks,
   findOrphans,
-  markEnqueued,
-  markEnqueuedMany,
 } from './sweeper-repository.js';
+export {
+  createOutbox,
+  markEnqueued,
+  type OrphanWakeUp,
+  type Outbox,
+  type OutboxOptions,
+  type TaskDispatcher,
+  type WakeReason,
+} from './outbox.js';
 export {
   LEADERSHIP_APPLICATION_NAME,
   createLeadershipSession,
@@ -76,8 +83,8 @@ export {
 } from './change-listener.js';
 export {
   createTaskService,
+  type DatabaseCheck,
   type RedispatchResult,
-  type TaskDispatcher,
   type TaskService,
   type TaskServiceOptions,
   type CreateOptions,
