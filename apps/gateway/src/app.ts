@@ -1,5 +1,5 @@
 import { jsonRpcError, ErrorCode, type Implementation, type RequestId } from '@mcp-tasks/protocol';
-import type { Db, TaskService } from '@mcp-tasks/store';
+import type { TaskService } from '@mcp-tasks/store';
 import type { ToolCatalogue } from '@mcp-tasks/tools';
 import { Hono } from 'hono';
 import { setMaxListeners } from 'node:events';
@@ -41,11 +41,8 @@ export type GatewayAppConfig = Pick<
 > & { listenLimits?: ListenLimits };
 
 export interface GatewayOptions {
+  /** The one door into the store: reads, writes and the database readiness checks. */
   taskService: TaskService;
-  /** The primary database. */
-  db: Db;
-  /** Where tasks/get reads; defaults to `db`. */
-  readDb?: Db;
   /** Only readiness is asked of the queue here; the task service enqueues. */
   queue: { ping(): Promise<void> };
   catalogue: ToolCatalogue;
@@ -106,20 +103,15 @@ async function probe(
   }
 }
 
-const pingDb = (db: Db) => () => db.selectNoFrom((eb) => eb.val(1).as('one')).execute();
-
 export function createGateway(options: GatewayOptions): Hono<GatewayVariables> {
   const { config, logger } = options;
   const metrics = options.metrics ?? createMetrics();
   const shutdownSignal = options.shutdownSignal ?? new AbortController().signal;
   // Every open listen stream waits on this one signal; hundreds of them are normal, not a leak.
   setMaxListeners(0, shutdownSignal);
-  const readDb = options.readDb ?? options.db;
   const listenLimits = config.listenLimits ?? DEFAULT_LISTEN_LIMITS;
   const services: McpServices = {
     taskService: options.taskService,
-    db: options.db,
-    readDb,
     catalogue: options.catalogue,
     requestState: createRequestStateCodec({
       secret: config.requestStateSecret,
@@ -165,8 +157,7 @@ export function createGateway(options: GatewayOptions): Hono<GatewayVariables> {
     const log = c.get('log')();
     const workersCheck = options.workerLiveness?.check();
     const checks = await Promise.all([
-      probe('postgres', pingDb(options.db), 2000, log),
-      ...(readDb !== options.db ? [probe('postgres_read', pingDb(readDb), 2000, log)] : []),
+      ...options.taskService.databaseChecks.map(({ name, check }) => probe(name, check, 2000, log)),
       probe('redis', () => options.queue.ping(), 2000, log),
     ]);
     // Workers are reported, not checked: a fresh cluster whose workers are still starting must

@@ -148,8 +148,6 @@ async function main(): Promise<void> {
   const draining = new AbortController();
   const app = createGateway({
     taskService,
-    db,
-    readDb,
     queue,
     catalogue,
     auth: createAuthenticator(config.auth),

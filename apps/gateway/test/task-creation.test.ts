@@ -35,7 +35,7 @@ describe('creating a task (R10, R11)', () => {
     const taskId = result.taskId as string;
     const get = await getTaskResult(gw.app, taskId);
     expect(get.result).toEqual({ ...result, resultType: 'complete' });
-    await expect(infra.queue.hasLiveJob(taskId)).resolves.toBe(true);
+    await expect(infra.queue.hasPendingJob(taskId)).resolves.toBe(true);
     const stored = await getTask(infra.db, taskId);
     expect(stored?.owner).toEqual({ tenant: 'acme', principal: 'alice' });
     expect(stored?.operation).toEqual({
@@ -63,6 +63,11 @@ describe('creating a task (R10, R11)', () => {
         submitInputResponses: () => Promise.reject(new Error('unused')),
         cancel: () => Promise.reject(new Error('unused')),
         redispatchOrphans: () => Promise.reject(new Error('unused')),
+        getTaskView: () => Promise.reject(new Error('unused')),
+        getTask: () => Promise.reject(new Error('unused')),
+        getTasks: () => Promise.reject(new Error('unused')),
+        flagListened: () => Promise.reject(new Error('unused')),
+        databaseChecks: [],
       },
     });
     const reply = await rpc(failing.app, 'tools/call', SMALL_REPORT, { id: 'boom' });

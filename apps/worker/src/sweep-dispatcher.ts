@@ -9,9 +9,9 @@ import type { TaskQueue } from '@mcp-tasks/queue';
  */
 export function createSweepDispatcher(queue: TaskQueue): TaskDispatcher {
   return {
-    async enqueue(taskId, reason) {
+    async enqueue(taskId, reason, options) {
       if (reason === 'swept' && (await queue.hasPendingJob(taskId))) return;
-      await queue.enqueue(taskId, reason);
+      await queue.enqueue(taskId, reason, options);
     },
     async enqueueSwept(taskIds) {
       const pending = await queue.pendingJobs(taskIds);

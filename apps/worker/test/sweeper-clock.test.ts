@@ -38,7 +38,7 @@ describe('the sweeper clock', () => {
     const fresh = await newSlowTask(10 * 60_000);
     const unenqueued = await newSlowTask(null);
     const due = await newSlowTask(1);
-    await markEnqueued(h.db, fresh.id);
+    await markEnqueued(h.db, [fresh.id]);
     await sleep(20);
 
     // Only Date is faked: timers, sockets and Postgres keep real time.

@@ -1,7 +1,9 @@
 import { z } from 'zod';
 
-export type JsonPrimitive = string | number | boolean | null;
-export type JsonValue = JsonPrimitive | JsonValue[] | { [key: string]: JsonValue };
+// The wire's copy of the JSON types; `JsonValue` is exported by @mcp-tasks/tasks only (this package
+// may not import it). JsonObject stays exported: it names JsonObjectSchema's type.
+type JsonPrimitive = string | number | boolean | null;
+type JsonValue = JsonPrimitive | JsonValue[] | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: JsonValue };
 
 export function isPlainObject(value: unknown): value is Record<string, unknown> {

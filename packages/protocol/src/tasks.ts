@@ -16,7 +16,8 @@ const MetaParam = z.record(z.string(), z.unknown()).optional();
 
 /** Reused from ext-tasks. */
 export const TaskStatusSchema = TaskStatusV2Schema;
-export type TaskStatus = z.infer<typeof TaskStatusSchema>;
+/** The wire's statuses; `TaskStatus` is the domain's (@mcp-tasks/tasks, which this package may not import). */
+type WireTaskStatus = z.infer<typeof TaskStatusSchema>;
 /** Reused from ext-tasks: `{code: int, message, data?}` (R19). */
 export const TaskErrorSchema = ErrorV2Schema;
 
@@ -43,7 +44,6 @@ export const TaskShape = {
   pollInterval: absent('pollInterval was renamed pollIntervalMs'),
 };
 export const TaskSchema = z.looseObject(TaskShape);
-export type Task = z.infer<typeof TaskSchema>;
 
 /** A completed task inlines the full CallToolResult, with its own resultType (R14). */
 export const InlinedCallToolResultSchema = CallToolResultSchema.refine(
@@ -139,7 +139,7 @@ export const TaskStatusNotificationSchema = z.looseObject({
  */
 export interface TaskSnapshotInput {
   taskId: string;
-  status: TaskStatus;
+  status: WireTaskStatus;
   statusMessage?: string;
   createdAt: string;
   lastUpdatedAt: string;
@@ -150,7 +150,7 @@ export interface TaskSnapshotInput {
   error?: { code: number; message: string; data?: unknown };
 }
 
-type WireTask = Record<string, unknown> & { taskId: string; status: TaskStatus };
+type WireTask = Record<string, unknown> & { taskId: string; status: WireTaskStatus };
 
 function baseFields(s: TaskSnapshotInput): WireTask {
   const task: WireTask = {

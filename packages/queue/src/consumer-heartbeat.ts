@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { withDeadline } from './deadline.js';
-import { DEFAULT_QUEUE_PREFIX, TASK_QUEUE_NAME } from './job-catalog.js';
+import { DEFAULT_QUEUE_PREFIX, TASK_QUEUE_NAME } from './wake-up-job.js';
 import { createProducerConnection } from './redis-connection.js';
 
 /**

@@ -7,7 +7,7 @@ export {
   jobIdFor,
   type RunTaskJob,
   type RunTaskReason,
-} from './job-catalog.js';
+} from './wake-up-job.js';
 export {
   createTaskQueue,
   latestJobKey,

@@ -4,7 +4,7 @@ import {
   RunTaskJobSchema,
   TASK_QUEUE_NAME,
   type RunTaskJob,
-} from './job-catalog.js';
+} from './wake-up-job.js';
 import { asBullConnection, createConsumerConnection } from './redis-connection.js';
 
 export interface TaskConsumerOptions {

@@ -3,7 +3,7 @@ import { createTestRedis, type TestRedis } from '@mcp-tasks/testing';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RunTaskJobSchema, jobIdFor, type RunTaskJob } from './job-catalog.js';
+import { RunTaskJobSchema, jobIdFor, type RunTaskJob } from './wake-up-job.js';
 import { createTaskConsumer, type TaskConsumer } from './task-consumer.js';
 import { createTaskQueue, latestJobKey, type TaskQueue } from './task-queue.js';
 
@@ -73,9 +73,8 @@ describe('task queue and consumer on real Redis', () => {
     const taskId = newTaskId();
     await queue.enqueue(taskId, 'created');
     await queue.enqueue(taskId, 'created');
-    expect(await queue.hasLiveJob(taskId)).toBe(true);
     expect(await queue.hasPendingJob(taskId)).toBe(true);
-    expect(await queue.hasLiveJob(newTaskId())).toBe(false);
+    expect(await queue.hasPendingJob(newTaskId())).toBe(false);
     const waiting = await admin.llen(`${redis.prefix}:mcp-tasks-run:wait`);
     expect(waiting).toBe(1);
   });
@@ -101,11 +100,13 @@ describe('task queue and consumer on real Redis', () => {
     await queue.enqueue(taskId, 'resumed');
     await eventually(() => received.length === 2);
     expect(received.map((j) => j.reason)).toEqual(['created', 'resumed']);
-    expect(await queue.hasLiveJob(taskId)).toBe(true);
-    // Both wake-ups are active now: live, but nothing is pending delivery.
+    // Both wake-ups are active now: nothing is pending delivery.
     expect(await queue.hasPendingJob(taskId)).toBe(false);
     release();
-    await eventually(async () => !(await queue.hasLiveJob(taskId)));
+    // Both finish, and their jobs leave Redis.
+    await eventually(
+      async () => (await admin.keys(`${redis.prefix}:mcp-tasks-run:${taskId}*`)).length === 0,
+    );
 
     // A payload that fails validation is dropped, never handed to the handler.
     // (A raw BullMQ producer, as a buggy or older release might write.)
@@ -129,7 +130,7 @@ describe('task queue and consumer on real Redis', () => {
     const taskId = newTaskId();
     const before = received.length;
     await queue.enqueue(taskId, 'retry', { delayMs: 400 });
-    expect(await queue.hasLiveJob(taskId)).toBe(true);
+    expect(await queue.hasPendingJob(taskId)).toBe(true);
     await new Promise((r) => setTimeout(r, 150));
     expect(received.length).toBe(before);
     await eventually(() => received.some((j) => j.taskId === taskId && j.reason === 'retry'));

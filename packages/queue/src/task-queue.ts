@@ -1,4 +1,3 @@
-import type { TaskDispatcher } from '@mcp-tasks/store';
 import { Queue } from 'bullmq';
 import { withDeadline } from './deadline.js';
 import {
@@ -8,7 +7,7 @@ import {
   jobIdFor,
   type RunTaskJob,
   type RunTaskReason,
-} from './job-catalog.js';
+} from './wake-up-job.js';
 import { asBullConnection, createProducerConnection } from './redis-connection.js';
 
 export interface EnqueueOptions {
@@ -16,15 +15,14 @@ export interface EnqueueOptions {
   delayMs?: number;
 }
 
-export interface TaskQueue extends TaskDispatcher {
+/** Satisfies the store's TaskDispatcher structurally (this package imports no store). */
+export interface TaskQueue {
   /** Idempotent for `created` (the job id is the task id); see jobIdFor for the other reasons. */
   enqueue(taskId: string, reason: RunTaskReason, options?: EnqueueOptions): Promise<void>;
   /** Many wake-ups in one round trip (BullMQ addBulk), e.g. the sweeper's batch of orphans. */
   enqueueMany(taskIds: readonly string[], reason: RunTaskReason): Promise<void>;
   /** enqueueMany(taskIds, 'created'): the task service's batch of new tasks, idempotent per id. */
   enqueueCreated(taskIds: readonly string[]): Promise<void>;
-  /** A waiting, delayed or active-and-locked wake-up exists for the task (advisory: for the sweeper and ops). */
-  hasLiveJob(taskId: string): Promise<boolean>;
   /**
    * A waiting or delayed wake-up exists (active ones do not count). The sweeper asks this: for a
    * task Postgres calls orphaned, an active job is a dead or finishing worker's, not a delivery
@@ -53,7 +51,7 @@ export interface TaskQueueOptions {
  * writes none (at 10M tasks a day that key alone was ~1 GB of Redis).
  */
 const LATEST_JOB_TTL_MS = 24 * 60 * 60 * 1_000;
-const LIVE_STATES = new Set(['waiting', 'delayed', 'prioritized', 'waiting-children']);
+const PENDING_STATES = new Set(['waiting', 'delayed', 'prioritized', 'waiting-children']);
 
 export function latestJobKey(prefix: string, taskId: string): string {
   return `${prefix}:${TASK_QUEUE_NAME}:mcp-latest:${taskId}`;
@@ -77,29 +75,22 @@ export function createTaskQueue(options: TaskQueueOptions): TaskQueue {
   });
   queue.on('error', () => undefined);
 
-  const isLive = async (jobId: string, countActive: boolean): Promise<boolean> => {
-    const state = await queue.getJobState(jobId);
-    if (LIVE_STATES.has(state)) return true;
-    if (!countActive) return false;
-    // An active job whose worker died keeps its state until BullMQ's stalled check runs; only a
-    // held lock (renewed by a live worker) means someone is really on it.
-    if (state === 'active') return (await connection.exists(`${queue.toKey(jobId)}:lock`)) === 1;
-    return false;
-  };
+  const isPending = async (jobId: string): Promise<boolean> =>
+    PENDING_STATES.has(await queue.getJobState(jobId));
 
   /**
    * Looks at the created job and the latest later wake-up (a pointer written by enqueue): older
    * wake-ups of a task are superseded by the latest one for this purpose.
    */
-  const checkJob = async (taskId: string, countActive: boolean): Promise<boolean> => {
+  const checkJob = async (taskId: string): Promise<boolean> => {
     const latest = await connection.get(latestJobKey(prefix, taskId));
     const candidates = latest === null || latest === taskId ? [taskId] : [taskId, latest];
-    for (const jobId of candidates) if (await isLive(jobId, countActive)) return true;
+    for (const jobId of candidates) if (await isPending(jobId)) return true;
     return false;
   };
-  const hasJob = (taskId: string, countActive: boolean): Promise<boolean> =>
+  const hasJob = (taskId: string): Promise<boolean> =>
     withDeadline(
-      checkJob(taskId, countActive),
+      checkJob(taskId),
       timeoutMs,
       `job lookup for ${taskId} timed out after ${timeoutMs} ms`,
     );
@@ -175,7 +166,7 @@ export function createTaskQueue(options: TaskQueueOptions): TaskQueue {
     enqueueCreated: (taskIds) => enqueueMany(taskIds, 'created'),
     async pendingJobs(taskIds) {
       // Issued together, ioredis pipelines them on the one connection.
-      const lookups = Promise.all(taskIds.map((taskId) => checkJob(taskId, false)));
+      const lookups = Promise.all(taskIds.map((taskId) => checkJob(taskId)));
       const deadline = batchTimeoutMs(taskIds.length);
       const pending = await withDeadline(
         lookups,
@@ -184,8 +175,7 @@ export function createTaskQueue(options: TaskQueueOptions): TaskQueue {
       );
       return new Set(taskIds.filter((_, index) => pending[index]));
     },
-    hasLiveJob: (taskId) => hasJob(taskId, true),
-    hasPendingJob: (taskId) => hasJob(taskId, false),
+    hasPendingJob: hasJob,
     async ping() {
       await withDeadline(
         connection.ping(),

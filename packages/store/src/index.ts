@@ -54,9 +54,16 @@ export {
   deleteExpiredTasks,
   expireTasks,
   findOrphans,
-  markEnqueued,
-  markEnqueuedMany,
 } from './sweeper-repository.js';
+export {
+  createOutbox,
+  markEnqueued,
+  type OrphanWakeUp,
+  type Outbox,
+  type OutboxOptions,
+  type TaskDispatcher,
+  type WakeReason,
+} from './outbox.js';
 export {
   LEADERSHIP_APPLICATION_NAME,
   createLeadershipSession,
@@ -73,8 +80,8 @@ export {
 } from './change-listener.js';
 export {
   createTaskService,
+  type DatabaseCheck,
   type RedispatchResult,
-  type TaskDispatcher,
   type TaskService,
   type TaskServiceOptions,
   type CreateOptions,

@@ -6,7 +6,8 @@ import { createDb, type Db } from './database.js';
 import { ReplicaLagError } from './errors.js';
 import { migrateToLatest } from './migrate.js';
 import { getTask } from './task-repository.js';
-import { createTaskService, type TaskDispatcher } from './task-service.js';
+import type { TaskDispatcher } from './outbox.js';
+import { createTaskService } from './task-service.js';
 
 /**
  * Issue 11, item 4: a task whose id a retry can derive again (the final MRTR round) must never be

@@ -7,7 +7,8 @@ import { ReplicaLagError } from './errors.js';
 import { migrateToLatest } from './migrate.js';
 import { createReplicaWaiter } from './replica.js';
 import { createTask, getTask } from './task-repository.js';
-import { createTaskService, type TaskDispatcher } from './task-service.js';
+import type { TaskDispatcher } from './outbox.js';
+import { createTaskService } from './task-service.js';
 
 describe('the replica waiter against a primary', () => {
   let fixture: StoreFixture;

@@ -12,12 +12,8 @@ import { StaleLeaseError } from './errors.js';
 import { LEADERSHIP_APPLICATION_NAME, tryAcquireLeadership } from './leadership.js';
 import { claimLease } from './lease.js';
 import { completeTask, requestInput } from './fenced-task-writes.js';
-import {
-  deleteExpiredTasks,
-  expireTasks,
-  findOrphans,
-  markEnqueued,
-} from './sweeper-repository.js';
+import { markEnqueued } from './outbox.js';
+import { deleteExpiredTasks, expireTasks, findOrphans } from './sweeper-repository.js';
 import { createTask, getTask, recordInputResponses, requestCancel } from './task-repository.js';
 
 let fixture: StoreFixture;
@@ -40,7 +36,7 @@ describe('findOrphans and markEnqueued', () => {
     expect(
       await findOrphans(db, later(2 * minute), { enqueueGraceMs: minute, limit: 1000 }),
     ).toContain(task.id);
-    await markEnqueued(db, task.id);
+    await markEnqueued(db, [task.id]);
     expect((await rawRow(db, task.id))!.enqueued_at).toBeInstanceOf(Date);
     expect(
       await findOrphans(db, later(30_000), { enqueueGraceMs: minute, limit: 1000 }),
@@ -72,7 +68,7 @@ describe('findOrphans and markEnqueued', () => {
   it('lists a resumed task (its enqueue mark cleared) after the grace, and honours the limit', async () => {
     const { task } = await createTask(db, newTask());
     const fence = (await claimLease(db, task.id, 'w', minute))!.fence;
-    await markEnqueued(db, task.id);
+    await markEnqueued(db, [task.id]);
     await requestInput(db, fence, { k: { m: 1 } }, null, null);
     await recordInputResponses(db, alice, task.id, { k: { ok: true } });
     expect((await rawRow(db, task.id))!.enqueued_at).toBeNull();
@@ -87,7 +83,7 @@ describe('findOrphans and markEnqueued', () => {
   it('leaves terminal tasks unmarked', async () => {
     const { task } = await createTask(db, newTask());
     await requestCancel(db, alice, task.id);
-    await markEnqueued(db, task.id);
+    await markEnqueued(db, [task.id]);
     expect((await rawRow(db, task.id))!.enqueued_at).toBeNull();
   });
 });

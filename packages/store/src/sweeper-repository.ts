@@ -7,22 +7,6 @@ export const TASK_EXPIRED_MESSAGE = 'task expired';
 /** Rows one sweeper statement touches unless told otherwise (see the store README for timings). */
 export const DEFAULT_SWEEP_BATCH = 1_000;
 
-/** The outbox mark: a wake-up for this task reached the queue. */
-export async function markEnqueued(db: Db, taskId: string): Promise<void> {
-  await markEnqueuedMany(db, [taskId]);
-}
-
-/** The outbox mark for a batch the sweeper woke (or found already queued). */
-export async function markEnqueuedMany(db: Db, taskIds: readonly string[]): Promise<void> {
-  if (taskIds.length === 0) return;
-  await db
-    .updateTable('tasks')
-    .set({ enqueued_at: sql<Date>`now()` })
-    .where('id', '=', sql<string>`ANY(${[...taskIds]}::text[])`)
-    .where('status', '=', 'working')
-    .execute();
-}
-
 /**
  * `working` tasks that no worker holds (no lease, or an expired one) and that have no wake-up in
  * the queue we know of: never marked enqueued, or marked longer ago than the grace. A task not yet

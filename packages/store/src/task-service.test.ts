@@ -7,7 +7,8 @@ import { claimLease } from './lease.js';
 import { requestInput } from './fenced-task-writes.js';
 import { findOrphans } from './sweeper-repository.js';
 import { getTask } from './task-repository.js';
-import { createTaskService, type TaskDispatcher } from './task-service.js';
+import type { TaskDispatcher } from './outbox.js';
+import { createTaskService } from './task-service.js';
 
 let fixture: StoreFixture;
 let db: Db;
@@ -315,5 +316,51 @@ describe('cancel', () => {
     expect(await service.cancel(alice, task.id)).toEqual({ found: true });
     expect(await getTask(db, task.id)).toMatchObject({ status: 'cancelled' });
     expect(await service.cancel(alice, task.id)).toEqual({ found: true });
+  });
+});
+
+describe('reads (the gateway reads only through the service)', () => {
+  it('reads tasks/get from the replica when one is configured, everything else from the primary', async () => {
+    const { dispatcher } = recordingDispatcher();
+    const read: string[] = [];
+    const readDb = createDb({
+      connectionString: fixture.database.connectionString,
+      max: 1,
+      log: (event) => {
+        if (event.level === 'query') read.push(event.query.sql);
+      },
+    });
+    try {
+      const service = createTaskService({ db: counted.db, readDb, dispatcher });
+      const task = await service.createAndDispatch(newTask());
+      counted.statements.length = 0;
+      read.length = 0;
+      expect(await service.getTaskView(alice, task.id)).toMatchObject({ id: task.id });
+      expect([read.length, counted.statements.length]).toEqual([1, 0]);
+      expect(await service.getTask(alice, task.id)).toMatchObject({ id: task.id });
+      expect(await service.getTasks(alice, [task.id])).toMatchObject([{ id: task.id }]);
+      await service.flagListened(alice, [task.id]);
+      expect([read.length, counted.statements.length]).toEqual([1, 3]);
+      expect((await rawRow(db, task.id))!.listened).toBe(true);
+      // Foreign owners see nothing, as in the repository functions.
+      const mallory = { tenant: 'acme', principal: 'mallory' };
+      expect(await service.getTaskView(mallory, task.id)).toBeUndefined();
+      expect(await service.getTask(mallory, task.id)).toBeUndefined();
+      expect(await service.getTasks(mallory, [task.id])).toEqual([]);
+      expect(service.databaseChecks.map((c) => c.name)).toEqual(['postgres', 'postgres_read']);
+      await Promise.all(service.databaseChecks.map((c) => c.check()));
+    } finally {
+      await readDb.destroy();
+    }
+  });
+
+  it('reads tasks/get from the primary when no replica is configured', async () => {
+    const { dispatcher } = recordingDispatcher();
+    const service = createTaskService({ db: counted.db, dispatcher });
+    const task = await service.createAndDispatch(newTask());
+    counted.statements.length = 0;
+    expect(await service.getTaskView(alice, task.id)).toMatchObject({ id: task.id });
+    expect(counted.statements).toHaveLength(1);
+    expect(service.databaseChecks.map((c) => c.name)).toEqual(['postgres']);
   });
 });

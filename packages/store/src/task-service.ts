@@ -1,30 +1,20 @@
-import type { InputResponses, Task, TaskOwner } from '@mcp-tasks/tasks';
+import type { InputResponses, Task, TaskOwner, TaskView } from '@mcp-tasks/tasks';
 import type { Db } from './database.js';
-import { createNaturalBatcher, type BatchOutcome } from './natural-batcher.js';
+import { flagListenedTasks } from './listen-repository.js';
+import { createNaturalBatcher } from './natural-batcher.js';
+import { createOutbox, type TaskDispatcher } from './outbox.js';
 import { createReplicaWaiter } from './replica.js';
-import { DEFAULT_SWEEP_BATCH, findOrphans, markEnqueuedMany } from './sweeper-repository.js';
+import { DEFAULT_SWEEP_BATCH, findOrphans } from './sweeper-repository.js';
 import {
   createTasks,
+  getTaskForPrincipal,
+  getTasksForPrincipal,
   recordInputResponses,
   requestCancel,
   type CreatedTask,
   type NewTask,
 } from './task-repository.js';
-
-/** The queue seen from here: a wake-up that may be lost (Postgres stays the record). */
-export interface TaskDispatcher {
-  enqueue(taskId: string, reason: 'created' | 'resumed' | 'swept'): Promise<void>;
-  /**
-   * Wakes a batch of new tasks at once (one round trip for the lot). Without it the service
-   * wakes them one by one. Must be idempotent per task id, like `enqueue(id, 'created')`.
-   */
-  enqueueCreated?(taskIds: readonly string[]): Promise<void>;
-  /**
-   * Wakes a batch of orphans at once (one round trip for the lot); resolves with how many got a
-   * new wake-up, the rest having one waiting already. Without it the sweeper wakes one by one.
-   */
-  enqueueSwept?(taskIds: readonly string[]): Promise<number>;
-}
+import { getTaskViewForPrincipal } from './task-view.js';
 
 /** One batch of the sweeper's re-dispatch. */
 export interface RedispatchResult {
@@ -49,6 +39,16 @@ export interface TaskService {
     responses: InputResponses,
   ): Promise<{ found: boolean }>;
   cancel(owner: TaskOwner, taskId: string): Promise<{ found: boolean }>;
+  /** What the owner may see of a task (tasks/get); reads the replica when one is configured. */
+  getTaskView(owner: TaskOwner, taskId: string): Promise<TaskView | undefined>;
+  /** The owner's task as the primary has it (tasks/update checks answers against it). */
+  getTask(owner: TaskOwner, taskId: string): Promise<Task | undefined>;
+  /** The owner's tasks among `taskIds`, from the primary (listen loads, right after a change). */
+  getTasks(owner: TaskOwner, taskIds: readonly string[]): Promise<Task[]>;
+  /** Flags the owner's tasks so their changes are announced (see flagListenedTasks). */
+  flagListened(owner: TaskOwner, taskIds: readonly string[]): Promise<void>;
+  /** Readiness checks: `postgres` (the primary), and `postgres_read` when a replica is configured. */
+  readonly databaseChecks: readonly DatabaseCheck[];
   /**
    * Wakes one batch of orphans (at most `limit`, default sweepBatchSize) and marks them enqueued.
    * `expiredLeases: false` leaves out tasks whose lease ran out (see findOrphans).
@@ -57,6 +57,11 @@ export interface TaskService {
     now: Date,
     options?: { limit?: number; expiredLeases?: boolean },
   ): Promise<RedispatchResult>;
+}
+
+export interface DatabaseCheck {
+  name: 'postgres' | 'postgres_read';
+  check: () => Promise<void>;
 }
 
 export interface CreateOptions {
@@ -91,13 +96,12 @@ const DEFAULT_ENQUEUE_GRACE_MS = 30_000;
 const DEFAULT_CREATE_BATCH = 256;
 
 /**
- * The one home of the outbox sequence "commit -> wait until readable -> enqueue". Commit first,
- * so the queue never names a task Postgres does not have; enqueue after the row is readable
- * everywhere, so a worker or a client on any replica finds it. The outbox needs no mark after a
- * create or a resume: the row itself, `working`, unheld and last changed more than the enqueue
- * grace ago, is what the sweeper re-dispatches (findOrphans), so a crash or a lost enqueue between
- * commit and wake-up is recovered from the row alone, and a wake-up delivered in time is claimed
- * (and so held) long before the grace runs out. At-least-once wake-ups; claimLease dedupes.
+ * The one door into the store for the gateway, and the start of the outbox sequence "commit ->
+ * wait until readable -> enqueue". Commit first, so the queue never names a task Postgres does not
+ * have; enqueue after the row is readable everywhere, so a worker or a client on any replica finds
+ * it. The wake-up step itself (and when it marks the row) is outbox.ts. At-least-once wake-ups;
+ * claimLease dedupes. Reads go where they always went: tasks/get to the replica when configured,
+ * everything else to the primary.
  *
  * Creates are batched naturally (natural-batcher.ts): those that arrive while an INSERT is in
  * flight go in the next one, one statement for all, and likewise their replica wait (one poll)
@@ -105,7 +109,7 @@ const DEFAULT_CREATE_BATCH = 256;
  * row committed and is readable.
  */
 export function createTaskService(options: TaskServiceOptions): TaskService {
-  const { db, readDb, dispatcher } = options;
+  const { db, readDb } = options;
   const visibilityTimeoutMs = options.visibilityTimeoutMs ?? DEFAULT_VISIBILITY_TIMEOUT_MS;
   const enqueueGraceMs = options.enqueueGraceMs ?? DEFAULT_ENQUEUE_GRACE_MS;
   const sweepBatchSize = options.sweepBatchSize ?? DEFAULT_SWEEP_BATCH;
@@ -119,31 +123,18 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
     readDb === undefined
       ? undefined
       : createReplicaWaiter(readDb, { timeoutMs: visibilityTimeoutMs });
-  const enqueueCreated = (taskIds: readonly string[]): Promise<unknown> =>
-    dispatcher.enqueueCreated !== undefined
-      ? dispatcher.enqueueCreated(taskIds)
-      : Promise.all(taskIds.map((taskId) => dispatcher.enqueue(taskId, 'created')));
-  const wake = createNaturalBatcher<string, void>({
+  const outbox = createOutbox({
+    db,
+    dispatcher: options.dispatcher,
+    onDispatchError: options.onDispatchError,
+    onSweepBatchError: options.onSweepBatchError,
     maxBatchSize,
-    run: async (taskIds): Promise<BatchOutcome<void>[]> => {
-      await enqueueCreated(taskIds);
-      return taskIds.map(() => ({ ok: true, value: undefined }));
-    },
   });
-
-  /** A lost wake-up is reported, never thrown: the task is durable and the sweeper finds it. */
-  const dispatch = async (
-    taskId: string,
-    reason: 'created' | 'resumed' | 'swept',
-  ): Promise<boolean> => {
-    try {
-      await (reason === 'created' ? wake(taskId) : dispatcher.enqueue(taskId, reason));
-      return true;
-    } catch (error) {
-      options.onDispatchError?.(taskId, error);
-      return false;
-    }
+  const ping = (target: Db) => async (): Promise<void> => {
+    await target.selectNoFrom((eb) => eb.val(1).as('one')).execute();
   };
+  const databaseChecks: DatabaseCheck[] = [{ name: 'postgres', check: ping(db) }];
+  if (readDb !== undefined) databaseChecks.push({ name: 'postgres_read', check: ping(readDb) });
 
   return {
     async createAndDispatch(input, createOptions = {}) {
@@ -166,12 +157,12 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
       // and the created job's id is the task id, so if that first wake-up is still queued the
       // add is a no-op (BullMQ keeps one job per id while it exists).
       const neverWoken = derivedId && !created && !woken && task.status === 'working';
-      if (created || neverWoken) await dispatch(task.id, 'created');
+      if (created || neverWoken) await outbox.wake(task.id, 'created');
       return task;
     },
     async submitInputResponses(owner, taskId, responses) {
       const { found, resumed } = await recordInputResponses(db, owner, taskId, responses);
-      if (resumed) await dispatch(taskId, 'resumed');
+      if (resumed) await outbox.wake(taskId, 'resumed');
       return { found };
     },
     async cancel(owner, taskId) {
@@ -183,29 +174,13 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
       const orphans = await findOrphans(db, now, { enqueueGraceMs, limit, expiredLeases });
       const found = orphans.length;
       if (found === 0) return { found, woken: 0, failed: 0 };
-      // The sweeper marks what it woke: the orphan's last change is older than the grace, so
-      // without the mark the next sweep would find it again at once and ask Redis about it.
-      if (dispatcher.enqueueSwept === undefined) {
-        let woken = 0;
-        for (const taskId of orphans) {
-          if (await dispatch(taskId, 'swept')) {
-            woken += 1;
-            await markEnqueuedMany(db, [taskId]).catch((error: unknown) =>
-              options.onDispatchError?.(taskId, error),
-            );
-          }
-        }
-        return { found, woken, failed: found - woken };
-      }
-      try {
-        const woken = await dispatcher.enqueueSwept(orphans);
-        await markEnqueuedMany(db, orphans);
-        return { found, woken, failed: 0 };
-      } catch (error) {
-        if (options.onSweepBatchError !== undefined) options.onSweepBatchError(orphans, error);
-        else for (const taskId of orphans) options.onDispatchError?.(taskId, error);
-        return { found, woken: 0, failed: found };
-      }
+      return { found, ...(await outbox.wakeOrphans(orphans)) };
     },
+    getTaskView: (owner, taskId) =>
+      getTaskViewForPrincipal(readDb ?? db, owner.tenant, owner.principal, taskId),
+    getTask: (owner, taskId) => getTaskForPrincipal(db, owner.tenant, owner.principal, taskId),
+    getTasks: (owner, taskIds) => getTasksForPrincipal(db, owner.tenant, owner.principal, taskIds),
+    flagListened: (owner, taskIds) => flagListenedTasks(db, owner, taskIds),
+    databaseChecks,
   };
 }

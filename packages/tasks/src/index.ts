@@ -22,7 +22,7 @@ export type {
 export { InputKeyReusedError, acceptInputResponses, issueInputKeys } from './input-keys.js';
 export type { AcceptedResponses } from './input-keys.js';
 export { isWellFormedTaskId, newTaskId } from './task-id.js';
-export { buildTaskSnapshot, expiresAt, type TaskSnapshot, type TaskView } from './snapshot.js';
+export { buildTaskSnapshot, type TaskSnapshot, type TaskView } from './snapshot.js';
 export {
   applyTaskEvent,
   initialLifecycleState,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildTaskSnapshot, expiresAt } from './snapshot.js';
+import { buildTaskSnapshot } from './snapshot.js';
 import type { Task } from './task.js';
 
 const base: Task = {
@@ -77,10 +77,5 @@ describe('task snapshots (R14)', () => {
 
   it('refuses to show a completed task without a result', () => {
     expect(() => buildTaskSnapshot({ ...base, status: 'completed' })).toThrow('has no result');
-  });
-
-  it('computes expiry from creation, never for an unlimited task', () => {
-    expect(expiresAt(base)?.toISOString()).toBe('2026-08-21T10:45:00.000Z');
-    expect(expiresAt({ ...base, ttlMs: null })).toBeNull();
   });
 });

@@ -62,8 +62,3 @@ export function buildTaskSnapshot(task: TaskView): TaskSnapshot {
   }
   return snapshot;
 }
-
-/** Past `createdAt + ttlMs` a task may be failed and later deleted (R20); null never expires. */
-export function expiresAt(task: Pick<Task, 'createdAt' | 'ttlMs'>): Date | null {
-  return task.ttlMs === null ? null : new Date(task.createdAt.getTime() + task.ttlMs);
-}

@@ -1,5 +1,5 @@
 import type { Implementation, RequestId, RequestMeta } from '@mcp-tasks/protocol';
-import type { Db, TaskService } from '@mcp-tasks/store';
+import type { TaskService } from '@mcp-tasks/store';
 import type { ToolCatalogue } from '@mcp-tasks/tools';
 import type { Logger } from 'pino';
 import type { Identity } from '../auth/index.js';
@@ -11,11 +11,12 @@ import type { PollLimits } from './poll-rate-limit.js';
 
 /** What the method handlers need, built once per gateway. */
 export interface McpServices {
+  /**
+   * Every read and write of tasks: tasks/get reads the replica when one is configured (creation
+   * waits until it has the row); tasks/update's check and listen snapshots read the primary,
+   * right after the change they were told about.
+   */
   taskService: TaskService;
-  /** The primary: listen snapshots read here, right after the change they were told about. */
-  db: Db;
-  /** tasks/get reads here (a replica when configured; creation waits until it has the row). */
-  readDb: Db;
   catalogue: ToolCatalogue;
   requestState: RequestStateCodec;
   changes: TaskChangeFeed;

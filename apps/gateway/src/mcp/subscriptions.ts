@@ -11,7 +11,6 @@ import {
   parseParams,
   requireTasksExtension,
 } from '@mcp-tasks/protocol';
-import { flagListenedTasks, getTasksForPrincipal } from '@mcp-tasks/store';
 import {
   buildTaskSnapshot,
   isTerminalStatus,
@@ -75,12 +74,12 @@ export const subscriptionsListen: MethodHandler = async (
 
   // One query per load, through the replica's bounded listen queue.
   const load = (taskIds: readonly string[]): Promise<Task[]> =>
-    loadQueue(() => getTasksForPrincipal(services.db, tenant, principal, taskIds));
+    loadQueue(() => services.taskService.getTasks(ctx.identity, taskIds));
   let accepted: Task[];
   try {
     // Only flagged tasks announce their changes (ADR 0002); the flag commits before the first
     // read, so a change is either in that read or announced after it.
-    await loadQueue(() => flagListenedTasks(services.db, ctx.identity, [...watching]));
+    await loadQueue(() => services.taskService.flagListened(ctx.identity, [...watching]));
     const found = new Map((await load([...watching])).map((task) => [task.id, task]));
     // In the order the client named them (one query returns rows in any order).
     accepted = [...watching].flatMap((id) => found.get(id) ?? []);

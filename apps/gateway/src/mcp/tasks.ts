@@ -9,7 +9,6 @@ import {
   inputResponsesError,
   parseParams,
 } from '@mcp-tasks/protocol';
-import { getTaskForPrincipal, getTaskViewForPrincipal } from '@mcp-tasks/store';
 import { buildTaskSnapshot, isWellFormedTaskId } from '@mcp-tasks/tasks';
 import { HttpProtocolError } from '../errors.js';
 import { LenientUpdateTaskParamsSchema } from '../wire/lenient-params.js';
@@ -46,7 +45,7 @@ export const tasksGet: MethodHandler = async (ctx, services) => {
     const waitMs = limits.principal.take(caller, interval);
     if (waitMs > 0) throw tooFast(services.settings.taskPollIntervalMs, waitMs);
   }
-  const task = await getTaskViewForPrincipal(services.readDb, tenant, principal, taskId);
+  const task = await services.taskService.getTaskView(ctx.identity, taskId);
   if (task === undefined) throw taskNotFound();
   if (limits !== undefined) {
     const interval = task.pollIntervalMs ?? services.settings.taskPollIntervalMs;
@@ -58,15 +57,14 @@ export const tasksGet: MethodHandler = async (ctx, services) => {
 
 /**
  * R17: acknowledged only after the write is committed on the primary. A tasks/get right after
- * reads `readDb`: with a streaming replica it may briefly show the task before the answers.
+ * reads the replica when one is configured: it may briefly show the task before the answers.
  */
 export const tasksUpdate: MethodHandler = async (ctx, services) => {
   const { taskId, inputResponses } = parseParams(LenientUpdateTaskParamsSchema, ctx.params);
   if (!isWellFormedTaskId(taskId)) throw taskNotFound();
-  const { tenant, principal } = ctx.identity;
   // Checked against the primary's outstanding requests before anything is written: an answer
   // that consumed its key but could not be used would leave the task unrecoverable.
-  const task = await getTaskForPrincipal(services.db, tenant, principal, taskId);
+  const task = await services.taskService.getTask(ctx.identity, taskId);
   if (task === undefined) throw taskNotFound();
   const problems = checkInputResponses(task.inputRequests, inputResponses);
   if (problems.length > 0) throw inputResponsesError(problems);

@@ -98,7 +98,6 @@ export function buildGateway(
     taskService:
       overrides.taskService ??
       createTaskService({ db: infra.db, dispatcher: overrides.dispatcher ?? infra.queue }),
-    db: infra.db,
     queue: overrides.queue ?? infra.queue,
     catalogue: createToolCatalogue({ packs: [...TOOL_PACKS] }),
     auth: createAuthenticator({ mode: 'tokens', tokens: parseTokenList(MCP_TOKENS).tokens }),
