@@ -14,6 +14,7 @@ export {
   type ProcessRole,
 } from './managed-process.js';
 export { DEMO_MCP_TOKENS, DEMO_REQUEST_STATE_SECRET, DEMO_TOKENS } from './demo-credentials.js';
+export { buildStalePackages } from './incremental-build.js';
 export { StackStartError, ensurePostgres, ensureRedis } from './preflight.js';
 export { renderNginxConfig, readNginxTemplate } from './nginx-config.js';
 export { stackState, type StackState } from './state-file.js';

@@ -18,6 +18,7 @@ import type {
   TaskOperation,
   TaskStatus,
 } from '@mcp-tasks/tasks';
+import { namePreparedStatements } from './prepared-statements.js';
 
 /** One row of `tasks`, snake_case as in SQL; `taskRowToTask` is the only way into the domain. */
 export interface TasksTable {
@@ -116,7 +117,10 @@ export function createDb(options: CreateDbOptions): Db {
   // A checked-out client whose server session dies (restart, failover, pg_terminate_backend) fails
   // its query and then emits 'error' for the closed socket, which the pool does not handle while
   // the client is out: without a listener that event would crash the process.
-  pool.on('connect', (client) => client.on('error', () => undefined));
+  pool.on('connect', (client) => {
+    client.on('error', () => undefined);
+    namePreparedStatements(client);
+  });
   return new Kysely<Database>({
     dialect: new PostgresDialect({ pool }),
     ...(options.log === undefined ? {} : { log: options.log }),

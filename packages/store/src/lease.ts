@@ -11,7 +11,8 @@ import {
 import { jsonb, type Database, type Db } from './database.js';
 import { StaleLeaseError } from './errors.js';
 import { CANCELLED_BY_REQUEST } from './task-repository.js';
-import { taskRowToTask } from './task-row.js';
+import { executePrepared } from './prepared-statements.js';
+import { TASK_ROW_COLUMNS, taskRowToTask } from './task-row.js';
 import type { ToolRecord } from './tool-record.js';
 
 /** What a worker carries from claimLease into every write: the task and the epoch it claimed. */
@@ -52,7 +53,7 @@ export async function claimLease(
   leaseMs: number,
 ): Promise<{ fence: Fence; task: Task; tool: ToolRecord } | null> {
   if (!isWellFormedTaskId(taskId)) return null;
-  const row = await db
+  const claim = db
     .updateTable('tasks')
     .set({
       lease_owner: workerId,
@@ -65,8 +66,8 @@ export async function claimLease(
     .where('id', '=', taskId)
     .where('status', '=', 'working')
     .where(sql<SqlBool>`(lease_owner IS NULL OR lease_expires_at <= now())`)
-    .returningAll()
-    .executeTakeFirst();
+    .returning(TASK_ROW_COLUMNS);
+  const [row] = (await executePrepared(db, 'claim_lease', claim)).rows;
   if (row === undefined) return null;
   return {
     fence: { taskId, epoch: row.lease_epoch },
@@ -82,12 +83,12 @@ export async function renewLease(
   fence: Fence,
   leaseMs: number,
 ): Promise<{ cancelRequested: boolean }> {
-  const row = await db
+  const renew = db
     .updateTable('tasks')
     .set({ lease_expires_at: leaseExpiry(leaseMs) })
     .where(holds(fence))
-    .returning(sql<boolean>`cancel_requested_at IS NOT NULL`.as('cancel_requested'))
-    .executeTakeFirst();
+    .returning(sql<boolean>`cancel_requested_at IS NOT NULL`.as('cancel_requested'));
+  const [row] = (await executePrepared(db, 'renew_lease', renew)).rows;
   if (row === undefined) throw new StaleLeaseError(fence.taskId, fence.epoch);
   return { cancelRequested: row.cancel_requested };
 }
@@ -98,16 +99,16 @@ export async function renewLease(
  * be left to act on it, so the task is cancelled instead. Resolves false if the fence no longer held.
  */
 export async function releaseLease(db: Db, fence: Fence): Promise<boolean> {
-  const result = await db
+  const release = db
     .updateTable('tasks')
     .set({
       lease_owner: null,
       lease_expires_at: null,
       ...cancelIfRequested(),
     })
-    .where(holds(fence))
-    .executeTakeFirst();
-  return result.numUpdatedRows === 1n;
+    .where(holds(fence));
+  const result = await executePrepared(db, 'release_lease', release);
+  return result.numAffectedRows === 1n;
 }
 
 /** When a write leaves a task unheld, a pending cancel request takes effect now. */
@@ -124,11 +125,13 @@ function cancelIfRequested() {
 
 async function updateHeld(
   db: Db,
+  statementName: string,
   fence: Fence,
   set: UpdateObject<Database, 'tasks'>,
 ): Promise<void> {
-  const result = await db.updateTable('tasks').set(set).where(holds(fence)).executeTakeFirst();
-  if (result.numUpdatedRows !== 1n) throw new StaleLeaseError(fence.taskId, fence.epoch);
+  const update = db.updateTable('tasks').set(set).where(holds(fence));
+  const result = await executePrepared(db, statementName, update);
+  if (result.numAffectedRows !== 1n) throw new StaleLeaseError(fence.taskId, fence.epoch);
 }
 
 /** What else a checkpoint write may carry, so the step boundary costs one round trip. */
@@ -153,7 +156,7 @@ export async function saveCheckpoint(
   statusMessage: string | null,
   options: CheckpointOptions = {},
 ): Promise<{ cancelRequested: boolean }> {
-  const row = await db
+  const save = db
     .updateTable('tasks')
     .set({
       checkpoint: checkpoint === null ? null : jsonb(checkpoint),
@@ -162,8 +165,8 @@ export async function saveCheckpoint(
       ...(options.leaseMs === undefined ? {} : { lease_expires_at: leaseExpiry(options.leaseMs) }),
     })
     .where(holds(fence))
-    .returning(sql<boolean>`cancel_requested_at IS NOT NULL`.as('cancel_requested'))
-    .executeTakeFirst();
+    .returning(sql<boolean>`cancel_requested_at IS NOT NULL`.as('cancel_requested'));
+  const [row] = (await executePrepared(db, 'save_checkpoint', save)).rows;
   if (row === undefined) throw new StaleLeaseError(fence.taskId, fence.epoch);
   return { cancelRequested: row.cancel_requested };
 }
@@ -185,7 +188,7 @@ export async function requestInput(
   const keys = Object.keys(requests);
   if (keys.length === 0) throw new RangeError('an input round needs at least one request');
   const keyArray = sql<string[]>`${keys}::text[]`;
-  const result = await db
+  const park = db
     .updateTable('tasks')
     .set({
       status: sql`CASE WHEN cancel_requested_at IS NULL THEN 'input_required' ELSE 'cancelled' END`,
@@ -201,9 +204,9 @@ export async function requestInput(
       enqueued_at: null,
     })
     .where(holds(fence))
-    .where(sql<SqlBool>`NOT (issued_input_keys && ${keyArray})`)
-    .executeTakeFirst();
-  if (result.numUpdatedRows === 1n) return;
+    .where(sql<SqlBool>`NOT (issued_input_keys && ${keyArray})`);
+  const result = await executePrepared(db, 'request_input', park);
+  if (result.numAffectedRows === 1n) return;
   // Lost: say why, from a second look (only on this rare path).
   const row = await db
     .selectFrom('tasks')
@@ -222,7 +225,7 @@ export async function completeTask(
   result: JsonObject,
   statusMessage?: string | null,
 ): Promise<void> {
-  await updateHeld(db, fence, {
+  await updateHeld(db, 'complete_task', fence, {
     status: 'completed',
     result: jsonb(result),
     ...(statusMessage === undefined ? {} : { status_message: statusMessage }),
@@ -237,7 +240,7 @@ export async function failTask(
   error: TaskError,
   statusMessage: string | null,
 ): Promise<void> {
-  await updateHeld(db, fence, {
+  await updateHeld(db, 'fail_task', fence, {
     status: 'failed',
     error: jsonb(error),
     status_message: statusMessage,
@@ -251,7 +254,7 @@ export async function markCancelled(
   fence: Fence,
   statusMessage: string | null,
 ): Promise<void> {
-  await updateHeld(db, fence, {
+  await updateHeld(db, 'mark_cancelled', fence, {
     status: 'cancelled',
     status_message: statusMessage,
     lease_owner: null,
@@ -268,7 +271,7 @@ export async function recordAttemptFailure(
   fence: Fence,
   message: string,
 ): Promise<{ failures: number }> {
-  const row = await db
+  const record = db
     .updateTable('tasks')
     .set({
       failures: sql<number>`failures + 1`,
@@ -278,8 +281,8 @@ export async function recordAttemptFailure(
       ...cancelIfRequested(),
     })
     .where(holds(fence))
-    .returning('failures')
-    .executeTakeFirst();
+    .returning('failures');
+  const [row] = (await executePrepared(db, 'record_attempt_failure', record)).rows;
   if (row === undefined) throw new StaleLeaseError(fence.taskId, fence.epoch);
   return { failures: row.failures };
 }

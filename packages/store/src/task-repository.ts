@@ -10,7 +10,10 @@ import {
 import type { Db, TaskRow } from './database.js';
 import { TaskIdConflictError } from './errors.js';
 import type { BatchOutcome } from './natural-batcher.js';
-import { taskRowToTask } from './task-row.js';
+import { executePrepared } from './prepared-statements.js';
+import { TASK_ROW_COLUMNS, taskRowToTask } from './task-row.js';
+
+const ROW_COLUMN_LIST = TASK_ROW_COLUMNS.join(', ');
 
 /** The status message a task gets when a cancel request ends it without a worker. */
 export const CANCELLED_BY_REQUEST = 'cancelled by request';
@@ -158,9 +161,11 @@ async function insertOrFind(
   inputs: readonly NewTask[],
 ): Promise<Map<string, { row: TaskRow; created: boolean }>> {
   const column = <T>(pick: (input: NewTask) => T): T[] => inputs.map(pick);
-  const result = await sql<TaskRow & { created: boolean }>`
+  const query = sql<TaskRow & { created: boolean }>`
     WITH input AS (
-      SELECT * FROM unnest(
+      SELECT id, tenant, principal, method, tool_name, arguments, ttl_ms, poll_interval_ms,
+             status_message
+      FROM unnest(
         ${column((i) => i.id)}::text[], ${column((i) => i.owner.tenant)}::text[],
         ${column((i) => i.owner.principal)}::text[], ${column((i) => i.operation.method)}::text[],
         ${column((i) => i.operation.toolName)}::text[],
@@ -176,12 +181,14 @@ async function insertOrFind(
       SELECT id, tenant, principal, method, tool_name, arguments, ttl_ms, poll_interval_ms,
              status_message FROM input
       ON CONFLICT (id) DO NOTHING
-      RETURNING *
+      RETURNING ${sql.raw(ROW_COLUMN_LIST)}
     )
-    SELECT inserted.*, true AS created FROM inserted
+    SELECT ${sql.raw(ROW_COLUMN_LIST)}, true AS created FROM inserted
     UNION ALL
-    SELECT tasks.*, false AS created FROM tasks WHERE tasks.id IN (SELECT id FROM input)
-  `.execute(db);
+    SELECT ${sql.raw(ROW_COLUMN_LIST)}, false AS created FROM tasks
+    WHERE tasks.id IN (SELECT id FROM input)
+  `;
+  const result = await executePrepared(db, 'insert_tasks', query);
   const rows = new Map<string, { row: TaskRow; created: boolean }>();
   for (const { created, ...row } of result.rows) rows.set(row.id, { row, created });
   return rows;

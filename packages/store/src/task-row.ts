@@ -1,5 +1,44 @@
 import type { Task, TaskView } from '@mcp-tasks/tasks';
-import type { TaskRow } from './database.js';
+import type { TaskRow, TasksTable } from './database.js';
+
+/**
+ * Every column of `tasks`, for statements that must name them (prepared ones: see
+ * prepared-statements.ts). The record makes the compiler refuse a column added to TasksTable
+ * and forgotten here.
+ */
+const ROW_COLUMNS: Record<keyof TasksTable, true> = {
+  id: true,
+  tenant: true,
+  principal: true,
+  method: true,
+  tool_name: true,
+  arguments: true,
+  status: true,
+  status_message: true,
+  created_at: true,
+  last_updated_at: true,
+  ttl_ms: true,
+  poll_interval_ms: true,
+  expires_at: true,
+  result: true,
+  error: true,
+  input_requests: true,
+  issued_input_keys: true,
+  input_responses: true,
+  cancel_requested_at: true,
+  checkpoint: true,
+  lease_owner: true,
+  lease_expires_at: true,
+  lease_epoch: true,
+  attempts: true,
+  failures: true,
+  last_attempt_error: true,
+  enqueued_at: true,
+  tool_version: true,
+  tool_missing_since: true,
+  listened: true,
+};
+export const TASK_ROW_COLUMNS = Object.keys(ROW_COLUMNS) as (keyof TasksTable)[];
 
 /** The columns a TaskView is made of: what a poll reads, without arguments, checkpoint or lease. */
 export const TASK_VIEW_COLUMNS = [

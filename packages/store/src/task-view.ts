@@ -1,6 +1,7 @@
 import { CompiledQuery } from 'kysely';
 import { isWellFormedTaskId, type TaskView } from '@mcp-tasks/tasks';
 import type { Db } from './database.js';
+import { executePrepared } from './prepared-statements.js';
 import { TASK_VIEW_COLUMNS, taskViewRowToView, type TaskViewRow } from './task-row.js';
 
 /**
@@ -22,7 +23,7 @@ export async function getTaskViewForPrincipal(
 ): Promise<TaskView | undefined> {
   if (!isWellFormedTaskId(taskId)) return undefined;
   const query = CompiledQuery.raw(SELECT_VIEW, [taskId, tenant, principal]);
-  const { rows } = await db.executeQuery<TaskViewRow>(query);
+  const { rows } = await executePrepared<TaskViewRow>(db, 'task_view', query);
   const row = rows[0];
   return row === undefined ? undefined : taskViewRowToView(row);
 }

@@ -27,7 +27,10 @@ export interface LaunchedProcess {
 }
 
 export interface LaunchOptions {
-  /** TypeScript entry point, relative to the repository root (run through tsx from source). */
+  /**
+   * Entry point, relative to the repository root: a TypeScript file runs from source through tsx;
+   * a built `.js` file (e.g. `apps/gateway/dist/main.js`) runs on plain node, as in production.
+   */
   entry: string;
   env: Record<string, string>;
   /** Polled until it answers 200, if given. */
@@ -38,20 +41,17 @@ export interface LaunchOptions {
 }
 
 /**
- * Starts a real Node process from source (tsx with the workspace's source condition), so
- * multi-process tests need no build step. Rejects with the process output if it dies or never
- * becomes ready.
+ * Starts a real Node process, from source (tsx with the workspace's source condition, so
+ * multi-process tests need no build step) or from a build. Rejects with the process output if it
+ * dies or never becomes ready.
  */
 export async function launchProcess(options: LaunchOptions): Promise<LaunchedProcess> {
+  const fromSource = options.entry.endsWith('.ts')
+    ? ['--conditions=@mcp-tasks/source', '--import', 'tsx']
+    : [];
   const child = spawn(
     process.execPath,
-    [
-      ...(options.nodeArgs ?? []),
-      '--conditions=@mcp-tasks/source',
-      '--import',
-      'tsx',
-      options.entry,
-    ],
+    [...(options.nodeArgs ?? []), ...fromSource, options.entry],
     {
       cwd: repoRoot,
       env: { ...process.env, LOG_LEVEL: 'warn', ...options.env },

@@ -8,9 +8,10 @@ export interface BenchStack {
 }
 
 /**
- * G gateways and W workers as real processes on the bench's database and Redis prefix, through
- * the launchers of packages/testing (from source, with tsx). Logs at warn: at full speed, info
- * lines would cost the figures something.
+ * G gateways and W workers as real processes on the bench's database and Redis prefix, run from
+ * their builds on plain node as the production image runs them (tsx's loader and source maps
+ * are not what users run; the bench builds what is stale first). Logs at warn: at full speed,
+ * info lines would cost the figures something.
  */
 export async function startBenchStack(options: {
   databaseUrl: string;
@@ -39,7 +40,7 @@ export async function startBenchStack(options: {
         const port = await freePort();
         const url = `http://127.0.0.1:${port}`;
         const process = await launchProcess({
-          entry: 'apps/gateway/src/main.ts',
+          entry: 'apps/gateway/dist/main.js',
           env: {
             ...common,
             PORT: String(port),
@@ -63,7 +64,7 @@ export async function startBenchStack(options: {
       Array.from({ length: options.workers }, async (_, i) => {
         const port = await freePort();
         const process = await launchProcess({
-          entry: 'apps/worker/src/main.ts',
+          entry: 'apps/worker/dist/main.js',
           env: {
             ...common,
             WORKER_ID: `bench-worker-${i + 1}`,

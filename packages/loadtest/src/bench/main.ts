@@ -1,5 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import { buildStalePackages } from '@mcp-tasks/stack';
 import { createDb, migrateToLatest } from '@mcp-tasks/store';
 import {
   createTestDatabase,
@@ -8,6 +9,7 @@ import {
   freePort,
   type LaunchedProcess,
   postgresBaseUrl,
+  repoRoot,
 } from '@mcp-tasks/testing';
 import { Command, InvalidArgumentError } from 'commander';
 import pg from 'pg';
@@ -193,10 +195,11 @@ async function bench(options: BenchOptions): Promise<void> {
       workerConcurrency: options.concurrency,
       cpuProfileDir: options.cpuProf,
     };
-    const small =
-      figures.has('tasks-get') || figures.has('create') || figures.has('e2e')
-        ? await startBenchStack({ ...stackOptions, gateways: 1, workers: 1 })
-        : undefined;
+    const measuresOurs = figures.has('tasks-get') || figures.has('create') || figures.has('e2e');
+    if (measuresOurs) await buildStalePackages(repoRoot, log);
+    const small = measuresOurs
+      ? await startBenchStack({ ...stackOptions, gateways: 1, workers: 1 })
+      : undefined;
     if (small !== undefined) stacks.push(small);
     try {
       if (small !== undefined && figures.has('tasks-get')) {
