@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { ClientCapabilitiesSchema } from './capabilities.js';
 import { ProtocolError } from './errors.js';
+import { copyForExtension } from './json.js';
 import { ImplementationSchema, validateRequestMeta } from './meta.js';
 import { parseParams } from './params.js';
+import { withServerInfo } from './results.js';
 import { TaskIdParamsSchema, parseTaskIdParams } from './tasks.js';
 
 const V = 'io.modelcontextprotocol/protocolVersion';
@@ -77,5 +79,31 @@ describe('schema fast paths', () => {
     if (result.ok) {
       expect(result.meta.clientInfo).toEqual(viaSchema.success ? viaSchema.data : undefined);
     }
+  });
+});
+
+describe('copies that take more keys', () => {
+  it('withServerInfo keeps every key where the spread put it, a JSON "__proto__" included', () => {
+    const result = JSON.parse(
+      '{"a":1,"_meta":{"x":1,"io.modelcontextprotocol/serverInfo":0,"__proto__":{"p":1}},"__proto__":{"q":2},"z":3}',
+    ) as Record<string, unknown>;
+    const built = withServerInfo(result, { name: 'gw', version: '1' });
+    expect(JSON.stringify(built)).toBe(
+      '{"a":1,"_meta":{"x":1,"io.modelcontextprotocol/serverInfo":{"name":"gw","version":"1"},' +
+        '"__proto__":{"p":1}},"__proto__":{"q":2},"z":3}',
+    );
+    expect(Object.getPrototypeOf(built)).toBe(Object.prototype);
+    expect(JSON.stringify(result)).toBe(
+      '{"a":1,"_meta":{"x":1,"io.modelcontextprotocol/serverInfo":0,"__proto__":{"p":1}},"__proto__":{"q":2},"z":3}',
+    );
+  });
+
+  it('copyForExtension copies own keys only and leaves the original alone', () => {
+    const original = { a: 1, b: { c: 2 } };
+    const copy = copyForExtension(original) as Record<string, unknown>;
+    copy.d = 4;
+    expect(copy).toStrictEqual({ a: 1, b: { c: 2 }, d: 4 });
+    expect(original).toStrictEqual({ a: 1, b: { c: 2 } });
+    expect(copy.b).toBe(original.b);
   });
 });

@@ -7,7 +7,7 @@ import {
   Notification,
 } from './constants.js';
 import { jsonRpcNotification, type JsonRpcNotification, type RequestId } from './jsonrpc.js';
-import { isJsonRecord } from './json.js';
+import { copyForExtension, isJsonRecord } from './json.js';
 import type { Implementation } from './meta.js';
 import { parseParams } from './params.js';
 import { InputRequestsSchema, InputResponsesSchema } from './mrtr.js';
@@ -198,7 +198,10 @@ function inlineResult(
     }
   }
   meta[META_SERVER_INFO] = serverInfo;
-  return { ...result, resultType: 'complete', _meta: meta };
+  const inlined = copyForExtension(result);
+  inlined.resultType = 'complete';
+  inlined._meta = meta;
+  return inlined;
 }
 
 /** The DetailedTask of a snapshot: only the field its status allows (R14). */
