@@ -46,7 +46,9 @@ describe('executePrepared', () => {
     const db = createDb({
       connectionString: fixture.database.connectionString,
       max: 1,
-      log: (event) => logged.push(event.query.sql),
+      log: (event) => {
+        logged.push(event.query.sql);
+      },
     });
     try {
       const { task } = await createTask(single, newTask());
