@@ -72,6 +72,7 @@ export function createRequestDeadline(
           },
           (error: unknown) => {
             clearTimeout(timer);
+            // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the work's own rejection, passed on unchanged
             reject(error);
           },
         );
