@@ -34,6 +34,7 @@ export {
   buildCreateTaskResult,
   buildTaskStatusNotification,
   GetTaskParamsSchema,
+  parseTaskIdParams,
   UpdateTaskParamsSchema,
   CancelTaskParamsSchema,
 } from './tasks.js';

@@ -10,6 +10,26 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/**
+ * An object as JSON.parse makes it, which every zod object and record schema accepts as such:
+ * the hand-written fast paths that skip a schema on the hot path check with this.
+ */
+export function isJsonRecord(value: unknown): value is Record<string, unknown> {
+  return (
+    typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype
+  );
+}
+
+/**
+ * `{ ...value }` for a copy that is about to take more keys. On V8 (Node 20), adding a key to a
+ * spread copy costs about 50 times as much as to an Object.assign copy (µs per reply). A JSON
+ * `"__proto__"` key is an own property that Object.assign would turn into a prototype, so such
+ * an object is still spread.
+ */
+export function copyForExtension<T extends object>(value: T): T {
+  return Object.hasOwn(value, '__proto__') ? { ...value } : Object.assign({}, value);
+}
+
 export const JsonValueSchema: z.ZodType<JsonValue> = z.lazy(() =>
   z.union([
     z.string(),

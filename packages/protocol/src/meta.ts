@@ -6,7 +6,7 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
 } from './constants.js';
 import { ErrorCode, ProtocolError } from './errors.js';
-import { describeType, isPlainObject } from './json.js';
+import { describeType, isJsonRecord, isPlainObject } from './json.js';
 import { ClientCapabilitiesSchema, type ClientCapabilities } from './capabilities.js';
 
 /** `{name, version}` identifying a client or server; never identity for authorization. */
@@ -25,6 +25,36 @@ export interface RequestMeta {
   clientInfo?: Implementation;
   /** The `_meta` object as sent, for keys such as `progressToken` or `traceparent`. */
   raw: Record<string, unknown>;
+}
+
+const CAPABILITY_RECORDS = ['experimental', 'sampling', 'elicitation', 'extensions'] as const;
+
+/**
+ * The capabilities every client sends pass ClientCapabilitiesSchema on sight: the known keys
+ * absent or JSON objects, `roots.listChanged` absent or a boolean. Checked by hand because the
+ * schema's parse was a large share of a poll's CPU; anything else goes through the schema, which
+ * words the error. (The schema's output only copies the object, so the object itself is kept.)
+ */
+function capabilitiesNeedNoSchema(capabilities: Record<string, unknown>): boolean {
+  if (!isJsonRecord(capabilities)) return false;
+  for (const key of CAPABILITY_RECORDS) {
+    const value = capabilities[key];
+    if (value !== undefined && !isJsonRecord(value)) return false;
+  }
+  const roots = capabilities.roots;
+  if (roots === undefined) return true;
+  if (!isJsonRecord(roots)) return false;
+  return roots.listChanged === undefined || typeof roots.listChanged === 'boolean';
+}
+
+/** What ImplementationSchema accepts, checked by hand for the same reason. */
+function isPlainImplementation(value: unknown): value is Implementation {
+  return (
+    isJsonRecord(value) &&
+    typeof value.name === 'string' &&
+    typeof value.version === 'string' &&
+    (value.title === undefined || typeof value.title === 'string')
+  );
 }
 
 export type MetaValidation = { ok: true; meta: RequestMeta } | { ok: false; error: ProtocolError };
@@ -83,20 +113,25 @@ export function validateRequestMeta(
         : `params._meta["${META_CLIENT_CAPABILITIES}"] must be an object ({} declares none), received ${describeType(capabilities)}`,
     );
   }
-  const parsedCapabilities = ClientCapabilitiesSchema.safeParse(capabilities);
-  if (!parsedCapabilities.success) {
-    const where = parsedCapabilities.error.issues
-      .map((i) => `${['clientCapabilities', ...i.path.map(String)].join('.')}: ${i.message}`)
-      .join('; ');
-    return invalidParams(`Malformed params._meta["${META_CLIENT_CAPABILITIES}"]: ${where}`);
+  let clientCapabilities: ClientCapabilities;
+  if (capabilitiesNeedNoSchema(capabilities)) clientCapabilities = capabilities;
+  else {
+    const parsedCapabilities = ClientCapabilitiesSchema.safeParse(capabilities);
+    if (!parsedCapabilities.success) {
+      const where = parsedCapabilities.error.issues
+        .map((i) => `${['clientCapabilities', ...i.path.map(String)].join('.')}: ${i.message}`)
+        .join('; ');
+      return invalidParams(`Malformed params._meta["${META_CLIENT_CAPABILITIES}"]: ${where}`);
+    }
+    clientCapabilities = parsedCapabilities.data;
   }
-  const meta: RequestMeta = {
-    protocolVersion: version,
-    clientCapabilities: parsedCapabilities.data,
-    raw,
-  };
-  const clientInfo = ImplementationSchema.safeParse(raw[META_CLIENT_INFO]);
-  if (clientInfo.success) meta.clientInfo = clientInfo.data;
+  const meta: RequestMeta = { protocolVersion: version, clientCapabilities, raw };
+  const clientInfo = raw[META_CLIENT_INFO];
+  if (isPlainImplementation(clientInfo)) meta.clientInfo = clientInfo;
+  else if (clientInfo !== undefined) {
+    const parsed = ImplementationSchema.safeParse(clientInfo);
+    if (parsed.success) meta.clientInfo = parsed.data;
+  }
   return { ok: true, meta };
 }
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { META_SERVER_INFO } from './constants.js';
+import { copyForExtension } from './json.js';
 import { ImplementationSchema, type Implementation } from './meta.js';
 
 /** Result `_meta`: loose, with the server identity every result of ours carries (R6). */
@@ -25,8 +26,14 @@ export function withServerInfo<R extends object>(
   serverInfo: Implementation,
 ): R & { _meta: Record<string, unknown> } {
   const existing = (result as { _meta?: unknown })._meta;
-  const meta = typeof existing === 'object' && existing !== null ? existing : {};
-  return { ...result, _meta: { ...meta, [META_SERVER_INFO]: serverInfo } };
+  const meta: Record<string, unknown> =
+    typeof existing === 'object' && existing !== null
+      ? copyForExtension(existing as Record<string, unknown>)
+      : {};
+  meta[META_SERVER_INFO] = serverInfo;
+  const extended = copyForExtension(result) as R & { _meta: Record<string, unknown> };
+  extended._meta = meta;
+  return extended;
 }
 
 /** The empty acknowledgement of tasks/update and tasks/cancel (R17, R18). */

@@ -7,7 +7,9 @@ import {
   Notification,
 } from './constants.js';
 import { jsonRpcNotification, type JsonRpcNotification, type RequestId } from './jsonrpc.js';
+import { copyForExtension, isJsonRecord } from './json.js';
 import type { Implementation } from './meta.js';
+import { parseParams } from './params.js';
 import { InputRequestsSchema, InputResponsesSchema } from './mrtr.js';
 import { ResultMetaSchema, withServerInfo } from './results.js';
 import { CallToolResultSchema } from './tools.js';
@@ -121,6 +123,22 @@ export const TaskIdParamsSchema = z.looseObject({
 });
 export const GetTaskParamsSchema = TaskIdParamsSchema;
 export const CancelTaskParamsSchema = TaskIdParamsSchema;
+
+/**
+ * The params of tasks/get and tasks/cancel. Params that plainly pass TaskIdParamsSchema (a
+ * string taskId, `_meta` absent or an object) are taken as they are: the schema's parse was a
+ * large share of a poll's CPU. Anything else goes through the schema, which words the -32602.
+ */
+export function parseTaskIdParams(params: unknown): { taskId: string } {
+  if (
+    isJsonRecord(params) &&
+    typeof params.taskId === 'string' &&
+    (params._meta === undefined || isJsonRecord(params._meta))
+  ) {
+    return { taskId: params.taskId };
+  }
+  return parseParams(TaskIdParamsSchema, params);
+}
 export const UpdateTaskParamsSchema = z.looseObject({
   taskId: z.string({ error: 'taskId must be a string' }),
   inputResponses: InputResponsesSchema,
@@ -171,10 +189,19 @@ function inlineResult(
   serverInfo: Implementation,
 ): Record<string, unknown> {
   const raw = result._meta;
-  const meta: Record<string, unknown> = typeof raw === 'object' && raw !== null ? { ...raw } : {};
-  delete meta[META_RELATED_TASK];
+  // Copied key by key rather than spread-then-delete: `delete` turns the object into a slow
+  // dictionary that every later read and JSON.stringify pays for (once per poll of a result).
+  const meta: Record<string, unknown> = {};
+  if (typeof raw === 'object' && raw !== null) {
+    for (const key of Object.keys(raw)) {
+      if (key !== META_RELATED_TASK) meta[key] = (raw as Record<string, unknown>)[key];
+    }
+  }
   meta[META_SERVER_INFO] = serverInfo;
-  return { ...result, resultType: 'complete', _meta: meta };
+  const inlined = copyForExtension(result);
+  inlined.resultType = 'complete';
+  inlined._meta = meta;
+  return inlined;
 }
 
 /** The DetailedTask of a snapshot: only the field its status allows (R14). */
@@ -206,10 +233,15 @@ export function buildGetTaskResult(
   s: TaskSnapshotInput,
   serverInfo: Implementation,
 ): WireTask & { resultType: 'complete'; _meta: Record<string, unknown> } {
-  return withServerInfo(
-    { ...buildDetailedTask(s, serverInfo), resultType: 'complete' as const },
-    serverInfo,
-  );
+  // The detailed task is a fresh object without `_meta`, so it is completed in place: the same
+  // keys in the same order as spreading it twice through withServerInfo, without the copies.
+  const task = buildDetailedTask(s, serverInfo) as WireTask & {
+    resultType: 'complete';
+    _meta: Record<string, unknown>;
+  };
+  task.resultType = 'complete';
+  task._meta = { [META_SERVER_INFO]: serverInfo };
+  return task;
 }
 
 /** The `tools/call` reply that hands out a task (R10): base fields only, whatever the status. */

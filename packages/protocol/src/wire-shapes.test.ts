@@ -275,6 +275,34 @@ describe('result builders (R6, R7, R10, R14, R17, R21)', () => {
     expect(GetTaskResultSchema.safeParse(result).success).toBe(true);
   });
 
+  it('serializes a completed tasks/get result with its keys in wire order', () => {
+    const result = buildGetTaskResult(
+      {
+        ...base,
+        status: 'completed',
+        statusMessage: 'done',
+        result: {
+          content: [],
+          _meta: {
+            trace: 't1',
+            [SI]: { name: 'tool', version: '0' },
+            'io.modelcontextprotocol/related-task': { taskId: 'tsk_1' },
+            after: 2,
+          },
+        },
+      },
+      { name: 'gw', version: '1' },
+    );
+    expect(JSON.stringify(result)).toBe(
+      '{"taskId":"tsk_1","status":"completed","createdAt":"2026-08-21T10:30:00.000Z",' +
+        '"lastUpdatedAt":"2026-08-21T10:30:00.000Z","ttlMs":900000,"statusMessage":"done",' +
+        '"pollIntervalMs":1000,"result":{"content":[],"_meta":' +
+        `{"trace":"t1","${SI}":{"name":"gw","version":"1"},"after":2},"resultType":"complete"},` +
+        '"resultType":"complete",' +
+        `"_meta":{"${SI}":{"name":"gw","version":"1"}}}`,
+    );
+  });
+
   it('shows only the field each status allows', () => {
     const failed = buildGetTaskResult(
       {

@@ -41,6 +41,26 @@ describe('executePrepared', () => {
     expect([...prepared.keys()].sort()).toEqual(['insert_tasks', 'task_view']);
   });
 
+  it('reads a view through Kysely, as the same named statement, when the Db has a query log', async () => {
+    const logged: string[] = [];
+    const db = createDb({
+      connectionString: fixture.database.connectionString,
+      max: 1,
+      log: (event) => {
+        logged.push(event.query.sql);
+      },
+    });
+    try {
+      const { task } = await createTask(single, newTask());
+      const view = await getTaskViewForPrincipal(db, alice.tenant, alice.principal, task.id);
+      expect(view?.id).toBe(task.id);
+      expect(logged).toEqual([expect.stringMatching(/^SELECT id, status, .* FROM tasks WHERE id/)]);
+      expect((await preparedInSession(db)).has('task_view')).toBe(true);
+    } finally {
+      await db.destroy();
+    }
+  });
+
   it('gives a second text under the same name a name of its own', async () => {
     const first = CompiledQuery.raw('SELECT 1 AS one', []);
     const second = CompiledQuery.raw('SELECT 2 AS one', []);

@@ -56,6 +56,12 @@ export async function executePrepared<R>(
   return db.executeQuery(compiled);
 }
 
+/** Registers `text` as the named statement `name` for a query sent to a pool directly; returns it. */
+export function preparedText(name: string, text: string): string {
+  nameFor(name, text);
+  return text;
+}
+
 type QueryCallback = (error: Error | null, result?: pg.QueryResult) => void;
 
 /**

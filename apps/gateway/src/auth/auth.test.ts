@@ -47,6 +47,33 @@ describe('token authentication', () => {
   });
 });
 
+describe('token authentication, repeated', () => {
+  it('answers every later request of a known token the same, and still refuses its near misses', async () => {
+    const auth = createTokenAuthenticator([
+      { token: 'tok_alice_aaaaaaaaaaaa', tenant: 'acme', principal: 'alice' },
+      { token: 'tok_bob_bbbbbbbbbbbbbb', tenant: 'globex', principal: 'bob' },
+    ]);
+    for (let i = 0; i < 3; i++) {
+      const alice = await auth.authenticate('Bearer tok_alice_aaaaaaaaaaaa');
+      expect(alice).toEqual({ tenant: 'acme', principal: 'alice' });
+      // A caller that changes its identity object changes nothing for the next request.
+      alice.tenant = 'globex';
+      await expect(auth.authenticate('bearer  tok_bob_bbbbbbbbbbbbbb ')).resolves.toEqual({
+        tenant: 'globex',
+        principal: 'bob',
+      });
+      await expect(auth.authenticate('Bearer tok_alice_aaaaaaaaaaaa_')).rejects.toMatchObject({
+        status: 401,
+        headers: { 'WWW-Authenticate': 'Bearer realm="mcp", error="invalid_token"' },
+      });
+      await expect(auth.authenticate('Basic tok_alice_aaaaaaaaaaaa')).rejects.toMatchObject({
+        status: 401,
+        headers: { 'WWW-Authenticate': 'Bearer realm="mcp"' },
+      });
+    }
+  });
+});
+
 describe('jwt authentication', () => {
   const auth = createJwtAuthenticator({
     secret,

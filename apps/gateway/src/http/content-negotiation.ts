@@ -12,6 +12,7 @@ function mediaTypes(header: string): { type: string; q: number }[] {
 
 /** R22: a POST body is `application/json` (a charset parameter is fine, nothing else is). */
 export function assertJsonContentType(contentType: string | null): void {
+  if (contentType === 'application/json') return;
   const type = contentType?.split(';')[0]?.trim().toLowerCase();
   if (type !== 'application/json') {
     throw new HttpProtocolError(
@@ -22,12 +23,20 @@ export function assertJsonContentType(contentType: string | null): void {
   }
 }
 
+/** Accept headers clients send on every request, known to pass without parsing them. */
+const COMMON_ACCEPT: ReadonlySet<string> = new Set([
+  'application/json, text/event-stream',
+  'application/json',
+  'text/event-stream',
+  '*/*',
+]);
+
 /**
  * R22: the client must accept JSON or SSE. A missing Accept means "anything" (RFC 9110); the
  * gateway answers plain requests with JSON and `subscriptions/listen` with SSE.
  */
 export function assertAcceptsJsonOrSse(accept: string | null): void {
-  if (accept === null || accept.trim() === '') return;
+  if (accept === null || COMMON_ACCEPT.has(accept) || accept.trim() === '') return;
   const acceptable = mediaTypes(accept).some(
     ({ type, q }) =>
       q > 0 &&

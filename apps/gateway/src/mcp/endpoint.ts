@@ -9,10 +9,12 @@ import {
   parseJsonRpcMessage,
   requireTasksExtension,
   validateRequestMeta,
+  type RequestId,
+  type RequestMeta,
 } from '@mcp-tasks/protocol';
 import type { Context } from 'hono';
 import type { Logger } from 'pino';
-import type { Authenticator } from '../auth/index.js';
+import type { Authenticator, Identity } from '../auth/index.js';
 import { HttpProtocolError } from '../errors.js';
 import { assertAcceptsJsonOrSse, assertJsonContentType } from '../http/content-negotiation.js';
 import { assertOriginAllowed } from '../http/origin.js';
@@ -20,7 +22,7 @@ import { parseJsonBody, readBodyWithLimit } from '../http/read-body.js';
 import type { GatewayVariables } from '../app.js';
 import type { McpServices, RequestContext } from './context.js';
 import { handlerFor } from './methods.js';
-import { createRequestDeadline } from './request-deadline.js';
+import { createRequestDeadline, type RequestDeadline } from './request-deadline.js';
 
 export interface EndpointOptions {
   auth: Authenticator;
@@ -35,6 +37,42 @@ export interface EndpointOptions {
  * down, so the request timeout does not apply (its initial loads are one query per task id).
  */
 const UNTIMED_METHODS: ReadonlySet<string> = new Set(['subscriptions/listen']);
+
+/**
+ * One validated request. The logger and the signal are getters: made only for a handler that
+ * uses them (a poll uses neither), each once. They live on the class, not on an object literal,
+ * so a request allocates no accessor closures.
+ */
+class McpRequestContext implements RequestContext {
+  #log: Logger | undefined;
+
+  constructor(
+    readonly id: RequestId,
+    readonly method: string,
+    readonly params: Record<string, unknown>,
+    readonly meta: RequestMeta,
+    readonly tasksDeclared: boolean,
+    readonly identity: Identity,
+    private readonly requestLog: () => Logger,
+    private readonly deadline: RequestDeadline,
+  ) {}
+
+  get log(): Logger {
+    return (this.#log ??= this.requestLog().child({
+      method: this.method,
+      tenant: this.identity.tenant,
+      principal: this.identity.principal,
+    }));
+  }
+
+  get signal(): AbortSignal {
+    return this.deadline.signal;
+  }
+
+  disarmDeadline(): void {
+    this.deadline.disarm();
+  }
+}
 
 /**
  * POST /mcp. The checks run in a fixed order, each answering exactly one way:
@@ -103,29 +141,16 @@ export async function handleMcpPost(
     () => request.signal,
     UNTIMED_METHODS.has(message.method) ? undefined : options.requestTimeoutMs,
   );
-  // The logger and the signal are getters: made only for a handler that uses them (a poll
-  // uses neither), each once.
-  const requestLog = c.get('log');
-  let log: Logger | undefined;
-  const ctx: RequestContext = {
-    id: message.id,
-    method: message.method,
-    params: message.params ?? {},
-    meta: meta.meta,
-    tasksDeclared: declaresTasksExtension(meta.meta),
+  const ctx = new McpRequestContext(
+    message.id,
+    message.method,
+    message.params ?? {},
+    meta.meta,
+    declaresTasksExtension(meta.meta),
     identity,
-    get log() {
-      return (log ??= requestLog().child({
-        method: message.method,
-        tenant: identity.tenant,
-        principal: identity.principal,
-      }));
-    },
-    get signal() {
-      return deadline.signal;
-    },
-    disarmDeadline: () => deadline.disarm(),
-  };
+    c.get('log'),
+    deadline,
+  );
   const outcome = await deadline.run(handler(ctx, services));
   c.set('rpcCode', 'ok');
   if (outcome.kind === 'stream') return outcome.response;

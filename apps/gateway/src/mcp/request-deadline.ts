@@ -64,7 +64,18 @@ export function createRequestDeadline(
       if (expired !== undefined) return Promise.reject(expired);
       return new Promise<T>((resolve, reject) => {
         rejectRun = reject;
-        work.finally(() => clearTimeout(timer)).then(resolve, reject);
+        // Two reactions, not finally().then(): a poll pays for every promise made here.
+        work.then(
+          (value) => {
+            clearTimeout(timer);
+            resolve(value);
+          },
+          (error: unknown) => {
+            clearTimeout(timer);
+            // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the work's own rejection, passed on unchanged
+            reject(error);
+          },
+        );
       });
     },
   };

@@ -1,13 +1,12 @@
 import {
   ErrorCode,
-  GetTaskParamsSchema,
-  CancelTaskParamsSchema,
   ProtocolError,
   buildEmptyResult,
   buildGetTaskResult,
   checkInputResponses,
   inputResponsesError,
   parseParams,
+  parseTaskIdParams,
 } from '@mcp-tasks/protocol';
 import { buildTaskSnapshot, isWellFormedTaskId } from '@mcp-tasks/tasks';
 import { HttpProtocolError } from '../errors.js';
@@ -34,7 +33,7 @@ function tooFast(intervalMs: number, waitMs: number): HttpProtocolError {
 }
 
 export const tasksGet: MethodHandler = async (ctx, services) => {
-  const { taskId } = parseParams(GetTaskParamsSchema, ctx.params);
+  const { taskId } = parseTaskIdParams(ctx.params);
   if (!isWellFormedTaskId(taskId)) throw taskNotFound();
   const { tenant, principal } = ctx.identity;
   const limits = services.pollLimits;
@@ -81,7 +80,7 @@ export const tasksUpdate: MethodHandler = async (ctx, services) => {
 
 /** R18: records the intent; the same ack for a task that already ended. */
 export const tasksCancel: MethodHandler = async (ctx, services) => {
-  const { taskId } = parseParams(CancelTaskParamsSchema, ctx.params);
+  const { taskId } = parseTaskIdParams(ctx.params);
   if (!isWellFormedTaskId(taskId)) throw taskNotFound();
   const { found } = await services.taskService.cancel(ctx.identity, taskId);
   if (!found) throw taskNotFound();
