@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { readdir, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 
 /** The workspace packages the stack runs from `dist/`, by folder and package name. */
 export const RUNTIME_PACKAGES = [
@@ -26,23 +26,34 @@ async function mtimes(paths: string[]): Promise<number[]> {
 }
 
 /**
- * A package is stale when any input (its non-test sources, tsconfig or package.json) is newer
- * than the oldest file `tsc` emitted, or nothing was emitted: tsc rewrites every output.
+ * A package is stale when a source (a non-test `.ts` under src) has no emitted `.js` in dist newer
+ * than it, or its tsconfig or package.json is newer than the oldest of those: tsc rewrites every
+ * output. Outputs left behind by a deleted or renamed source do not count.
  */
 export async function isStale(packageDir: string): Promise<boolean> {
-  const inputs = [
-    ...(await filesUnder(
-      join(packageDir, 'src'),
-      (n) => n.endsWith('.ts') && !n.includes('.test.'),
-    )),
+  const sources = await filesUnder(
+    join(packageDir, 'src'),
+    (n) => n.endsWith('.ts') && !n.endsWith('.d.ts') && !n.includes('.test.'),
+  );
+  if (sources.length === 0) return true;
+  const outputs = sources.map((source) =>
+    join(packageDir, 'dist', relative(join(packageDir, 'src'), source).replace(/\.ts$/, '.js')),
+  );
+  const [sourceTimes, outputTimes] = await Promise.all([
+    mtimesOrNaN(sources),
+    mtimesOrNaN(outputs),
+  ]);
+  if (outputTimes.some((t, i) => !(t >= sourceTimes[i]!))) return true;
+  const configs = await mtimes([
     join(packageDir, 'package.json'),
     join(packageDir, 'tsconfig.build.json'),
-  ];
-  const outputs = await mtimes(
-    await filesUnder(join(packageDir, 'dist'), (n) => n.endsWith('.js')),
-  );
-  if (outputs.length === 0) return true;
-  return Math.max(...(await mtimes(inputs))) > Math.min(...outputs);
+  ]);
+  return Math.max(...configs) > Math.min(...outputTimes);
+}
+
+async function mtimesOrNaN(paths: string[]): Promise<number[]> {
+  const stats = await Promise.all(paths.map((path) => stat(path).catch(() => undefined)));
+  return stats.map((s) => s?.mtimeMs ?? Number.NaN);
 }
 
 /** Builds only the stale runtime packages (pnpm sorts them topologically); returns their names. */
