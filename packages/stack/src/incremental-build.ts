@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
-import { readdir, stat } from 'node:fs/promises';
-import { join, relative } from 'node:path';
+import { readFile, readdir, stat } from 'node:fs/promises';
+import { join, relative, sep } from 'node:path';
 
 /** The workspace packages the stack runs from `dist/`, by folder and package name. */
 export const RUNTIME_PACKAGES = [
@@ -31,10 +31,13 @@ async function mtimes(paths: string[]): Promise<number[]> {
  * output. Outputs left behind by a deleted or renamed source do not count.
  */
 export async function isStale(packageDir: string): Promise<boolean> {
-  const sources = await filesUnder(
-    join(packageDir, 'src'),
-    (n) => n.endsWith('.ts') && !n.endsWith('.d.ts') && !n.includes('.test.'),
-  );
+  const excluded = await excludedFolders(packageDir);
+  const sources = (
+    await filesUnder(
+      join(packageDir, 'src'),
+      (n) => n.endsWith('.ts') && !n.endsWith('.d.ts') && !n.includes('.test.'),
+    )
+  ).filter((source) => !excluded.some((folder) => source.startsWith(folder)));
   if (sources.length === 0) return true;
   const outputs = sources.map((source) =>
     join(packageDir, 'dist', relative(join(packageDir, 'src'), source).replace(/\.ts$/, '.js')),
@@ -49,6 +52,15 @@ export async function isStale(packageDir: string): Promise<boolean> {
     join(packageDir, 'tsconfig.build.json'),
   ]);
   return Math.max(...configs) > Math.min(...outputTimes);
+}
+
+/** The plain folders (no wildcard) tsconfig.build.json excludes from the build, e.g. src/testing. */
+async function excludedFolders(packageDir: string): Promise<string[]> {
+  const config = await readFile(join(packageDir, 'tsconfig.build.json'), 'utf8').catch(() => '{}');
+  const exclude = (JSON.parse(config) as { exclude?: string[] }).exclude ?? [];
+  return exclude
+    .filter((entry) => !entry.includes('*'))
+    .map((entry) => join(packageDir, entry, sep));
 }
 
 async function mtimesOrNaN(paths: string[]): Promise<number[]> {

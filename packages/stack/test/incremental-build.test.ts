@@ -44,6 +44,20 @@ describe('isStale', () => {
     expect(await isStale(dir)).toBe(true);
   });
 
+  it('ignores the sources tsconfig.build.json excludes from the build', async () => {
+    await writeFile(
+      join(dir, 'tsconfig.build.json'),
+      JSON.stringify({ exclude: ['src/**/*.test.ts', 'src/testing'] }),
+    );
+    const configAt = new Date(Date.now() - 100_000);
+    await utimes(join(dir, 'tsconfig.build.json'), configAt, configAt);
+    await file('dist/main.js', 10);
+    await file('dist/lib/a.js', 10);
+    // Never emitted: the build excludes it.
+    await file('src/testing/arbitrary.ts', 5);
+    expect(await isStale(dir)).toBe(false);
+  });
+
   it('is stale when package.json or the build tsconfig changed after the last build', async () => {
     await file('dist/main.js', 10);
     await file('dist/lib/a.js', 10);
