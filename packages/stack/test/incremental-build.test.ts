@@ -6,10 +6,10 @@ import { isStale } from '../src/incremental-build.js';
 
 let dir: string;
 
-async function file(path: string, secondsAgo: number): Promise<void> {
+async function file(path: string, secondsAgo: number, content = ''): Promise<void> {
   const full = join(dir, path);
   await mkdir(join(full, '..'), { recursive: true });
-  await writeFile(full, '');
+  await writeFile(full, content);
   const at = new Date(Date.now() - secondsAgo * 1_000);
   await utimes(full, at, at);
 }
@@ -17,7 +17,7 @@ async function file(path: string, secondsAgo: number): Promise<void> {
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'incremental-build-'));
   await file('package.json', 100);
-  await file('tsconfig.build.json', 100);
+  await file('tsconfig.build.json', 100, '{}');
   await file('src/main.ts', 50);
   await file('src/lib/a.ts', 50);
   await file('src/lib/a.test.ts', 1);
@@ -45,12 +45,8 @@ describe('isStale', () => {
   });
 
   it('ignores the sources tsconfig.build.json excludes from the build', async () => {
-    await writeFile(
-      join(dir, 'tsconfig.build.json'),
-      JSON.stringify({ exclude: ['src/**/*.test.ts', 'src/testing'] }),
-    );
-    const configAt = new Date(Date.now() - 100_000);
-    await utimes(join(dir, 'tsconfig.build.json'), configAt, configAt);
+    const exclude = JSON.stringify({ exclude: ['src/**/*.test.ts', 'src/testing'] });
+    await file('tsconfig.build.json', 100, exclude);
     await file('dist/main.js', 10);
     await file('dist/lib/a.js', 10);
     // Never emitted: the build excludes it.
@@ -61,7 +57,7 @@ describe('isStale', () => {
   it('is stale when package.json or the build tsconfig changed after the last build', async () => {
     await file('dist/main.js', 10);
     await file('dist/lib/a.js', 10);
-    await file('tsconfig.build.json', 1);
+    await file('tsconfig.build.json', 1, '{}');
     expect(await isStale(dir)).toBe(true);
   });
 });
