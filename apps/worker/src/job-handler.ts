@@ -1,7 +1,7 @@
 import type { RunTaskJob } from '@mcp-tasks/queue';
 import type { Logger } from './logger.js';
 import type { WorkerMetrics } from './metrics.js';
-import type { Requeue } from './requeue.js';
+import { requeueOrLeaveToSweeper, type Requeue } from './requeue.js';
 import { isTransientInfrastructureError } from './retry-policy.js';
 import type { TaskRunner } from './task-runner.js';
 
@@ -36,11 +36,11 @@ export function createJobHandler(options: {
         { err: error, taskId: job.taskId },
         'infrastructure unavailable; retrying the wake-up',
       );
-      await requeue(job.taskId, 'retry', options.leaseMs).catch((requeueError: unknown) => {
-        logger.warn(
-          { err: requeueError, taskId: job.taskId },
-          'could not requeue; the sweeper will',
-        );
+      await requeueOrLeaveToSweeper(requeue, logger, {
+        taskId: job.taskId,
+        reason: 'retry',
+        delayMs: options.leaseMs,
+        what: 'requeue',
       });
     }
   };

@@ -18,7 +18,7 @@ import type { StepOutcome } from '@mcp-tasks/tools';
 import type { AbortReason } from './held-tasks.js';
 import type { Logger } from './logger.js';
 import type { JobOutcome, WorkerMetrics } from './metrics.js';
-import type { Requeue } from './requeue.js';
+import { requeueOrLeaveToSweeper, type Requeue } from './requeue.js';
 import {
   decideAfterUnexpectedError,
   isTransientInfrastructureError,
@@ -102,11 +102,11 @@ export function createOutcomeSettler(options: {
         return 'cancelled';
       case 'shutdown':
         await releaseLease(db, fence);
-        await options.requeue(fence.taskId, 'released', 0).catch((error: unknown) => {
-          logger.warn(
-            { err: error, taskId: fence.taskId },
-            'could not requeue a released task; the sweeper will',
-          );
+        await requeueOrLeaveToSweeper(options.requeue, logger, {
+          taskId: fence.taskId,
+          reason: 'released',
+          delayMs: 0,
+          what: 'requeue a released task',
         });
         return 'released';
     }
@@ -179,11 +179,11 @@ export function createOutcomeSettler(options: {
       return 'failed';
     }
     await recordAttemptFailure(db, fence, message);
-    await options.requeue(task.id, 'retry', decision.delayMs).catch((requeueError: unknown) => {
-      logger.warn(
-        { err: requeueError, taskId: task.id },
-        'could not schedule a retry; the sweeper will',
-      );
+    await requeueOrLeaveToSweeper(options.requeue, logger, {
+      taskId: task.id,
+      reason: 'retry',
+      delayMs: decision.delayMs,
+      what: 'schedule a retry',
     });
     return 'retry_scheduled';
   }

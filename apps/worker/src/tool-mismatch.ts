@@ -3,7 +3,7 @@ import { failTask, recordToolMissing, releaseLease, type Db, type Fence } from '
 import type { Task } from '@mcp-tasks/tasks';
 import type { Logger } from './logger.js';
 import type { JobOutcome, WorkerMetrics } from './metrics.js';
-import type { Requeue } from './requeue.js';
+import { requeueOrLeaveToSweeper, type Requeue } from './requeue.js';
 
 /** Why this worker cannot run a task's tool. */
 export type ToolMismatch =
@@ -63,11 +63,12 @@ export function createToolMismatchHandler(options: ToolMismatchOptions) {
       `tool catalogue mismatch: ${why}; leaving the task for another worker`,
     );
     await releaseLease(db, fence);
-    await options
-      .requeue(task.id, 'released', options.retryDelayMs)
-      .catch((error: unknown) =>
-        logger.warn({ err: error, taskId: task.id }, 'could not requeue; the sweeper will'),
-      );
+    await requeueOrLeaveToSweeper(options.requeue, logger, {
+      taskId: task.id,
+      reason: 'released',
+      delayMs: options.retryDelayMs,
+      what: 'requeue',
+    });
     return 'tool_unavailable';
   };
 }
