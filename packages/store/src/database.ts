@@ -18,7 +18,7 @@ import type {
   TaskOperation,
   TaskStatus,
 } from '@mcp-tasks/tasks';
-import { namePreparedStatements } from './prepared-statements.js';
+import { namePreparedStatements, runPreparedOnPool } from './prepared-statements.js';
 
 /** One row of `tasks`, snake_case as in SQL; `taskRowToTask` is the only way into the domain. */
 export interface TasksTable {
@@ -125,20 +125,8 @@ export function createDb(options: CreateDbOptions): Db {
     dialect: new PostgresDialect({ pool }),
     ...(options.log === undefined ? {} : { log: options.log }),
   });
-  if (options.log === undefined) directPools.set(db, pool);
+  if (options.log === undefined) runPreparedOnPool(db, pool);
   return db;
-}
-
-/**
- * The pool under each Db made by createDb without a query log. The hottest read (a poll) runs
- * its one fixed statement on it directly: Kysely's executor, connection provider and driver
- * layers cost a poll more CPU than pg itself. A logged Db keeps every query visible to its log.
- */
-const directPools = new WeakMap<Db, pg.Pool>();
-
-/** The pool to send a fixed statement to directly, or undefined to go through Kysely. */
-export function directPool(db: Db): pg.Pool | undefined {
-  return directPools.get(db);
 }
 
 /**

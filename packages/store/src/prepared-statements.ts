@@ -52,14 +52,30 @@ export async function executePrepared<R>(
   query: CompiledQuery<R> | { compile(db: Db): CompiledQuery<R> },
 ): Promise<QueryResult<R>> {
   const compiled = 'compile' in query ? query.compile(db) : query;
-  nameFor(name, compiled.sql);
-  return db.executeQuery(compiled);
+  const statementName = nameFor(name, compiled.sql);
+  const pool = directPools.get(db);
+  if (pool === undefined || statementName === undefined) return db.executeQuery(compiled);
+  const { command, rowCount, rows } = await pool.query<R & pg.QueryResultRow>({
+    name: statementName,
+    text: compiled.sql,
+    values: [...compiled.parameters],
+  });
+  // What Kysely's Postgres driver would have answered.
+  return AFFECTS_ROWS.has(command) ? { rows, numAffectedRows: BigInt(rowCount ?? 0) } : { rows };
 }
 
-/** Registers `text` as the named statement `name` for a query sent to a pool directly; returns it. */
-export function preparedText(name: string, text: string): string {
-  nameFor(name, text);
-  return text;
+const AFFECTS_ROWS = new Set(['INSERT', 'UPDATE', 'DELETE', 'MERGE']);
+
+/**
+ * The pool under each Db that createDb made without a query log. A prepared statement goes to it
+ * directly: Kysely's executor, connection provider and driver layers cost a poll more CPU than
+ * pg itself. A logged Db (the benches count round trips with the log) and a transaction (its own
+ * Kysely instance, on its one connection) go through Kysely.
+ */
+const directPools = new WeakMap<Db, pg.Pool>();
+
+export function runPreparedOnPool(db: Db, pool: pg.Pool): void {
+  directPools.set(db, pool);
 }
 
 type QueryCallback = (error: Error | null, result?: pg.QueryResult) => void;

@@ -1,7 +1,7 @@
 import { CompiledQuery } from 'kysely';
 import { isWellFormedTaskId, type TaskView } from '@mcp-tasks/tasks';
-import { directPool, type Db } from './database.js';
-import { executePrepared, preparedText } from './prepared-statements.js';
+import type { Db } from './database.js';
+import { executePrepared } from './prepared-statements.js';
 import { TASK_VIEW_COLUMNS, taskViewRowToView, type TaskViewRow } from './task-row.js';
 
 /**
@@ -9,10 +9,7 @@ import { TASK_VIEW_COLUMNS, taskViewRowToView, type TaskViewRow } from './task-r
  * every `tasks/get` cost more CPU than the rest of the read, and `SELECT *` parsed the arguments,
  * checkpoint and answers (jsonb of any size) that a snapshot never shows.
  */
-const SELECT_VIEW = preparedText(
-  'task_view',
-  `SELECT ${TASK_VIEW_COLUMNS.join(', ')} FROM tasks WHERE id = $1 AND tenant = $2 AND principal = $3`,
-);
+const SELECT_VIEW = `SELECT ${TASK_VIEW_COLUMNS.join(', ')} FROM tasks WHERE id = $1 AND tenant = $2 AND principal = $3`;
 
 /**
  * What the owner may see of a task (R14), for `tasks/get`. Missing, foreign and malformed ids all
@@ -25,12 +22,8 @@ export async function getTaskViewForPrincipal(
   taskId: string,
 ): Promise<TaskView | undefined> {
   if (!isWellFormedTaskId(taskId)) return undefined;
-  const values = [taskId, tenant, principal];
-  const pool = directPool(db);
-  const { rows } =
-    pool === undefined
-      ? await executePrepared<TaskViewRow>(db, 'task_view', CompiledQuery.raw(SELECT_VIEW, values))
-      : await pool.query<TaskViewRow>(SELECT_VIEW, values);
+  const query = CompiledQuery.raw(SELECT_VIEW, [taskId, tenant, principal]);
+  const { rows } = await executePrepared<TaskViewRow>(db, 'task_view', query);
   const row = rows[0];
   return row === undefined ? undefined : taskViewRowToView(row);
 }
