@@ -5,13 +5,15 @@ import type { Db } from './database.js';
 /**
  * Named (server-side prepared) statements for the hot paths. An unnamed statement is parsed and
  * planned on every execution, and planning a statement on `tasks` (six partial indexes, a dozen
- * checks) cost more than running it: pgbench here, one client, the `tasks/get` read 0.42 ms
- * unnamed vs 0.14 ms prepared, the claim 0.78 vs 0.21 ms. A named statement is parsed once per
+ * checks) cost more than running it: `packages/store/bench/planning-cost/run.sh`, one client,
+ * the create's INSERT 1.16 ms unnamed vs 0.37 ms prepared, the claim 0.12 vs 0.05 ms, the
+ * `tasks/get` read 0.09 vs 0.04 ms. A named statement is parsed once per
  * connection and, after a few executions, runs a cached generic plan.
  *
- * Kysely hands pg only the SQL text, so the name travels through a registry keyed by that text:
- * `executePrepared` records the text under its name, and the pool's clients (wrapped by
- * `namePreparedStatements` in createDb) send any registered text as a named statement.
+ * On a Db without a query log, `executePrepared` sends the named statement to the pool itself.
+ * Through Kysely (a logged Db, a transaction) pg sees only the SQL text, so the name travels
+ * through a registry keyed by that text: the pool's clients (wrapped by `namePreparedStatements`
+ * in createDb) send any registered text as a named statement.
  *
  * A prepared statement must name its columns: after a migration adds a column, a cached plan
  * whose result would change (`SELECT *`, `RETURNING *`) fails with "cached plan must not change

@@ -1,0 +1,4 @@
+\set r random(1, 1000000000)
+WITH input AS (SELECT * FROM unnest(ARRAY['tsk_' || :r || md5(random()::text)]::text[], ARRAY['t']::text[], ARRAY['p']::text[], ARRAY['tools/call']::text[], ARRAY['failing_job']::text[], ARRAY['{}']::jsonb[], ARRAY[60000]::bigint[], ARRAY[1000]::integer[], ARRAY[NULL]::text[]) AS i(id, tenant, principal, method, tool_name, arguments, ttl_ms, poll_interval_ms, status_message)),
+inserted AS (INSERT INTO tasks (id, tenant, principal, method, tool_name, arguments, ttl_ms, poll_interval_ms, status_message) SELECT id, tenant, principal, method, tool_name, arguments, ttl_ms, poll_interval_ms, status_message FROM input ON CONFLICT (id) DO NOTHING RETURNING *)
+SELECT inserted.*, true AS created FROM inserted UNION ALL SELECT tasks.*, false AS created FROM tasks WHERE tasks.id IN (SELECT id FROM input);
