@@ -1,6 +1,7 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createStoreFixture, type StoreFixture } from '../test/helpers.js';
 import { createDb } from './database.js';
 
@@ -56,4 +57,55 @@ describe('createDb bounds every wait', () => {
       await new Promise((resolve) => server.close(resolve));
     }
   }, 10_000);
+});
+
+describe('createDb keeps its connections through a lull', () => {
+  const backends = async (applicationName: string): Promise<number> => {
+    const { rows } = await sql<{ count: number }>`
+      SELECT count(*)::int AS count FROM pg_stat_activity WHERE application_name = ${applicationName}
+    `.execute(fixture.db);
+    return rows[0]!.count;
+  };
+  const openThree = async (applicationName: string, idleTimeoutMs?: number) => {
+    const db = createDb({
+      connectionString: fixture.database.connectionString,
+      max: 3,
+      applicationName,
+      ...(idleTimeoutMs === undefined ? {} : { idleTimeoutMs }),
+    });
+    // Three statements at once make the pool open three connections.
+    await Promise.all([1, 2, 3].map(() => sql`SELECT pg_sleep(0.05)`.execute(db)));
+    return db;
+  };
+
+  it('still holds every connection 15 s after the last statement by default', async () => {
+    const applicationName = `idle-default-${process.pid}`;
+    // Faked before the pool arms its idle timers, so the lull can be skipped rather than waited.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const db = await openThree(applicationName);
+    try {
+      expect(await backends(applicationName)).toBe(3);
+      vi.advanceTimersByTime(15_000);
+      vi.useRealTimers();
+      await sleep(100);
+      expect(await backends(applicationName)).toBe(3);
+    } finally {
+      vi.useRealTimers();
+      await db.destroy();
+    }
+  });
+
+  it('closes idle connections after idleTimeoutMs', async () => {
+    const applicationName = `idle-short-${process.pid}`;
+    const db = await openThree(applicationName, 100);
+    try {
+      expect(await backends(applicationName)).toBe(3);
+      await vi.waitFor(async () => expect(await backends(applicationName)).toBe(0), {
+        timeout: 5_000,
+        interval: 50,
+      });
+    } finally {
+      await db.destroy();
+    }
+  });
 });
