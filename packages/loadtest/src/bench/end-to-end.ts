@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
+import { Pool } from 'undici';
 import { startCompletionWatcher } from './completion-watcher.js';
 import type { BenchStack } from './bench-stack.js';
 import { processCpuMs } from './cpu.js';
@@ -60,6 +61,10 @@ export async function runEndToEnd(options: {
 }): Promise<EndToEndResult> {
   const { stack } = options;
   const watcher = startCompletionWatcher(options.databaseUrl);
+  // Keep-alive connections per gateway, as a load tool keeps them (see sendMcp).
+  const pools = stack.gateways.map(
+    (gateway) => new Pool(gateway.url, { keepAliveTimeout: 60_000 }),
+  );
   let turn = 0;
   let failures = 0;
   let finished = 0;
@@ -70,9 +75,13 @@ export async function runEndToEnd(options: {
     let finishedInTime = 0;
     const client = async () => {
       while (performance.now() < deadline) {
-        const gateway = stack.gateways[turn++ % stack.gateways.length]!;
+        const index = turn++ % stack.gateways.length;
         try {
-          const created = await sendMcp(gateway.url, createTaskRequest());
+          const created = await sendMcp(
+            stack.gateways[index]!.url,
+            createTaskRequest(),
+            pools[index],
+          );
           await watcher.waitFor(created.taskId as string);
           finished += 1;
           if (performance.now() <= deadline) finishedInTime += 1;
@@ -136,5 +145,6 @@ export async function runEndToEnd(options: {
     };
   } finally {
     await watcher.stop();
+    await Promise.all(pools.map((pool) => pool.close()));
   }
 }
