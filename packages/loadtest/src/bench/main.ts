@@ -18,6 +18,7 @@ import { startBenchStack, type BenchStack } from './bench-stack.js';
 import { runBullmqNoop } from './bullmq-noop.js';
 import { deleteRedisPrefix, waitUntilAllTasksEnded } from './cleanup.js';
 import { runConstantRate } from './constant-rate.js';
+import { renderCpuProfileDir } from './cpu-profile-summary.js';
 import { runEndToEnd } from './end-to-end.js';
 import { runHttpLoad, type HttpLoadResult } from './http-load.js';
 import {
@@ -101,6 +102,21 @@ async function prepareReadTable(databaseUrl: string): Promise<void> {
   } finally {
     await client.end();
   }
+}
+
+/** "gateway 1 of 1+1", "worker 2 of 2+2": which process of which stack a profile came from. */
+function processLabels(stacks: readonly BenchStack[]): Map<number, string> {
+  const labels = new Map<number, string>();
+  for (const stack of stacks) {
+    const shape = `${stack.gateways.length}+${stack.workers.length}`;
+    stack.gateways.forEach((gateway, i) =>
+      labels.set(gateway.process.child.pid!, `gateway ${i + 1} of ${shape}`),
+    );
+    stack.workers.forEach((worker, i) =>
+      labels.set(worker.child.pid!, `worker ${i + 1} of ${shape}`),
+    );
+  }
+  return labels;
 }
 
 async function bench(options: BenchOptions): Promise<void> {
@@ -272,10 +288,13 @@ async function bench(options: BenchOptions): Promise<void> {
 
     console.log(renderMeasurements(results));
     console.log(renderComparisons(results));
-    if (options.cpuProf !== undefined)
+    if (options.cpuProf !== undefined) {
+      await Promise.all(stacks.map((stack) => stack.stop()));
+      console.log(await renderCpuProfileDir(options.cpuProf, processLabels(stacks)));
       log(
         `CPU profiles of every gateway and worker are in ${options.cpuProf} (open them in Chrome DevTools or speedscope)`,
       );
+    }
     if (options.json !== undefined)
       await writeFile(options.json, `${JSON.stringify(results, null, 2)}\n`);
   } finally {
