@@ -38,6 +38,18 @@ describe('parseEnv', () => {
     expect(set.config.toolModules).toEqual(['@acme/mcp-tools', './tools/index.js']);
   });
 
+  it('keeps idle Postgres connections 10 minutes unless told otherwise, 0 for always', () => {
+    const unset = parseEnv(base);
+    const kept = parseEnv({ ...base, DATABASE_POOL_IDLE_TIMEOUT_MS: '0' });
+    if (!unset.ok || !kept.ok) throw new Error('expected a valid configuration');
+    expect(unset.config.databasePoolIdleTimeoutMs).toBe(600_000);
+    expect(kept.config.databasePoolIdleTimeoutMs).toBe(0);
+    expect(parseEnv({ ...base, DATABASE_POOL_IDLE_TIMEOUT_MS: '-1' })).toEqual({
+      ok: false,
+      problems: ['DATABASE_POOL_IDLE_TIMEOUT_MS: Too small: expected number to be >=0'],
+    });
+  });
+
   it('fails when MCP_AUTH is missing: no auth mode is a default', () => {
     const { MCP_AUTH: _omit, ...rest } = base;
     const result = parseEnv(rest);

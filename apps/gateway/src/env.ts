@@ -1,3 +1,4 @@
+import { DEFAULT_IDLE_TIMEOUT_MS } from '@mcp-tasks/store';
 import { TOOL_PACKS } from '@mcp-tasks/tools';
 import { z } from 'zod';
 import { isSafeJwksUrl } from './auth/jwks-url.js';
@@ -10,6 +11,8 @@ import { DEFAULT_LISTEN_LIMITS, type ListenLimits } from './mcp/listen-limits.js
 export interface GatewayConfig {
   databaseUrl: string;
   databaseReadUrl: string | undefined;
+  /** DATABASE_POOL_IDLE_TIMEOUT_MS: how long an idle pooled connection is kept; 0 keeps it. */
+  databasePoolIdleTimeoutMs: number;
   redisUrl: string;
   redisPrefix: string | undefined;
   port: number;
@@ -70,6 +73,7 @@ const url = z.string().refine((value) => URL.canParse(value), 'must be a URL');
 const EnvSchema = z.object({
   DATABASE_URL: url,
   DATABASE_READ_URL: url.optional(),
+  DATABASE_POOL_IDLE_TIMEOUT_MS: z.coerce.number().int().min(0).default(DEFAULT_IDLE_TIMEOUT_MS),
   REDIS_URL: url,
   REDIS_PREFIX: optionalText,
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
@@ -283,6 +287,7 @@ function buildConfig(
     config: {
       databaseUrl: env.DATABASE_URL,
       databaseReadUrl: env.DATABASE_READ_URL,
+      databasePoolIdleTimeoutMs: env.DATABASE_POOL_IDLE_TIMEOUT_MS,
       redisUrl: env.REDIS_URL,
       redisPrefix: env.REDIS_PREFIX,
       port: env.PORT,

@@ -68,6 +68,7 @@ async function main(): Promise<void> {
   const db = createDb({
     connectionString: config.databaseUrl,
     applicationName: 'mcp-tasks-gateway',
+    idleTimeoutMs: config.databasePoolIdleTimeoutMs,
   });
   const readDb: Db | undefined =
     config.databaseReadUrl === undefined
@@ -75,6 +76,7 @@ async function main(): Promise<void> {
       : createDb({
           connectionString: config.databaseReadUrl,
           applicationName: 'mcp-tasks-gateway-read',
+          idleTimeoutMs: config.databasePoolIdleTimeoutMs,
         });
   const closeDbs = async (): Promise<void> => {
     await Promise.allSettled([db.destroy(), readDb?.destroy()]);

@@ -67,6 +67,16 @@ describe('parseEnv', () => {
     expect(config.redisPrefix).toBeUndefined();
   });
 
+  it('keeps idle Postgres connections 10 minutes unless told otherwise, 0 for always', () => {
+    expect(parseEnv(required).databasePoolIdleTimeoutMs).toBe(600_000);
+    expect(
+      parseEnv({ ...required, DATABASE_POOL_IDLE_TIMEOUT_MS: '0' }).databasePoolIdleTimeoutMs,
+    ).toBe(0);
+    expect(() => parseEnv({ ...required, DATABASE_POOL_IDLE_TIMEOUT_MS: '-1' })).toThrow(
+      /DATABASE_POOL_IDLE_TIMEOUT_MS/,
+    );
+  });
+
   it('hands the app camelCase settings only, STEP_LOG as a flag', () => {
     const config = parseEnv({ ...required, STEP_LOG: 'on' });
     expect(config.stepLog).toBe(true);

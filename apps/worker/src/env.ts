@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import { DEFAULT_IDLE_TIMEOUT_MS } from '@mcp-tasks/store';
 import { TOOL_PACKS, type ToolPack } from '@mcp-tasks/tools';
 import { z } from 'zod';
 import type { RetryPolicy } from './retry-policy.js';
@@ -8,6 +9,8 @@ const int = (min: number) => z.coerce.number().int().min(min);
 
 const EnvSchema = z.object({
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }),
+  /** How long an idle pooled connection is kept before it is closed; 0 keeps it. */
+  DATABASE_POOL_IDLE_TIMEOUT_MS: int(0).default(DEFAULT_IDLE_TIMEOUT_MS),
   REDIS_URL: z.url({ protocol: /^rediss?$/ }),
   REDIS_PREFIX: z.string().min(1).optional(),
   WORKER_CONCURRENCY: int(1).default(8),
@@ -64,6 +67,7 @@ type Env = z.infer<typeof EnvSchema>;
  */
 export interface WorkerConfig {
   databaseUrl: string;
+  databasePoolIdleTimeoutMs: number;
   redisUrl: string;
   redisPrefix: string | undefined;
   /** WORKER_CONCURRENCY: tasks run at once by this process. */
@@ -97,6 +101,7 @@ function toConfig(env: Env): WorkerConfig {
   const maxDelayMs = Math.max(1, Math.min(env.RETRY_MAX_DELAY_MS, enqueueGraceMs));
   return {
     databaseUrl: env.DATABASE_URL,
+    databasePoolIdleTimeoutMs: env.DATABASE_POOL_IDLE_TIMEOUT_MS,
     redisUrl: env.REDIS_URL,
     redisPrefix: env.REDIS_PREFIX,
     concurrency: env.WORKER_CONCURRENCY,

@@ -66,6 +66,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     connectionString: config.databaseUrl,
     max: config.concurrency + 4,
     applicationName: `mcp-tasks worker ${config.workerId}`,
+    idleTimeoutMs: config.databasePoolIdleTimeoutMs,
   });
   try {
     await assertSchemaCompatible(db);

@@ -1,5 +1,6 @@
 export {
   createDb,
+  DEFAULT_IDLE_TIMEOUT_MS,
   type CreateDbOptions,
   type Database,
   type Db,
