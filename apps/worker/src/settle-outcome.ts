@@ -4,14 +4,13 @@ import { ProtocolError } from '@mcp-tasks/protocol';
 import {
   CANCELLED_BY_REQUEST,
   StaleLeaseError,
-  completeTask,
-  failTask,
-  markCancelled,
   recordAttemptFailure,
   releaseLease,
   requestInput,
+  type BatchedLeaseWrites,
   type Db,
   type Fence,
+  type FinalWrite,
 } from '@mcp-tasks/store';
 import type { JsonObject, JsonValue, Task, TaskError } from '@mcp-tasks/tasks';
 import type { StepOutcome } from '@mcp-tasks/tools';
@@ -64,6 +63,8 @@ const protocolErrorToTaskError = (error: ProtocolError): TaskError => {
 /** The last write of an attempt, for each way it can end. Every write carries the fence. */
 export function createOutcomeSettler(options: {
   db: Db;
+  /** Completions, failures and cancels go through it, so those that finish together share a statement. */
+  leaseWrites: BatchedLeaseWrites;
   leaseMs: number;
   retry: RetryPolicy;
   requeue: Requeue;
@@ -71,6 +72,8 @@ export function createOutcomeSettler(options: {
   metrics: WorkerMetrics;
 }): OutcomeSettler {
   const { db, leaseMs, logger, metrics } = options;
+  const writeFinal = (fence: Fence, write: FinalWrite) =>
+    options.leaseWrites.writeFinal(fence, write);
   const releaseWindowMs = Math.max(MIN_RELEASE_WINDOW_MS, 3 * leaseMs);
 
   async function afterAbort(fence: Fence, reason: AbortReason): Promise<JobOutcome> {
@@ -98,7 +101,7 @@ export function createOutcomeSettler(options: {
       }
       case 'cancel':
         // Completion may have won meanwhile; then this write loses (StaleLeaseError) and that is fine.
-        await markCancelled(db, fence, CANCELLED_BY_REQUEST);
+        await writeFinal(fence, { status: 'cancelled', statusMessage: CANCELLED_BY_REQUEST });
         return 'cancelled';
       case 'shutdown':
         await releaseLease(db, fence);
@@ -131,15 +134,14 @@ export function createOutcomeSettler(options: {
         return 'input_required';
       case 'complete':
         // A finished result beats a pending cancel (R18: the task may still complete).
-        await completeTask(
-          db,
-          fence,
-          outcome.result as unknown as JsonObject,
-          outcome.statusMessage ?? COMPLETED_MESSAGE,
-        );
+        await writeFinal(fence, {
+          status: 'completed',
+          result: outcome.result as unknown as JsonObject,
+          statusMessage: outcome.statusMessage ?? COMPLETED_MESSAGE,
+        });
         return 'completed';
       case 'cancel':
-        await markCancelled(db, fence, outcome.statusMessage);
+        await writeFinal(fence, { status: 'cancelled', statusMessage: outcome.statusMessage });
         return 'cancelled';
     }
   }
@@ -158,7 +160,11 @@ export function createOutcomeSettler(options: {
       throw cause;
     }
     if (cause instanceof ProtocolError) {
-      await failTask(db, fence, protocolErrorToTaskError(cause), `Failed: ${cause.message}`);
+      await writeFinal(fence, {
+        status: 'failed',
+        error: protocolErrorToTaskError(cause),
+        statusMessage: `Failed: ${cause.message}`,
+      });
       return 'failed';
     }
     return await afterUnexpected(fence, task, cause);
@@ -175,7 +181,11 @@ export function createOutcomeSettler(options: {
       'task attempt failed unexpectedly',
     );
     if (decision.kind === 'fail') {
-      await failTask(db, fence, decision.error, `Failed: ${decision.error.message}`);
+      await writeFinal(fence, {
+        status: 'failed',
+        error: decision.error,
+        statusMessage: `Failed: ${decision.error.message}`,
+      });
       return 'failed';
     }
     await recordAttemptFailure(db, fence, message);

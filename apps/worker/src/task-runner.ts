@@ -2,8 +2,8 @@ import { performance } from 'node:perf_hooks';
 import { ErrorCode, ProtocolError } from '@mcp-tasks/protocol';
 import {
   StaleLeaseError,
-  claimLease,
   failTask,
+  type BatchedLeaseWrites,
   type Db,
   type Fence,
   type ToolRecord,
@@ -25,6 +25,8 @@ import { startingState } from './tool-state.js';
 
 export interface TaskRunnerOptions {
   db: Db;
+  /** Claims and last writes, batched with those of the worker's other tasks (same db, workerId, leaseMs). */
+  leaseWrites: BatchedLeaseWrites;
   catalogue: ToolCatalogue;
   workerId: string;
   leaseMs: number;
@@ -66,6 +68,7 @@ export function createTaskRunner(options: TaskRunnerOptions): TaskRunner {
   });
   const settle = createOutcomeSettler({
     db,
+    leaseWrites: options.leaseWrites,
     leaseMs,
     retry: options.retry,
     requeue: options.requeue,
@@ -155,7 +158,7 @@ export function createTaskRunner(options: TaskRunnerOptions): TaskRunner {
         return 'released';
       }
       const claimSentAt = performance.now();
-      const claim = await claimLease(db, taskId, options.workerId, leaseMs);
+      const claim = await options.leaseWrites.claim(taskId);
       if (claim === null) return 'skipped';
       const { fence, task, tool: toolRecord } = claim;
       const controller = new AbortController();

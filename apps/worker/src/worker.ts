@@ -7,6 +7,7 @@ import {
 } from '@mcp-tasks/queue';
 import {
   assertSchemaCompatible,
+  createBatchedLeaseWrites,
   createDb,
   createTaskChangeListener,
   createTaskService,
@@ -91,6 +92,11 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
 
   const runner = createTaskRunner({
     db,
+    leaseWrites: createBatchedLeaseWrites({
+      db,
+      workerId: config.workerId,
+      leaseMs: config.leaseMs,
+    }),
     catalogue,
     workerId: config.workerId,
     leaseMs: config.leaseMs,

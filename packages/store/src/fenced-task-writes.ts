@@ -8,7 +8,7 @@ import {
 } from '@mcp-tasks/tasks';
 import { jsonb, type Database, type Db } from './database.js';
 import { StaleLeaseError } from './errors.js';
-import { cancelIfRequested, holds, leaseExpiry, type Fence } from './lease.js';
+import { HOLDS_EACH_FENCE, cancelIfRequested, holds, leaseExpiry, type Fence } from './lease.js';
 import { executePrepared } from './prepared-statements.js';
 import { CANCELLED_BY_REQUEST } from './task-repository.js';
 
@@ -152,6 +152,58 @@ export async function markCancelled(
     lease_owner: null,
     lease_expires_at: null,
   });
+}
+
+/** An attempt's last write when it ends the task: completeTask, failTask or markCancelled. */
+export type FinalWrite =
+  | { status: 'completed'; result: JsonObject; statusMessage: string | null }
+  | { status: 'failed'; error: TaskError; statusMessage: string | null }
+  | { status: 'cancelled'; statusMessage: string | null };
+
+/** One FinalWrite, through the single-row statement of its kind. */
+export async function writeFinal(db: Db, fence: Fence, write: FinalWrite): Promise<void> {
+  switch (write.status) {
+    case 'completed':
+      return await completeTask(db, fence, write.result, write.statusMessage);
+    case 'failed':
+      return await failTask(db, fence, write.error, write.statusMessage);
+    case 'cancelled':
+      return await markCancelled(db, fence, write.statusMessage);
+  }
+}
+
+/**
+ * Several FinalWrites in one statement, each under its own fence (the same rule as holds()).
+ * Resolves with the fences that held, as `taskId:epoch`; the caller turns the others into
+ * StaleLeaseError. The rows are updated in the order given: pass them sorted by task id, the
+ * order `= ANY` updates take, so two batches lock shared rows alike.
+ */
+export async function writeFinals(
+  db: Db,
+  writes: readonly { fence: Fence; write: FinalWrite }[],
+): Promise<Set<string>> {
+  const column = <T>(pick: (entry: { fence: Fence; write: FinalWrite }) => T): T[] =>
+    writes.map(pick);
+  const settle = sql<{ id: string; lease_epoch: number }>`
+    UPDATE tasks AS t SET
+      status = s.status,
+      result = CASE WHEN s.status = 'completed' THEN s.result::jsonb ELSE t.result END,
+      error = CASE WHEN s.status = 'failed' THEN s.error::jsonb ELSE t.error END,
+      status_message = s.status_message,
+      lease_owner = NULL,
+      lease_expires_at = NULL
+    FROM unnest(
+      ${column((e) => e.fence.taskId)}::text[],
+      ${column((e) => e.fence.epoch)}::int[],
+      ${column((e) => e.write.status)}::text[],
+      ${column((e) => (e.write.status === 'completed' ? JSON.stringify(e.write.result) : null))}::text[],
+      ${column((e) => (e.write.status === 'failed' ? JSON.stringify(e.write.error) : null))}::text[],
+      ${column((e) => e.write.statusMessage)}::text[]
+    ) AS s(id, epoch, status, result, error, status_message)
+    WHERE ${HOLDS_EACH_FENCE}
+    RETURNING t.id, t.lease_epoch`;
+  const { rows } = await executePrepared(db, 'write_finals', settle);
+  return new Set(rows.map((row) => `${row.id}:${row.lease_epoch}`));
 }
 
 /**

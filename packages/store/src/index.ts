@@ -38,7 +38,19 @@ export {
 } from './natural-batcher.js';
 export { getTaskViewForPrincipal } from './task-view.js';
 export { flagListenedTasks } from './listen-repository.js';
-export { claimLease, releaseLease, renewLease, type Fence } from './lease.js';
+export {
+  claimLease,
+  claimLeases,
+  releaseLease,
+  renewLease,
+  type Claim,
+  type Fence,
+} from './lease.js';
+export {
+  createBatchedLeaseWrites,
+  type BatchedLeaseWrites,
+  type BatchedLeaseWritesOptions,
+} from './batched-lease-writes.js';
 export {
   completeTask,
   failTask,
@@ -46,6 +58,9 @@ export {
   recordAttemptFailure,
   requestInput,
   saveCheckpoint,
+  writeFinal,
+  writeFinals,
+  type FinalWrite,
 } from './fenced-task-writes.js';
 export {
   TASK_EXPIRED_ERROR,

@@ -1,6 +1,6 @@
 import { sql, type Expression, type SqlBool } from 'kysely';
 import { isWellFormedTaskId, type Task } from '@mcp-tasks/tasks';
-import type { Db } from './database.js';
+import type { Db, TaskRow } from './database.js';
 import { StaleLeaseError } from './errors.js';
 import { CANCELLED_BY_REQUEST } from './task-repository.js';
 import { executePrepared } from './prepared-statements.js';
@@ -29,9 +29,46 @@ export function holds(fence: Fence): Expression<SqlBool> {
     AND status = 'working' AND lease_owner IS NOT NULL)`;
 }
 
+/**
+ * The same rule for a batch: each row of `tasks AS t` against the fence in the columns `id` and
+ * `epoch` of a source relation `s` (batched-lease-writes.ts).
+ */
+export const HOLDS_EACH_FENCE = sql<SqlBool>`(t.id = s.id AND t.lease_epoch = s.epoch
+    AND t.status = 'working' AND t.lease_owner IS NOT NULL)`;
+
 export function leaseExpiry(leaseMs: number): Expression<Date> {
   if (!Number.isInteger(leaseMs) || leaseMs <= 0) throw new RangeError(`bad lease ${leaseMs} ms`);
   return sql<Date>`now() + ${leaseMs}::bigint * interval '1 millisecond'`;
+}
+
+/** What a claim gives the worker: the fence for every later write, the task, its tool record. */
+export interface Claim {
+  fence: Fence;
+  task: Task;
+  tool: ToolRecord;
+}
+
+/** The claim's SET: the lease, the new fence, one more attempt (and a failure for a takeover). */
+function claimChanges(workerId: string, leaseMs: number) {
+  return {
+    lease_owner: workerId,
+    lease_expires_at: leaseExpiry(leaseMs),
+    lease_epoch: sql<number>`lease_epoch + 1`,
+    attempts: sql<number>`attempts + 1`,
+    // Taking over a lease nobody released means its holder died mid-attempt.
+    failures: sql<number>`failures + (CASE WHEN lease_owner IS NOT NULL THEN 1 ELSE 0 END)`,
+  };
+}
+
+const CLAIMABLE = sql<SqlBool>`(lease_owner IS NULL OR lease_expires_at <= now())`;
+
+function claimOf(row: TaskRow): Claim {
+  return {
+    fence: { taskId: row.id, epoch: row.lease_epoch },
+    task: taskRowToTask(row),
+    // Read with the claim so the worker needs no second round trip to check checkpoint versions.
+    tool: { toolVersion: row.tool_version, toolMissingSince: row.tool_missing_since },
+  };
 }
 
 /**
@@ -46,30 +83,43 @@ export async function claimLease(
   taskId: string,
   workerId: string,
   leaseMs: number,
-): Promise<{ fence: Fence; task: Task; tool: ToolRecord } | null> {
+): Promise<Claim | null> {
   if (!isWellFormedTaskId(taskId)) return null;
   const claim = db
     .updateTable('tasks')
-    .set({
-      lease_owner: workerId,
-      lease_expires_at: leaseExpiry(leaseMs),
-      lease_epoch: sql<number>`lease_epoch + 1`,
-      attempts: sql<number>`attempts + 1`,
-      // Taking over a lease nobody released means its holder died mid-attempt.
-      failures: sql<number>`failures + (CASE WHEN lease_owner IS NOT NULL THEN 1 ELSE 0 END)`,
-    })
+    .set(claimChanges(workerId, leaseMs))
     .where('id', '=', taskId)
     .where('status', '=', 'working')
-    .where(sql<SqlBool>`(lease_owner IS NULL OR lease_expires_at <= now())`)
+    .where(CLAIMABLE)
     .returning(TASK_ROW_COLUMNS);
   const [row] = (await executePrepared(db, 'claim_lease', claim)).rows;
-  if (row === undefined) return null;
-  return {
-    fence: { taskId, epoch: row.lease_epoch },
-    task: taskRowToTask(row),
-    // Read with the claim so the worker needs no second round trip to check checkpoint versions.
-    tool: { toolVersion: row.tool_version, toolMissingSince: row.tool_missing_since },
-  };
+  return row === undefined ? null : claimOf(row);
+}
+
+/**
+ * claimLease for several tasks in one statement: the claims won, by task id. `= ANY` walks the
+ * primary key in id order, so two such batches (or one and the sweeper's `= ANY` updates) lock
+ * the rows they share in the same order and cannot deadlock each other.
+ */
+export async function claimLeases(
+  db: Db,
+  taskIds: readonly string[],
+  workerId: string,
+  leaseMs: number,
+): Promise<Map<string, Claim>> {
+  const wellFormed = [...new Set(taskIds)].filter(isWellFormedTaskId);
+  const claims = new Map<string, Claim>();
+  if (wellFormed.length === 0) return claims;
+  const claim = db
+    .updateTable('tasks')
+    .set(claimChanges(workerId, leaseMs))
+    .where('id', '=', sql<string>`ANY(${wellFormed}::text[])`)
+    .where('status', '=', 'working')
+    .where(CLAIMABLE)
+    .returning(TASK_ROW_COLUMNS);
+  for (const row of (await executePrepared(db, 'claim_leases', claim)).rows)
+    claims.set(row.id, claimOf(row));
+  return claims;
 }
 
 /** Extends a held lease (even an expired one nobody reclaimed); tells the worker about a cancel request. */
