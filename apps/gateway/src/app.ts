@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import type { Authenticator } from './auth/index.js';
 import type { GatewayConfig } from './env.js';
 import { HttpProtocolError, mapError } from './errors.js';
-import { lazyChildLogger } from './http/lazy-child-logger.js';
+import { lazyChildLogger, type LazyLogger } from './http/lazy-child-logger.js';
 import { requestIdFrom } from './http/request-id.js';
 import type { McpServices } from './mcp/context.js';
 import { methodLabel } from './mcp/methods.js';
@@ -69,7 +69,7 @@ export interface GatewayVariables {
   Variables: {
     requestId: string;
     /** The request's logger (bound to its request id), made on first use. */
-    log: () => Logger;
+    log: LazyLogger;
     rpcId: RequestId;
     rpcMethod: string;
     rpcCode: string;

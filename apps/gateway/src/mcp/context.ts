@@ -1,7 +1,7 @@
 import type { Implementation, RequestId, RequestMeta } from '@mcp-tasks/protocol';
 import type { TaskService } from '@mcp-tasks/store';
 import type { ToolCatalogue } from '@mcp-tasks/tools';
-import type { Logger } from 'pino';
+import type { Level, Logger } from 'pino';
 import type { Identity } from '../auth/index.js';
 import type { GatewayMetrics } from '../metrics.js';
 import type { RequestStateCodec } from '../mrtr/request-state.js';
@@ -46,6 +46,8 @@ export interface RequestContext {
   tasksDeclared: boolean;
   identity: Identity;
   log: Logger;
+  /** Whether `log` would write a line at `level`; asking makes no logger (a create at warn). */
+  logs(level: Level): boolean;
   /** Aborted when the client goes away or the request times out (listen: only the former). */
   signal: AbortSignal;
   /**

@@ -13,7 +13,8 @@ import {
   type RequestMeta,
 } from '@mcp-tasks/protocol';
 import type { Context } from 'hono';
-import type { Logger } from 'pino';
+import type { Level, Logger } from 'pino';
+import type { LazyLogger } from '../http/lazy-child-logger.js';
 import type { Authenticator, Identity } from '../auth/index.js';
 import { HttpProtocolError } from '../errors.js';
 import { assertAcceptsJsonOrSse, assertJsonContentType } from '../http/content-negotiation.js';
@@ -53,7 +54,7 @@ class McpRequestContext implements RequestContext {
     readonly meta: RequestMeta,
     readonly tasksDeclared: boolean,
     readonly identity: Identity,
-    private readonly requestLog: () => Logger,
+    private readonly requestLog: LazyLogger,
     private readonly deadline: RequestDeadline,
   ) {}
 
@@ -63,6 +64,10 @@ class McpRequestContext implements RequestContext {
       tenant: this.identity.tenant,
       principal: this.identity.principal,
     }));
+  }
+
+  logs(level: Level): boolean {
+    return this.requestLog.isLevelEnabled(level);
   }
 
   get signal(): AbortSignal {

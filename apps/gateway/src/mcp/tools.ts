@@ -206,7 +206,7 @@ export const toolsCall: MethodHandler = async (ctx, services) => {
         throw error instanceof ReplicaLagError ? replicaLagged(derivedId) : error;
       });
     services.metrics.tasksCreated.inc({ tool: tool.name });
-    ctx.log.info({ taskId: task.id, tool: tool.name }, 'task created');
+    if (ctx.logs('info')) ctx.log.info({ taskId: task.id, tool: tool.name }, 'task created');
     return result(buildCreateTaskResult(buildTaskSnapshot(task), services.serverInfo));
   }
   if (tool.runSync === undefined) {
