@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createRequestDeadline } from './request-deadline.js';
 
 const never = new Promise<never>(() => undefined);
@@ -57,5 +57,26 @@ describe('createRequestDeadline', () => {
     }, 1_000);
     await expect(deadline.run(Promise.resolve('task'))).resolves.toBe('task');
     expect(reads).toBe(0);
+  });
+
+  it('disarms a live request without building the combined signal', () => {
+    const any = vi.spyOn(AbortSignal, 'any');
+    const deadline = createRequestDeadline(() => new AbortController().signal, 60_000);
+    deadline.disarm();
+    expect(any).not.toHaveBeenCalled();
+    any.mockRestore();
+  });
+
+  it('refuses to disarm once the budget ran out, though no handler read the signal', async () => {
+    const deadline = createRequestDeadline(() => new AbortController().signal, 10);
+    await expect(deadline.run(never)).rejects.toMatchObject({ status: 504 });
+    expect(() => deadline.disarm()).toThrow('Request timed out after 10 ms');
+  });
+
+  it('refuses to disarm once the client left, though no handler read the signal', () => {
+    const client = new AbortController();
+    const deadline = createRequestDeadline(() => client.signal, 60_000);
+    client.abort(new Error('client went away'));
+    expect(() => deadline.disarm()).toThrow('client went away');
   });
 });

@@ -56,7 +56,11 @@ export function createRequestDeadline(
       return getSignal();
     },
     disarm() {
-      getSignal().throwIfAborted();
+      // Without building the combined signal when no handler did (AbortSignal.any is the costly
+      // part): the request is over if the budget ran out or the client left.
+      if (signal !== undefined) signal.throwIfAborted();
+      else if (expired !== undefined) throw expired;
+      else clientSignal().throwIfAborted();
       clearTimeout(timer);
     },
     run<T>(work: Promise<T>): Promise<T> {
