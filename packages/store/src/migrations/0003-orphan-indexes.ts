@@ -4,8 +4,9 @@ import { sql, type Kysely, type Migration } from 'kysely';
  * The sweeper's orphan query, index-driven. An orphan is a `working` task that is either unheld
  * or whose lease ran out; with one index per case, each half of the query reads only the rows
  * that are due, never the (possibly many) tasks held by live workers, which the older
- * `tasks_working_by_enqueue` index made it walk on every sweep. That index stays for builds still
- * running the old query (rolling deploy); a later migration drops it.
+ * `tasks_working_by_enqueue` index made it walk on every sweep. That index stays: the KEDA
+ * trigger's count of runnable tasks is an index-only scan of it (docs/deployment.md, tested in
+ * packages/deploy-checks/test/keda-query.test.ts).
  */
 export const orphanIndexes: Migration = {
   async up(db: Kysely<unknown>): Promise<void> {
