@@ -2,8 +2,8 @@ import { performance } from 'node:perf_hooks';
 import { ErrorCode, ProtocolError } from '@mcp-tasks/protocol';
 import {
   StaleLeaseError,
+  createBatchedLeaseWrites,
   failTask,
-  type BatchedLeaseWrites,
   type Db,
   type Fence,
   type ToolRecord,
@@ -25,8 +25,6 @@ import { startingState } from './tool-state.js';
 
 export interface TaskRunnerOptions {
   db: Db;
-  /** Claims and last writes, batched with those of the worker's other tasks (same db, workerId, leaseMs). */
-  leaseWrites: BatchedLeaseWrites;
   catalogue: ToolCatalogue;
   workerId: string;
   leaseMs: number;
@@ -66,9 +64,11 @@ export function createTaskRunner(options: TaskRunnerOptions): TaskRunner {
     failAfterMs: options.toolMissingFailAfterMs ?? DEFAULT_TOOL_MISSING_FAIL_AFTER_MS,
     retryDelayMs: options.retry.maxDelayMs,
   });
+  // Claims and last writes of this worker's tasks share statements when they arrive together.
+  const leaseWrites = createBatchedLeaseWrites({ db, workerId: options.workerId, leaseMs });
   const settle = createOutcomeSettler({
     db,
-    leaseWrites: options.leaseWrites,
+    leaseWrites,
     leaseMs,
     retry: options.retry,
     requeue: options.requeue,
@@ -158,7 +158,7 @@ export function createTaskRunner(options: TaskRunnerOptions): TaskRunner {
         return 'released';
       }
       const claimSentAt = performance.now();
-      const claim = await options.leaseWrites.claim(taskId);
+      const claim = await leaseWrites.claim(taskId);
       if (claim === null) return 'skipped';
       const { fence, task, tool: toolRecord } = claim;
       const controller = new AbortController();

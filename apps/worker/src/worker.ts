@@ -7,7 +7,6 @@ import {
 } from '@mcp-tasks/queue';
 import {
   assertSchemaCompatible,
-  createBatchedLeaseWrites,
   createDb,
   createTaskChangeListener,
   createTaskService,
@@ -92,11 +91,6 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
 
   const runner = createTaskRunner({
     db,
-    leaseWrites: createBatchedLeaseWrites({
-      db,
-      workerId: config.workerId,
-      leaseMs: config.leaseMs,
-    }),
     catalogue,
     workerId: config.workerId,
     leaseMs: config.leaseMs,

@@ -31,45 +31,56 @@ export function createBatchedLeaseWrites(options: BatchedLeaseWritesOptions): Ba
 
   const claim = createNaturalBatcher<string, Claim | null>({
     maxBatchSize,
-    run: async (taskIds) => {
-      if (taskIds.length === 1)
-        return [await settled(claimLease(db, taskIds[0]!, workerId, leaseMs))];
-      const claims = await claimLeases(db, taskIds, workerId, leaseMs).catch(() => undefined);
-      // A failed batch (the database refused it, or it lost a deadlock) goes again one by one,
-      // so that each claim gets its own answer or its own error.
-      if (claims === undefined)
-        return await Promise.all(
-          taskIds.map((id) => settled(claimLease(db, id, workerId, leaseMs))),
-        );
-      // The same wake-up delivered twice: only its first delivery runs the attempt.
-      return taskIds.map((taskId) => {
-        const won = claims.get(taskId) ?? null;
-        claims.delete(taskId);
-        return { ok: true, value: won };
-      });
-    },
+    run: singleOrShared({
+      single: (taskId) => claimLease(db, taskId, workerId, leaseMs),
+      shared: async (taskIds) => {
+        const claims = await claimLeases(db, taskIds, workerId, leaseMs);
+        // The same wake-up delivered twice: only its first delivery runs the attempt.
+        return taskIds.map((taskId) => {
+          const won = claims.get(taskId) ?? null;
+          claims.delete(taskId);
+          return { ok: true, value: won };
+        });
+      },
+    }),
   });
 
   const final = createNaturalBatcher<{ fence: Fence; write: FinalWrite }, void>({
     maxBatchSize,
-    run: async (entries) => {
-      const one = (entry: { fence: Fence; write: FinalWrite }) =>
-        settled(writeFinal(db, entry.fence, entry.write));
-      if (entries.length === 1) return [await one(entries[0]!)];
-      const sorted = [...entries].sort((a, b) => (a.fence.taskId < b.fence.taskId ? -1 : 1));
-      const held = await writeFinals(db, sorted).catch(() => undefined);
-      if (held === undefined) return await Promise.all(entries.map(one));
-      return entries.map(({ fence }): BatchOutcome<void> =>
-        held.has(`${fence.taskId}:${fence.epoch}`)
-          ? { ok: true, value: undefined }
-          : { ok: false, error: new StaleLeaseError(fence.taskId, fence.epoch) },
-      );
-    },
+    run: singleOrShared({
+      single: ({ fence, write }) => writeFinal(db, fence, write),
+      shared: async (entries) => {
+        const sorted = [...entries].sort((a, b) => (a.fence.taskId < b.fence.taskId ? -1 : 1));
+        const held = await writeFinals(db, sorted);
+        return entries.map(({ fence }): BatchOutcome<void> =>
+          held.has(`${fence.taskId}:${fence.epoch}`)
+            ? { ok: true, value: undefined }
+            : { ok: false, error: new StaleLeaseError(fence.taskId, fence.epoch) },
+        );
+      },
+    }),
   });
 
   return {
     claim,
     writeFinal: (fence, write) => final({ fence, write }),
+  };
+}
+
+/**
+ * A batch handler from a single-row statement and a shared one: a lone item takes its single
+ * statement; several take the shared one, and if the database refuses that (a check constraint,
+ * a lost deadlock) each goes again on its own, so every caller gets its own answer or error.
+ */
+function singleOrShared<I, O>(statements: {
+  single: (item: I) => Promise<O>;
+  shared: (items: readonly I[]) => Promise<BatchOutcome<O>[]>;
+}): (items: readonly I[]) => Promise<readonly BatchOutcome<O>[]> {
+  const eachAlone = (items: readonly I[]) =>
+    Promise.all(items.map((item) => settled(statements.single(item))));
+  return async (items) => {
+    if (items.length === 1) return await eachAlone(items);
+    return await statements.shared(items).catch(() => eachAlone(items));
   };
 }
 

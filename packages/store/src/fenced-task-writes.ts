@@ -175,8 +175,9 @@ export async function writeFinal(db: Db, fence: Fence, write: FinalWrite): Promi
 /**
  * Several FinalWrites in one statement, each under its own fence (the same rule as holds()).
  * Resolves with the fences that held, as `taskId:epoch`; the caller turns the others into
- * StaleLeaseError. The rows are updated in the order given: pass them sorted by task id, the
- * order `= ANY` updates take, so two batches lock shared rows alike.
+ * StaleLeaseError. Pass them sorted by task id: the plan walks `unnest` in order, so the rows
+ * are locked in the order `= ANY` updates take. Postgres does not promise that order; a deadlock
+ * it does cause is refused like any other error (the batcher then writes each on its own).
  */
 export async function writeFinals(
   db: Db,
