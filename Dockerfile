@@ -17,6 +17,8 @@ COPY packages/tool-sdk/package.json packages/tool-sdk/
 COPY packages/tools/package.json packages/tools/
 COPY apps/gateway/package.json apps/gateway/
 COPY apps/worker/package.json apps/worker/
+# pnpm applies these while it installs (the root package.json's pnpm.patchedDependencies).
+COPY patches patches
 RUN pnpm install --frozen-lockfile --filter @mcp-tasks/gateway... --filter @mcp-tasks/worker...
 COPY packages/tasks packages/tasks
 COPY packages/protocol packages/protocol

@@ -112,6 +112,30 @@ describe('Dockerfile', () => {
     expect(read('Dockerfile')).toContain(`npm install -g ${manager}`);
   });
 
+  it('copies the patch of every patched dependency before the first install', () => {
+    const patched = (
+      JSON.parse(read('package.json')) as {
+        pnpm?: { patchedDependencies?: Record<string, string> };
+      }
+    ).pnpm?.patchedDependencies;
+    const patchFiles = Object.values(patched ?? {});
+    expect(patchFiles.length).toBeGreaterThan(0);
+    const firstInstall = instructions.findIndex(
+      (i) => i.keyword === 'RUN' && i.args.includes('pnpm install'),
+    );
+    const copiedBefore = instructions
+      .slice(0, firstInstall)
+      .filter((i) => i.keyword === 'COPY')
+      .flatMap((i) => copyParts(i.args).sources);
+    for (const file of patchFiles) {
+      expect(exists(file), file).toBe(true);
+      expect(
+        copiedBefore.some((source) => file === source || file.startsWith(`${source}/`)),
+        `${file} is copied before line ${instructions[firstInstall]?.line}`,
+      ).toBe(true);
+    }
+  });
+
   it('runs Node 22 slim as a non-root user under tini, with a HEALTHCHECK', () => {
     const runtime = instructions.slice(instructions.findLastIndex((i) => i.keyword === 'FROM'));
     const nodeImage = instructions.find(

@@ -2,7 +2,8 @@
  * Where the fixed-rate create tail comes from: creates at RATE/s for SECONDS against one gateway
  * and WORKERS workers (from their builds), each reply's latency from its scheduled send time, and
  * Postgres's view of the bench database sampled every 20 ms from second 9 on. Prints the
- * quarter-seconds after warm-up whose slowest create took over 20 ms, p50/p99 after warm-up, and
+ * quarter-seconds after warm-up whose slowest create took over 20 ms, p50/p99 after warm-up, how
+ * late the sender itself was (its own share of those latencies), and
  * every statement seen running for more than 10 ms with what it waited on.
  *
  *   RATE=200 SECONDS=13 WORKERS=1 pnpm exec tsx --conditions=@mcp-tasks/source \
@@ -40,7 +41,7 @@ await monitor.connect();
 const http = new Pool(stack.gateways[0]!.url);
 
 const start = performance.now();
-const replies: { sentAtMs: number; latencyMs: number }[] = [];
+const replies: { sentAtMs: number; latencyMs: number; lateMs: number }[] = [];
 const running: string[] = [];
 const sampling = (async () => {
   await sleep(9_000);
@@ -67,12 +68,17 @@ for (let i = 0; i < rate * seconds; i += 1) {
   const wait = scheduled - performance.now();
   if (wait > 1) await sleep(wait);
   const spec = createTaskRequest();
+  const lateMs = performance.now() - scheduled;
   inFlight.push(
     http
       .request({ method: 'POST', path: spec.path, headers: spec.headers, body: spec.body })
       .then(async (response) => {
         await response.body.text();
-        replies.push({ sentAtMs: scheduled - start, latencyMs: performance.now() - scheduled });
+        replies.push({
+          sentAtMs: scheduled - start,
+          latencyMs: performance.now() - scheduled,
+          lateMs,
+        });
       }),
   );
 }
@@ -90,6 +96,9 @@ const sorted = measured.map((reply) => reply.latencyMs).sort((a, b) => a - b);
 const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))]!;
 console.log(`${rate}/s for ${seconds} s, ${workers} worker(s), after ${WARM_UP_MS / 1_000} s:`);
 console.log(`p50 ${at(0.5).toFixed(2)} ms, p99 ${at(0.99).toFixed(2)} ms`);
+const late = measured.map((reply) => reply.lateMs).sort((a, b) => a - b);
+const lateAt = (q: number) => late[Math.min(late.length - 1, Math.floor(late.length * q))]!;
+console.log(`sender lateness p50 ${lateAt(0.5).toFixed(2)} ms, p99 ${lateAt(0.99).toFixed(2)} ms`);
 console.log(
   `slow quarter-seconds (s: slowest ms): ${[...slowest].map(([s, ms]) => `${s}:${ms}`).join(' ')}`,
 );

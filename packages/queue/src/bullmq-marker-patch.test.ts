@@ -1,0 +1,76 @@
+// patches/bullmq@*.patch: taking a job re-adds the queue's wake-up marker only while another job
+// waits. Upstream re-adds it always, so at low load every job cost its worker one more BZPOPMIN
+// and one more moveToActive. These tests drive BullMQ's own scripts on real Redis; the marker is
+// removed by hand first, as a worker's BZPOPMIN removes it before it calls moveToActive.
+import { createTestRedis, type TestRedis } from '@mcp-tasks/testing';
+import { Queue, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+let redis: TestRedis;
+let admin: Redis;
+let queue: Queue;
+let worker: Worker;
+let prefix: string;
+
+beforeAll(async () => {
+  redis = await createTestRedis('marker');
+  admin = new Redis(redis.url);
+  prefix = redis.prefix;
+  const connection = { url: redis.url, maxRetriesPerRequest: null };
+  queue = new Queue('marker', { connection, prefix });
+  // Fetched by hand (no processor, autorun off), so nothing else moves jobs or markers.
+  worker = new Worker('marker', null, { connection, prefix, autorun: false });
+  await Promise.all([queue.waitUntilReady(), worker.waitUntilReady()]);
+});
+
+afterAll(async () => {
+  await worker.close();
+  await queue.close();
+  const keys = await admin.keys(`${prefix}*`);
+  if (keys.length > 0) await admin.del(...keys);
+  admin.disconnect();
+});
+
+const markerKey = () => `${prefix}:marker:marker`;
+
+async function takeOneAfterTheMarkerWasPopped(token: string) {
+  await admin.del(markerKey());
+  const job = await worker.getNextJob(token, { block: false });
+  return { job, marker: await admin.zrange(markerKey(), 0, -1, 'WITHSCORES') };
+}
+
+describe('the patched BullMQ marker', () => {
+  it('taking the only waiting job leaves no marker, so no worker wakes for nothing', async () => {
+    await queue.add('run', { n: 1 }, { jobId: 'only' });
+    const { job, marker } = await takeOneAfterTheMarkerWasPopped('t1');
+    expect(job?.id).toBe('only');
+    expect(marker).toEqual([]);
+  });
+
+  it('taking one of several waiting jobs leaves the marker for the next worker', async () => {
+    await queue.addBulk([
+      { name: 'run', data: { n: 2 }, opts: { jobId: 'first' } },
+      { name: 'run', data: { n: 3 }, opts: { jobId: 'second' } },
+    ]);
+    const first = await takeOneAfterTheMarkerWasPopped('t2');
+    expect(first.job?.id).toBe('first');
+    expect(first.marker).toEqual(['0', '0']);
+    const second = await takeOneAfterTheMarkerWasPopped('t3');
+    expect(second.job?.id).toBe('second');
+    expect(second.marker).toEqual([]);
+  });
+
+  it('a prioritized job left waiting keeps the marker too', async () => {
+    await queue.addBulk([
+      { name: 'run', data: { n: 4 }, opts: { jobId: 'urgent', priority: 1 } },
+      { name: 'run', data: { n: 5 }, opts: { jobId: 'later', priority: 2 } },
+    ]);
+    const first = await takeOneAfterTheMarkerWasPopped('t4');
+    expect(first.job?.id).toBe('urgent');
+    expect(first.marker).toEqual(['0', '0']);
+    const second = await takeOneAfterTheMarkerWasPopped('t5');
+    expect(second.job?.id).toBe('later');
+    expect(second.marker).toEqual([]);
+  });
+});
