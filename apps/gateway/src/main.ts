@@ -196,6 +196,9 @@ async function main(): Promise<void> {
     closeResources: async () => {
       workerLiveness.stop();
       consumerHeartbeats.close();
+      // Creates answered just before the drain have their wake-ups still to send; without this
+      // they would wait for the sweeper's grace. Each is bounded by the queue's command timeout.
+      await taskService.settleWakeUps();
       await Promise.allSettled([changes.close(), queue.close()]);
       await closeDbs();
     },

@@ -67,6 +67,7 @@ describe('creating a task (R10, R11)', () => {
         getTask: () => Promise.reject(new Error('unused')),
         getTasks: () => Promise.reject(new Error('unused')),
         flagListened: () => Promise.reject(new Error('unused')),
+        settleWakeUps: () => Promise.resolve(),
         databaseChecks: [],
       },
     });

@@ -52,7 +52,9 @@ export interface OrphanWakeUp {
  * committed (the task service waits until the row is readable first). Three callers:
  *  - the task service after a create or a resume: no mark. The row itself, `working`, unheld and
  *    last changed more than the sweeper's enqueue grace ago, is what the sweeper re-dispatches,
- *    so a lost wake-up is recovered from the row alone. A failure is reported, never thrown.
+ *    so a lost wake-up is recovered from the row alone. A failure is reported, never thrown. For
+ *    the same reason a create's reply need not wait for its wake-up: it is sent right after
+ *    (wakeAfterReply), and a process killed in between leaves a row the sweeper wakes.
  *  - the sweeper (through the task service) for orphans: it marks what it woke, since the
  *    orphan's last change is older than the grace and the next sweep would find it again at once.
  *  - a worker's own wake-up (a retry after backoff, a task given back at shutdown): it marks too,
@@ -63,6 +65,16 @@ export interface OrphanWakeUp {
 export interface Outbox {
   /** Creates that arrive together go out in one batch (natural batching). False: reported lost. */
   wake(taskId: string, reason: 'created' | 'resumed'): Promise<boolean>;
+  /**
+   * Wakes a created task once the current turn of the event loop is over, so the create's reply
+   * (its row committed and readable already) is written before the wake-up goes to Redis: the
+   * client does not wait for a queue round trip, nor for a Redis outage's timeout. Resolves at
+   * once, or, while more than `maxPendingWakeUps` are unsent, when this one has been sent or
+   * reported lost (backpressure).
+   */
+  wakeAfterReply(taskId: string): Promise<void>;
+  /** Resolves when every wake-up wakeAfterReply has deferred was sent or reported lost. */
+  settle(): Promise<void>;
   wakeOrphans(taskIds: readonly string[]): Promise<OrphanWakeUp>;
   requeue(taskId: string, reason: 'retry' | 'released', delayMs: number): Promise<void>;
 }
@@ -76,10 +88,12 @@ export interface OutboxOptions {
   onSweepBatchError?: (taskIds: readonly string[], error: unknown) => void;
   /** Created tasks woken together at most; default 256. */
   maxBatchSize?: number;
+  /** Deferred wake-ups (wakeAfterReply) not yet sent beyond which a create waits; default 1024. */
+  maxPendingWakeUps?: number;
 }
 
 export function createOutbox(options: OutboxOptions): Outbox {
-  const { db, dispatcher, maxBatchSize = 256 } = options;
+  const { db, dispatcher, maxBatchSize = 256, maxPendingWakeUps = 1024 } = options;
   const enqueueCreated = (taskIds: readonly string[]): Promise<unknown> =>
     dispatcher.enqueueCreated !== undefined
       ? dispatcher.enqueueCreated(taskIds)
@@ -106,8 +120,29 @@ export function createOutbox(options: OutboxOptions): Outbox {
     }
   };
 
+  const pending = new Set<Promise<boolean>>();
+  // Deferred in this turn: sent by one setImmediate, which runs after this turn's callbacks and
+  // microtasks (where the replies are written), all in one go so that they share one addBulk.
+  let deferred: { taskId: string; resolve: (sent: Promise<boolean>) => void }[] = [];
+  const sendDeferred = (): void => {
+    const due = deferred;
+    deferred = [];
+    for (const { taskId, resolve } of due) resolve(wake(taskId, 'created'));
+  };
   return {
     wake,
+    wakeAfterReply(taskId) {
+      const sent = new Promise<boolean>((resolve) => {
+        deferred.push({ taskId, resolve });
+        if (deferred.length === 1) setImmediate(sendDeferred);
+      });
+      pending.add(sent);
+      void sent.then(() => pending.delete(sent));
+      return pending.size > maxPendingWakeUps ? sent.then(() => undefined) : Promise.resolve();
+    },
+    async settle() {
+      while (pending.size > 0) await Promise.all(pending);
+    },
     async wakeOrphans(orphans) {
       if (dispatcher.enqueueSwept === undefined) {
         let woken = 0;

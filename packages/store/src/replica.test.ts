@@ -107,6 +107,7 @@ describe.skipIf(unavailable !== null)('the replica waiter against a real streami
       visibilityTimeoutMs: 10_000,
     });
     const task = await service.createAndDispatch(newTask());
+    await service.settleWakeUps();
     expect(enqueued).toEqual([task.id]);
 
     await sql`SELECT pg_wal_replay_pause()`.execute(replica);

@@ -57,6 +57,7 @@ describe('createAndDispatch', () => {
     const input = newTask();
     const task = await service.createAndDispatch(input);
     expect(task).toMatchObject({ id: input.id, status: 'working' });
+    await service.settleWakeUps();
     expect(calls).toEqual([{ taskId: input.id, reason: 'created' }]);
     expect(counted.statements.splice(0)).toHaveLength(1);
     expect((await rawRow(db, input.id))!.enqueued_at).toBeNull();
@@ -70,6 +71,59 @@ describe('createAndDispatch', () => {
     ).toContain(task.id);
   });
 
+  it('answers before the wake-up is sent, sends it right after, and settles once Redis answers', async () => {
+    // Redis that has not answered yet: the create must not wait for it.
+    let answer!: () => void;
+    const answered = new Promise<void>((resolve) => (answer = resolve));
+    const sent: string[] = [];
+    const dispatcher: TaskDispatcher = {
+      async enqueue(taskId) {
+        sent.push(taskId);
+        await answered;
+      },
+    };
+    const service = createTaskService({ db, dispatcher });
+    const task = await service.createAndDispatch(newTask());
+    expect(sent).toEqual([]);
+    expect((await rawRow(db, task.id))!.status).toBe('working');
+    let settled = false;
+    const settling = service.settleWakeUps().then(() => (settled = true));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(sent).toEqual([task.id]);
+    expect(settled).toBe(false);
+    answer();
+    await settling;
+    expect(settled).toBe(true);
+  });
+
+  it('makes a create wait for its own wake-up while too many are unsent (backpressure)', async () => {
+    let answer!: () => void;
+    const answered = new Promise<void>((resolve) => (answer = resolve));
+    const sent: string[] = [];
+    const dispatcher: TaskDispatcher = {
+      async enqueue(taskId) {
+        sent.push(taskId);
+        await answered;
+      },
+    };
+    const service = createTaskService({ db, dispatcher, maxPendingWakeUps: 2 });
+    await service.createAndDispatch(newTask());
+    await service.createAndDispatch(newTask());
+    let thirdReturned = false;
+    const third = service.createAndDispatch(newTask()).then((task) => {
+      thirdReturned = true;
+      return task;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    // One batch in flight at a time: the first wake-up is on the wire, the other two wait for it.
+    expect(sent).toHaveLength(1);
+    expect(thirdReturned).toBe(false);
+    answer();
+    const task = await third;
+    expect(sent[2]).toBe(task.id);
+    await service.settleWakeUps();
+  });
+
   it('answers a repeated create with the same task and enqueues it once', async () => {
     const { calls, dispatcher } = recordingDispatcher();
     const service = createTaskService({ db, dispatcher });
@@ -77,6 +131,7 @@ describe('createAndDispatch', () => {
     const first = await service.createAndDispatch(input);
     const again = await service.createAndDispatch({ ...input, statusMessage: 'ignored' });
     expect(again).toEqual(first);
+    await service.settleWakeUps();
     expect(calls).toEqual([{ taskId: input.id, reason: 'created' }]);
   });
 
@@ -109,6 +164,7 @@ describe('createAndDispatch', () => {
     });
     const task = await service.createAndDispatch(newTask());
     expect(await getTask(db, task.id)).toEqual(task);
+    await service.settleWakeUps();
     expect(failures).toHaveLength(1);
     expect(failures[0]!.taskId).toBe(task.id);
     expect((failures[0]!.error as Error).message).toBe('redis is down');
@@ -182,6 +238,7 @@ describe('createAndDispatch under concurrency (natural batching)', () => {
       inputs.map((i) => [i.id, i.operation.arguments]),
     );
     expect(inserts()).toHaveLength(1);
+    await service.settleWakeUps();
     expect(batches).toEqual([inputs.map((i) => i.id)]);
     for (const input of inputs) expect((await getTask(db, input.id))?.status).toBe('working');
   });
@@ -203,6 +260,7 @@ describe('createAndDispatch under concurrency (natural batching)', () => {
     const service = createTaskService({ db: counted.db, dispatcher });
     const taken = newTask();
     await service.createAndDispatch(taken);
+    await service.settleWakeUps();
     batches.splice(0);
     counted.statements.splice(0);
     const others = [newTask(), newTask()];
@@ -223,6 +281,7 @@ describe('createAndDispatch under concurrency (natural batching)', () => {
       code: '23514',
       constraint: 'tasks_poll_interval_positive',
     });
+    await service.settleWakeUps();
     expect(batches).toEqual([others.map((t) => t.id)]);
   });
 
@@ -235,6 +294,7 @@ describe('createAndDispatch under concurrency (natural batching)', () => {
       service.createAndDispatch(input, { derivedId: true }),
     ]);
     expect(a).toEqual(b);
+    await service.settleWakeUps();
     // The repeat also asks for the wake-up (it cannot tell the first one went out); the job id is
     // the task id, so the queue keeps one (task-queue.test.ts, enqueueCreated).
     expect(batches.flat().every((id) => id === input.id)).toBe(true);
@@ -246,14 +306,17 @@ describe('createAndDispatch under concurrency (natural batching)', () => {
     const input = newTask();
     await service.createAndDispatch(input, { derivedId: true });
     await service.createAndDispatch(input, { derivedId: true });
+    await service.settleWakeUps();
     expect(calls.filter((c) => c.taskId === input.id)).toHaveLength(2);
     await claimLease(db, input.id, 'w', 30_000);
     await service.createAndDispatch(input, { derivedId: true });
+    await service.settleWakeUps();
     expect(calls.filter((c) => c.taskId === input.id)).toHaveLength(2);
     // A fresh-id create is never repeated by a client; a repeat of it wakes nothing.
     const fresh = newTask();
     await service.createAndDispatch(fresh);
     await service.createAndDispatch(fresh);
+    await service.settleWakeUps();
     expect(calls.filter((c) => c.taskId === fresh.id)).toHaveLength(1);
   });
 });

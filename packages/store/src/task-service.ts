@@ -28,8 +28,9 @@ export interface RedispatchResult {
 
 export interface TaskService {
   /**
-   * ReplicaLagError if the read replica lags past the bound; an enqueue failure is reported, not
-   * thrown (the sweeper retries). Repeating a create (same id, owner and operation) returns the
+   * ReplicaLagError if the read replica lags past the bound. Returns once the row is committed
+   * and readable; the wake-up follows (settleWakeUps), and its failure is reported, not thrown
+   * (the sweeper retries). Repeating a create (same id, owner and operation) returns the
    * existing task and enqueues nothing, unless it was never dispatched (see CreateOptions).
    */
   createAndDispatch(input: NewTask, options?: CreateOptions): Promise<Task>;
@@ -47,6 +48,11 @@ export interface TaskService {
   getTasks(owner: TaskOwner, taskIds: readonly string[]): Promise<Task[]>;
   /** Flags the owner's tasks so their changes are announced (see flagListenedTasks). */
   flagListened(owner: TaskOwner, taskIds: readonly string[]): Promise<void>;
+  /**
+   * Resolves when every created task's wake-up has been sent or reported lost. A create returns
+   * before its wake-up is sent (see Outbox.wakeAfterReply); call this before closing the queue.
+   */
+  settleWakeUps(): Promise<void>;
   /** Readiness checks: `postgres` (the primary), and `postgres_read` when a replica is configured. */
   readonly databaseChecks: readonly DatabaseCheck[];
   /**
@@ -89,6 +95,8 @@ export interface TaskServiceOptions {
   sweepBatchSize?: number;
   /** Creates inserted (and enqueued) together at most; default 256. */
   createBatchSize?: number;
+  /** Created tasks' wake-ups not yet sent beyond which a create waits for its own; default 1024. */
+  maxPendingWakeUps?: number;
 }
 
 const DEFAULT_VISIBILITY_TIMEOUT_MS = 2_000;
@@ -106,7 +114,9 @@ const DEFAULT_CREATE_BATCH = 256;
  * Creates are batched naturally (natural-batcher.ts): those that arrive while an INSERT is in
  * flight go in the next one, one statement for all, and likewise their replica wait (one poll)
  * and their wake-ups (one addBulk). Each caller still gets only its own outcome, after its own
- * row committed and is readable.
+ * row committed and is readable. A create's wake-up is sent just after its reply, not before
+ * (Outbox.wakeAfterReply): the row is the record and the sweeper recovers a lost wake-up, so the
+ * reply need not wait for Redis.
  */
 export function createTaskService(options: TaskServiceOptions): TaskService {
   const { db, readDb } = options;
@@ -129,6 +139,7 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
     onDispatchError: options.onDispatchError,
     onSweepBatchError: options.onSweepBatchError,
     maxBatchSize,
+    maxPendingWakeUps: options.maxPendingWakeUps,
   });
   const ping = (target: Db) => async (): Promise<void> => {
     await target.selectNoFrom((eb) => eb.val(1).as('one')).execute();
@@ -157,7 +168,7 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
       // and the created job's id is the task id, so if that first wake-up is still queued the
       // add is a no-op (BullMQ keeps one job per id while it exists).
       const neverWoken = derivedId && !created && !woken && task.status === 'working';
-      if (created || neverWoken) await outbox.wake(task.id, 'created');
+      if (created || neverWoken) await outbox.wakeAfterReply(task.id);
       return task;
     },
     async submitInputResponses(owner, taskId, responses) {
@@ -181,6 +192,7 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
     getTask: (owner, taskId) => getTaskForPrincipal(db, owner.tenant, owner.principal, taskId),
     getTasks: (owner, taskIds) => getTasksForPrincipal(db, owner.tenant, owner.principal, taskIds),
     flagListened: (owner, taskIds) => flagListenedTasks(db, owner, taskIds),
+    settleWakeUps: () => outbox.settle(),
     databaseChecks,
   };
 }
