@@ -367,6 +367,45 @@ describe('submitInputResponses', () => {
   });
 });
 
+describe('getTaskView under concurrency (natural batching)', () => {
+  it('reads a lone poll with its own statement and concurrent polls with one, each caller getting its own answer', async () => {
+    const { dispatcher } = recordingDispatcher();
+    const service = createTaskService({ db: counted.db, dispatcher });
+    const tasks = await Promise.all(
+      Array.from({ length: 5 }, (_, i) =>
+        service.createAndDispatch(newTask({ statusMessage: `n${i}` })),
+      ),
+    );
+    await service.settleWakeUps();
+    counted.statements.splice(0);
+    const lone = await service.getTaskView(alice, tasks[0]!.id);
+    expect(lone).toMatchObject({ id: tasks[0]!.id, statusMessage: 'n0' });
+    expect(counted.statements.splice(0)).toHaveLength(1);
+
+    const eve = { tenant: 'acme', principal: 'eve' };
+    const views = await Promise.all([
+      ...tasks.map((task) => service.getTaskView(alice, task.id)),
+      service.getTaskView(eve, tasks[1]!.id),
+      service.getTaskView(alice, tasks[2]!.id),
+      service.getTaskView(alice, newTaskId()),
+    ]);
+    expect(views.map((view) => view?.statusMessage)).toEqual([
+      'n0',
+      'n1',
+      'n2',
+      'n3',
+      'n4',
+      undefined,
+      'n2',
+      undefined,
+    ]);
+    // Asked in the same turn, all eight share one statement.
+    const statements = counted.statements.splice(0);
+    expect(statements).toHaveLength(1);
+    expect(statements[0]).toMatch(/unnest/);
+  });
+});
+
 describe('cancel', () => {
   it('records the request for the owner only', async () => {
     const { dispatcher } = recordingDispatcher();

@@ -14,7 +14,11 @@ import {
   type CreatedTask,
   type NewTask,
 } from './task-repository.js';
-import { getTaskViewForPrincipal } from './task-view.js';
+import {
+  getTaskViewForPrincipal,
+  getTaskViewsForPrincipals,
+  type TaskViewKey,
+} from './task-view.js';
 
 /** One batch of the sweeper's re-dispatch. */
 export interface RedispatchResult {
@@ -141,6 +145,26 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
     maxBatchSize,
     maxPendingWakeUps: options.maxPendingWakeUps,
   });
+  // Polls batched naturally like creates: a lone poll is read at once with its own statement,
+  // polls that arrive while a read is in flight share the next one.
+  const readView = createNaturalBatcher<TaskViewKey, TaskView | undefined>({
+    maxBatchSize,
+    run: async (keys) => {
+      const target = readDb ?? db;
+      const views =
+        keys.length === 1
+          ? [
+              await getTaskViewForPrincipal(
+                target,
+                keys[0]!.tenant,
+                keys[0]!.principal,
+                keys[0]!.taskId,
+              ),
+            ]
+          : await getTaskViewsForPrincipals(target, keys);
+      return views.map((value) => ({ ok: true as const, value }));
+    },
+  });
   const ping = (target: Db) => async (): Promise<void> => {
     await target.selectNoFrom((eb) => eb.val(1).as('one')).execute();
   };
@@ -188,7 +212,7 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
       return { found, ...(await outbox.wakeOrphans(orphans)) };
     },
     getTaskView: (owner, taskId) =>
-      getTaskViewForPrincipal(readDb ?? db, owner.tenant, owner.principal, taskId),
+      readView({ tenant: owner.tenant, principal: owner.principal, taskId }),
     getTask: (owner, taskId) => getTaskForPrincipal(db, owner.tenant, owner.principal, taskId),
     getTasks: (owner, taskIds) => getTasksForPrincipal(db, owner.tenant, owner.principal, taskIds),
     flagListened: (owner, taskIds) => flagListenedTasks(db, owner, taskIds),

@@ -4,7 +4,7 @@ import { alice, createStoreFixture, newTask, type StoreFixture } from '../test/h
 import { claimLease } from './lease.js';
 import { completeTask, failTask, requestInput } from './fenced-task-writes.js';
 import { createTask, getTaskForPrincipal } from './task-repository.js';
-import { getTaskViewForPrincipal } from './task-view.js';
+import { getTaskViewForPrincipal, getTaskViewsForPrincipals } from './task-view.js';
 
 let fixture: StoreFixture;
 
@@ -64,5 +64,27 @@ describe('getTaskViewForPrincipal', () => {
     expect(
       await getTaskViewForPrincipal(db, alice.tenant, alice.principal, "x' OR 1=1 --"),
     ).toBeUndefined();
+  });
+});
+
+describe('getTaskViewsForPrincipals', () => {
+  it('answers each key on its own, duplicates included, and nothing for a foreign, unknown or malformed id', async () => {
+    const { db } = fixture;
+    const mine = (await createTask(db, newTask({ statusMessage: 'mine' }))).task.id;
+    const other = (await createTask(db, newTask({ statusMessage: 'other' }))).task.id;
+    const bob = { tenant: alice.tenant, principal: 'bob' };
+    const keys = [
+      { ...alice, taskId: mine },
+      { ...bob, taskId: mine },
+      { ...alice, taskId: other },
+      { ...alice, taskId: mine },
+      { ...alice, taskId: 'not-a-task-id' },
+      { ...alice, taskId: `${mine.slice(0, -1)}${mine.endsWith('A') ? 'B' : 'A'}` },
+    ];
+    const views = await getTaskViewsForPrincipals(db, keys);
+    const one = await getTaskViewForPrincipal(db, alice.tenant, alice.principal, mine);
+    const two = await getTaskViewForPrincipal(db, alice.tenant, alice.principal, other);
+    expect(views).toEqual([one, undefined, two, one, undefined, undefined]);
+    expect(views[0]).toMatchObject({ id: mine, statusMessage: 'mine', status: 'working' });
   });
 });
