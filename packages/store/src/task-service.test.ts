@@ -48,6 +48,20 @@ function recordingDispatcher(fail = false) {
   return { calls, dispatcher };
 }
 
+/** A recorder whose enqueues stay unanswered, as Redis that has not replied yet, until `answer`. */
+function unansweredDispatcher() {
+  let answer!: () => void;
+  const answered = new Promise<void>((resolve) => (answer = resolve));
+  const sent: string[] = [];
+  const dispatcher: TaskDispatcher = {
+    async enqueue(taskId) {
+      sent.push(taskId);
+      await answered;
+    },
+  };
+  return { sent, dispatcher, answer };
+}
+
 const future = (ms: number) => new Date(Date.now() + ms);
 
 describe('createAndDispatch', () => {
@@ -73,15 +87,7 @@ describe('createAndDispatch', () => {
 
   it('answers before the wake-up is sent, sends it right after, and settles once Redis answers', async () => {
     // Redis that has not answered yet: the create must not wait for it.
-    let answer!: () => void;
-    const answered = new Promise<void>((resolve) => (answer = resolve));
-    const sent: string[] = [];
-    const dispatcher: TaskDispatcher = {
-      async enqueue(taskId) {
-        sent.push(taskId);
-        await answered;
-      },
-    };
+    const { sent, dispatcher, answer } = unansweredDispatcher();
     const service = createTaskService({ db, dispatcher });
     const task = await service.createAndDispatch(newTask());
     expect(sent).toEqual([]);
@@ -97,15 +103,7 @@ describe('createAndDispatch', () => {
   });
 
   it('makes a create wait for its own wake-up while too many are unsent (backpressure)', async () => {
-    let answer!: () => void;
-    const answered = new Promise<void>((resolve) => (answer = resolve));
-    const sent: string[] = [];
-    const dispatcher: TaskDispatcher = {
-      async enqueue(taskId) {
-        sent.push(taskId);
-        await answered;
-      },
-    };
+    const { sent, dispatcher, answer } = unansweredDispatcher();
     const service = createTaskService({ db, dispatcher, maxPendingWakeUps: 2 });
     await service.createAndDispatch(newTask());
     await service.createAndDispatch(newTask());

@@ -10,12 +10,10 @@
  *     packages/loadtest/src/bench/create-stall-probe.ts
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createDb, migrateToLatest } from '@mcp-tasks/store';
-import { createTestDatabase, createTestRedis, postgresBaseUrl } from '@mcp-tasks/testing';
+import { postgresBaseUrl } from '@mcp-tasks/testing';
 import pg from 'pg';
 import { Pool } from 'undici';
-import { startBenchStack } from './bench-stack.js';
-import { deleteRedisPrefix } from './cleanup.js';
+import { startProbeStack } from './probe-stack.js';
 import { createTaskRequest } from './mcp-requests.js';
 
 const rate = Number(process.env.RATE ?? 200);
@@ -23,19 +21,7 @@ const seconds = Number(process.env.SECONDS ?? 13);
 const workers = Number(process.env.WORKERS ?? 1);
 const WARM_UP_MS = 3_000;
 
-const database = await createTestDatabase('stall');
-const redis = await createTestRedis('stall');
-const db = createDb({ connectionString: database.connectionString });
-await migrateToLatest(db);
-await db.destroy();
-const stack = await startBenchStack({
-  databaseUrl: database.connectionString,
-  redisUrl: redis.url,
-  redisPrefix: redis.prefix,
-  gateways: 1,
-  workers,
-  workerConcurrency: 32,
-});
+const { stack, database, close } = await startProbeStack('stall', workers);
 const monitor = new pg.Client({ connectionString: await postgresBaseUrl() });
 await monitor.connect();
 const http = new Pool(stack.gateways[0]!.url);
@@ -106,6 +92,4 @@ console.log(running.join('\n'));
 
 await http.close();
 await monitor.end();
-await stack.stop();
-await database.drop();
-await deleteRedisPrefix(redis.url, redis.prefix);
+await close();

@@ -7,11 +7,8 @@
  *   TASKS=256 CONNECTIONS=32 DURATION_S=10 pnpm exec tsx --conditions=@mcp-tasks/source \
  *     packages/loadtest/src/bench/poll-spread-probe.ts
  */
-import { createDb, migrateToLatest } from '@mcp-tasks/store';
-import { createTestDatabase, createTestRedis } from '@mcp-tasks/testing';
 import autocannon from 'autocannon';
-import { startBenchStack } from './bench-stack.js';
-import { deleteRedisPrefix } from './cleanup.js';
+import { startProbeStack } from './probe-stack.js';
 import { processCpuMs } from './cpu.js';
 import {
   createTaskRequest,
@@ -24,20 +21,8 @@ const taskCount = Number(process.env.TASKS ?? 256);
 const connections = Number(process.env.CONNECTIONS ?? 32);
 const seconds = Number(process.env.DURATION_S ?? 10);
 
-const database = await createTestDatabase('spread');
-const redis = await createTestRedis('spread');
-const db = createDb({ connectionString: database.connectionString });
-await migrateToLatest(db);
-await db.destroy();
 // No worker: the tasks stay `working`, so every poll reads the same kind of row.
-const stack = await startBenchStack({
-  databaseUrl: database.connectionString,
-  redisUrl: redis.url,
-  redisPrefix: redis.prefix,
-  gateways: 1,
-  workers: 0,
-  workerConcurrency: 1,
-});
+const { stack, close } = await startProbeStack('spread', 0);
 const gateway = stack.gateways[0]!;
 const gatewayPid = gateway.process.child.pid!;
 
@@ -75,7 +60,5 @@ try {
   console.log(`  one task:        ${await run([polls[0]!])}`);
   console.log(`  ${taskCount} tasks in turn: ${await run(polls)}`);
 } finally {
-  await stack.stop();
-  await database.drop();
-  await deleteRedisPrefix(redis.url, redis.prefix);
+  await close();
 }

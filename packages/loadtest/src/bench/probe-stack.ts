@@ -1,0 +1,40 @@
+import { createDb, migrateToLatest } from '@mcp-tasks/store';
+import { createTestDatabase, createTestRedis, type TestDatabase } from '@mcp-tasks/testing';
+import { startBenchStack, type BenchStack } from './bench-stack.js';
+import { deleteRedisPrefix } from './cleanup.js';
+
+export interface ProbeStack {
+  stack: BenchStack;
+  database: TestDatabase;
+  /** Stops the processes, drops the scratch database and deletes the Redis prefix. */
+  close: () => Promise<void>;
+}
+
+/**
+ * For the ad-hoc probes next to `pnpm bench`: one gateway and `workers` workers from their builds
+ * on a scratch database (migrated) and Redis prefix named after `label`.
+ */
+export async function startProbeStack(label: string, workers: number): Promise<ProbeStack> {
+  const database = await createTestDatabase(label);
+  const redis = await createTestRedis(label);
+  const db = createDb({ connectionString: database.connectionString });
+  await migrateToLatest(db);
+  await db.destroy();
+  const stack = await startBenchStack({
+    databaseUrl: database.connectionString,
+    redisUrl: redis.url,
+    redisPrefix: redis.prefix,
+    gateways: 1,
+    workers,
+    workerConcurrency: 32,
+  });
+  return {
+    stack,
+    database,
+    close: async () => {
+      await stack.stop();
+      await database.drop();
+      await deleteRedisPrefix(redis.url, redis.prefix);
+    },
+  };
+}
