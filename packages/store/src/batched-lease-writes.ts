@@ -2,7 +2,7 @@ import type { Db } from './database.js';
 import { StaleLeaseError } from './errors.js';
 import { writeFinal, writeFinals, type FinalWrite } from './fenced-task-writes.js';
 import { claimLease, claimLeases, type Claim, type Fence } from './lease.js';
-import { createNaturalBatcher, type BatchOutcome } from './natural-batcher.js';
+import { createNaturalBatcher, singleOrShared, type BatchOutcome } from './natural-batcher.js';
 
 /**
  * A worker's claims and last writes, batched naturally (natural-batcher.ts): a lone one goes out
@@ -65,30 +65,4 @@ export function createBatchedLeaseWrites(options: BatchedLeaseWritesOptions): Ba
     claim,
     writeFinal: (fence, write) => final({ fence, write }),
   };
-}
-
-/**
- * A batch handler from a single-row statement and a shared one: a lone item takes its single
- * statement; several take the shared one, and if the database refuses that (a check constraint,
- * a lost deadlock) each goes again on its own, so every caller gets its own answer or error.
- */
-function singleOrShared<I, O>(statements: {
-  single: (item: I) => Promise<O>;
-  shared: (items: readonly I[]) => Promise<BatchOutcome<O>[]>;
-}): (items: readonly I[]) => Promise<readonly BatchOutcome<O>[]> {
-  const eachAlone = (items: readonly I[]) =>
-    Promise.all(items.map((item) => settled(statements.single(item))));
-  return async (items) => {
-    if (items.length === 1) return await eachAlone(items);
-    return await statements.shared(items).catch(() => eachAlone(items));
-  };
-}
-
-/** A promise's fate as a batch outcome. */
-async function settled<T>(promise: Promise<T>): Promise<BatchOutcome<T>> {
-  try {
-    return { ok: true, value: await promise };
-  } catch (error) {
-    return { ok: false, error };
-  }
 }

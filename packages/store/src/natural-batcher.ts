@@ -65,3 +65,29 @@ export function createNaturalBatcher<I, O>(
       queueMicrotask(() => void flush());
     });
 }
+
+/**
+ * A batch handler from a single-row statement and a shared one: a lone item takes its single
+ * statement; several take the shared one, and if the database refuses that (a check constraint,
+ * a lost deadlock) each goes again on its own, so every caller gets its own answer or error.
+ */
+export function singleOrShared<I, O>(statements: {
+  single: (item: I) => Promise<O>;
+  shared: (items: readonly I[]) => Promise<BatchOutcome<O>[]>;
+}): (items: readonly I[]) => Promise<readonly BatchOutcome<O>[]> {
+  const eachAlone = (items: readonly I[]) =>
+    Promise.all(items.map((item) => settled(statements.single(item))));
+  return async (items) => {
+    if (items.length === 1) return await eachAlone(items);
+    return await statements.shared(items).catch(() => eachAlone(items));
+  };
+}
+
+/** A promise's fate as a batch outcome. */
+async function settled<T>(promise: Promise<T>): Promise<BatchOutcome<T>> {
+  try {
+    return { ok: true, value: await promise };
+  } catch (error) {
+    return { ok: false, error };
+  }
+}

@@ -1,7 +1,7 @@
 import type { InputResponses, Task, TaskOwner, TaskView } from '@mcp-tasks/tasks';
 import type { Db } from './database.js';
 import { flagListenedTasks } from './listen-repository.js';
-import { createNaturalBatcher } from './natural-batcher.js';
+import { createNaturalBatcher, singleOrShared } from './natural-batcher.js';
 import { createOutbox, type TaskDispatcher } from './outbox.js';
 import { createReplicaWaiter } from './replica.js';
 import { DEFAULT_SWEEP_BATCH, findOrphans } from './sweeper-repository.js';
@@ -147,23 +147,15 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
   });
   // Polls batched naturally like creates: a lone poll is read at once with its own statement,
   // polls that arrive while a read is in flight share the next one.
+  const viewDb = readDb ?? db;
   const readView = createNaturalBatcher<TaskViewKey, TaskView | undefined>({
     maxBatchSize,
-    run: async (keys) => {
-      const target = readDb ?? db;
-      const views =
-        keys.length === 1
-          ? [
-              await getTaskViewForPrincipal(
-                target,
-                keys[0]!.tenant,
-                keys[0]!.principal,
-                keys[0]!.taskId,
-              ),
-            ]
-          : await getTaskViewsForPrincipals(target, keys);
-      return views.map((value) => ({ ok: true as const, value }));
-    },
+    run: singleOrShared({
+      single: ({ tenant, principal, taskId }) =>
+        getTaskViewForPrincipal(viewDb, tenant, principal, taskId),
+      shared: async (keys) =>
+        (await getTaskViewsForPrincipals(viewDb, keys)).map((value) => ({ ok: true, value })),
+    }),
   });
   const ping = (target: Db) => async (): Promise<void> => {
     await target.selectNoFrom((eb) => eb.val(1).as('one')).execute();
