@@ -155,6 +155,10 @@ export async function createTasks(
  * The one statement: the rows go in as arrays (the SQL text is the same for any batch size),
  * ON CONFLICT skips ids that exist, and the outer SELECT reads those from the statement's
  * snapshot, which cannot see the rows this statement inserts (they come from RETURNING).
+ *
+ * That read runs only when some input was not inserted (a one-time filter on the counts): the
+ * plan is cached per connection, and one made while the table was nearly empty scans the whole
+ * table for it (until autovacuum's ANALYZE replans), which cost every create a full scan.
  */
 async function insertOrFind(
   db: Db,
@@ -186,7 +190,8 @@ async function insertOrFind(
     SELECT ${sql.raw(ROW_COLUMN_LIST)}, true AS created FROM inserted
     UNION ALL
     SELECT ${sql.raw(ROW_COLUMN_LIST)}, false AS created FROM tasks
-    WHERE tasks.id IN (SELECT id FROM input)
+    WHERE (SELECT count(*) FROM inserted) < (SELECT count(*) FROM input)
+      AND tasks.id IN (SELECT id FROM input)
   `;
   const result = await executePrepared(db, 'insert_tasks', query);
   const rows = new Map<string, { row: TaskRow; created: boolean }>();
