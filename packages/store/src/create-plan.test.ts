@@ -33,7 +33,9 @@ afterAll(async () => {
 async function waitUntilOnlyOneBackendIsLeft(): Promise<void> {
   for (;;) {
     const { rows } = await sql<{ n: number }>`
-      SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database()`.execute(db);
+      SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database()`.execute(
+      db,
+    );
     if (rows[0]!.n === 1) return;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
