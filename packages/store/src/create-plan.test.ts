@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '@mcp-tasks/testing';
-import { newTask } from '../test/helpers.js';
+import { newTask, sleep } from '../test/helpers.js';
 import { createDb, type Db } from './database.js';
 import { migrateToLatest } from './migrate.js';
 import { createTask } from './task-repository.js';
@@ -37,7 +37,7 @@ async function waitUntilOnlyOneBackendIsLeft(): Promise<void> {
       db,
     );
     if (rows[0]!.n === 1) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await sleep(50);
   }
 }
 
