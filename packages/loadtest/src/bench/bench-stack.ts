@@ -22,6 +22,8 @@ export async function startBenchStack(options: {
   workerConcurrency: number;
   /** Each process writes a V8 CPU profile here when it exits (`node --cpu-prof`). */
   cpuProfileDir?: string;
+  /** More node flags for every process, e.g. `--trace-gc-nvp` (a probe's diagnostics). */
+  nodeArgs?: readonly string[];
 }): Promise<BenchStack> {
   const common = {
     DATABASE_URL: options.databaseUrl,
@@ -29,10 +31,12 @@ export async function startBenchStack(options: {
     REDIS_PREFIX: options.redisPrefix,
     LOG_LEVEL: 'warn',
   };
-  const nodeArgs =
-    options.cpuProfileDir === undefined
+  const nodeArgs = [
+    ...(options.nodeArgs ?? []),
+    ...(options.cpuProfileDir === undefined
       ? []
-      : ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`];
+      : ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`]),
+  ];
   const started: LaunchedProcess[] = [];
   try {
     const gateways = await Promise.all(

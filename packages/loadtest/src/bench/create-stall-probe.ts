@@ -7,7 +7,9 @@
  * create between warm-up and the sampling (from /proc: gateway, workers, every postgres and
  * redis-server process, this probe), and every statement seen running for more than 10 ms with
  * what it waited on. WORKER_NICE=n renices the workers (a diagnostic: how much of the tail is the
- * workers' share of the cores).
+ * workers' share of the cores). TRACE_GC=1 runs gateway and workers with `--trace-gc-nvp` and
+ * prints, after warm-up, each one's scavenges (count, pauses, the share of allocated bytes they
+ * promoted) and every mark-compact on the probe's clock, next to the slow quarter-seconds.
  *
  *   RATE=200 SECONDS=13 WORKERS=1 pnpm exec tsx --conditions=@mcp-tasks/source \
  *     packages/loadtest/src/bench/create-stall-probe.ts
@@ -20,7 +22,8 @@ import pg from 'pg';
 import { Pool } from 'undici';
 import { startProbeStack } from './probe-stack.js';
 import { createTaskRequest } from './mcp-requests.js';
-import { processCpuMs } from './cpu.js';
+import { processCpuMs, processStartMs } from './cpu.js';
+import { parseGcTrace, summarizeGc } from './gc-trace.js';
 
 const rate = Number(process.env.RATE ?? 200);
 const seconds = Number(process.env.SECONDS ?? 13);
@@ -29,7 +32,10 @@ const WARM_UP_MS = 3_000;
 /** When the pg_stat_activity sampling starts (it costs Postgres CPU of its own). */
 const SAMPLING_FROM_MS = 9_000;
 
-const { stack, database, close } = await startProbeStack('stall', workers);
+const traceGc = process.env.TRACE_GC === '1';
+const { stack, database, close } = await startProbeStack('stall', workers, {
+  nodeArgs: traceGc ? ['--trace-gc-nvp'] : [],
+});
 const workerNice = process.env.WORKER_NICE;
 if (workerNice !== undefined)
   for (const worker of stack.workers) setPriority(worker.child.pid!, Number(workerNice));
@@ -146,6 +152,28 @@ console.log(
   `slow quarter-seconds (s: slowest ms): ${[...slowest].map(([s, ms]) => `${s}:${ms}`).join(' ')}`,
 );
 console.log(running.join('\n'));
+if (traceGc) {
+  // A child's GC lines count ms from its own start; /proc gives both starts (10 ms steps).
+  const startedMs = processStartMs(process.pid) + start;
+  const processes = [
+    { name: 'gateway', child: stack.gateways[0]!.process },
+    ...stack.workers.map((child, i) => ({ name: `worker ${i + 1}`, child })),
+  ];
+  for (const { name, child } of processes) {
+    const offsetMs = processStartMs(child.child.pid!) - startedMs;
+    const events = parseGcTrace(child.output()).map((event) => ({
+      ...event,
+      atMs: event.atMs + offsetMs,
+    }));
+    const gc = summarizeGc(events, WARM_UP_MS, seconds * 1_000);
+    const markCompacts = gc.markCompacts
+      .map(({ atMs, pauseMs }) => `${(atMs / 1_000).toFixed(2)}s (${pauseMs} ms)`)
+      .join(' ');
+    console.log(
+      `GC ${name} after warm-up: ${gc.scavenges} scavenges, ${gc.scavengePauseMs.toFixed(0)} ms paused (max ${gc.maxScavengePauseMs} ms), ${(gc.promotedShare * 100).toFixed(1)}% of allocated bytes promoted; mark-compacts at ${markCompacts || 'none'}`,
+    );
+  }
+}
 
 await http.close();
 await monitor.end();

@@ -14,7 +14,11 @@ export interface ProbeStack {
  * For the ad-hoc probes next to `pnpm bench`: one gateway and `workers` workers from their builds
  * on a scratch database (migrated) and Redis prefix named after `label`.
  */
-export async function startProbeStack(label: string, workers: number): Promise<ProbeStack> {
+export async function startProbeStack(
+  label: string,
+  workers: number,
+  options: { nodeArgs?: readonly string[] } = {},
+): Promise<ProbeStack> {
   const database = await createTestDatabase(label);
   const redis = await createTestRedis(label);
   const db = createDb({ connectionString: database.connectionString });
@@ -27,6 +31,7 @@ export async function startProbeStack(label: string, workers: number): Promise<P
     gateways: 1,
     workers,
     workerConcurrency: 32,
+    nodeArgs: options.nodeArgs,
   });
   return {
     stack,
