@@ -21,6 +21,24 @@ export default tseslint.config(
     },
   },
   {
+    // Production code of the services: an object literal with a getter or setter gets a V8
+    // hidden class of its own, in the old generation, which keeps whatever the accessor's closure
+    // reaches alive through young-generation collections. Made per request, that promoted whole
+    // requests (docs/benchmarks.md, "Requests promoted by a getter"). Use a class.
+    files: ['apps/*/src/**/*.ts', 'packages/*/src/**/*.ts'],
+    ignores: ['**/*.test.ts', '**/testing/**', '**/test/**'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: 'ObjectExpression > Property[kind=/^(get|set)$/]',
+          message:
+            'An object literal with an accessor gets a hidden class of its own (kept in the old generation with its closure): use a class with the accessor on its prototype.',
+        },
+      ],
+    },
+  },
+  {
     files: ['**/*.js', '**/*.mjs'],
     ...tseslint.configs.disableTypeChecked,
     // Plain scripts run on Node.

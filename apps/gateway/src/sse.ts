@@ -93,10 +93,10 @@ export function createSseStream(options: {
   const keepAlive = setInterval(() => write(': keep-alive\n\n'), options.keepAliveMs);
   keepAlive.unref();
 
-  return {
-    response: new Response(body, { status: 200, headers: { ...SSE_HEADERS, ...options.headers } }),
-    send: (message) => write(event(message)),
-    close() {
+  return new SseStreamHandle(
+    new Response(body, { status: 200, headers: { ...SSE_HEADERS, ...options.headers } }),
+    (message) => write(event(message)),
+    () => {
       if (closed) return;
       const c = controller;
       finish();
@@ -106,12 +106,25 @@ export function createSseStream(options: {
         // already closed by the client
       }
     },
-    get closed() {
-      return closed;
-    },
-    onClose(callback) {
+    (callback) => {
       if (closed) callback();
       else closeCallbacks.push(callback);
     },
-  };
+    () => closed,
+  );
+}
+
+/** `closed` on a prototype, not a literal's own getter (see eslint.config.js). */
+class SseStreamHandle implements SseStream {
+  constructor(
+    readonly response: Response,
+    readonly send: (message: unknown) => boolean,
+    readonly close: () => void,
+    readonly onClose: (callback: () => void) => void,
+    private readonly isClosed: () => boolean,
+  ) {}
+
+  get closed(): boolean {
+    return this.isClosed();
+  }
 }

@@ -28,59 +28,78 @@ export function createRequestDeadline(
   clientSignal: () => AbortSignal,
   timeoutMs: number | undefined,
 ): RequestDeadline {
-  let expired: HttpProtocolError | undefined;
-  let expiry: AbortController | undefined;
-  let signal: AbortSignal | undefined;
-  let rejectRun: ((error: unknown) => void) | undefined;
-  const timer =
-    timeoutMs === undefined
-      ? undefined
-      : setTimeout(() => {
-          expired = new HttpProtocolError(
-            504,
-            ErrorCode.InternalError,
-            `Request timed out after ${timeoutMs} ms`,
-          );
-          expiry?.abort(expired);
-          rejectRun?.(expired);
-        }, timeoutMs);
-  const getSignal = (): AbortSignal => {
-    if (signal !== undefined) return signal;
-    if (timeoutMs === undefined) return (signal = clientSignal());
-    expiry = new AbortController();
-    if (expired !== undefined) expiry.abort(expired);
-    return (signal = AbortSignal.any([clientSignal(), expiry.signal]));
-  };
-  return {
-    get signal() {
-      return getSignal();
-    },
-    disarm() {
-      // Without building the combined signal when no handler did (AbortSignal.any is the costly
-      // part): the request is over if the budget ran out or the client left.
-      if (signal !== undefined) signal.throwIfAborted();
-      else if (expired !== undefined) throw expired;
-      else clientSignal().throwIfAborted();
-      clearTimeout(timer);
-    },
-    run<T>(work: Promise<T>): Promise<T> {
-      if (timer === undefined) return work;
-      if (expired !== undefined) return Promise.reject(expired);
-      return new Promise<T>((resolve, reject) => {
-        rejectRun = reject;
-        // Two reactions, not finally().then(): a poll pays for every promise made here.
-        work.then(
-          (value) => {
-            clearTimeout(timer);
-            resolve(value);
-          },
-          (error: unknown) => {
-            clearTimeout(timer);
-            // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the work's own rejection, passed on unchanged
-            reject(error);
-          },
-        );
-      });
-    },
-  };
+  return new TimedRequestDeadline(clientSignal, timeoutMs);
+}
+
+/**
+ * A class, not an object literal with `get signal()`: V8 gives each such literal a hidden class
+ * of its own in the old generation, holding the getter, and that keeps everything the getter's
+ * closure reaches (the whole request) alive through every young-generation collection until the
+ * next full one. Per request, that promoted a create's every object and paced the gateway's
+ * mark-compacts (docs/benchmarks.md, "Requests promoted by a getter").
+ */
+class TimedRequestDeadline implements RequestDeadline {
+  #expired: HttpProtocolError | undefined;
+  #expiry: AbortController | undefined;
+  #signal: AbortSignal | undefined;
+  #rejectRun: ((error: unknown) => void) | undefined;
+  readonly #timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly clientSignal: () => AbortSignal,
+    private readonly timeoutMs: number | undefined,
+  ) {
+    this.#timer =
+      timeoutMs === undefined ? undefined : setTimeout(() => this.#expire(timeoutMs), timeoutMs);
+  }
+
+  #expire(timeoutMs: number): void {
+    const expired = new HttpProtocolError(
+      504,
+      ErrorCode.InternalError,
+      `Request timed out after ${timeoutMs} ms`,
+    );
+    this.#expired = expired;
+    this.#expiry?.abort(expired);
+    this.#rejectRun?.(expired);
+  }
+
+  get signal(): AbortSignal {
+    if (this.#signal !== undefined) return this.#signal;
+    if (this.timeoutMs === undefined) return (this.#signal = this.clientSignal());
+    const expiry = new AbortController();
+    this.#expiry = expiry;
+    if (this.#expired !== undefined) expiry.abort(this.#expired);
+    return (this.#signal = AbortSignal.any([this.clientSignal(), expiry.signal]));
+  }
+
+  disarm(): void {
+    // Without building the combined signal when no handler did (AbortSignal.any is the costly
+    // part): the request is over if the budget ran out or the client left.
+    if (this.#signal !== undefined) this.#signal.throwIfAborted();
+    else if (this.#expired !== undefined) throw this.#expired;
+    else this.clientSignal().throwIfAborted();
+    clearTimeout(this.#timer);
+  }
+
+  run<T>(work: Promise<T>): Promise<T> {
+    const timer = this.#timer;
+    if (timer === undefined) return work;
+    if (this.#expired !== undefined) return Promise.reject(this.#expired);
+    return new Promise<T>((resolve, reject) => {
+      this.#rejectRun = reject;
+      // Two reactions, not finally().then(): a poll pays for every promise made here.
+      work.then(
+        (value) => {
+          clearTimeout(timer);
+          resolve(value);
+        },
+        (error: unknown) => {
+          clearTimeout(timer);
+          // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the work's own rejection, passed on unchanged
+          reject(error);
+        },
+      );
+    });
+  }
 }

@@ -156,6 +156,29 @@ function gatherInput(
   };
 }
 
+/**
+ * What a tool sees of the request. The signal is read on demand: building it (AbortSignal.any
+ * over the client's and the deadline's) cost a create ~60 µs, and only a tool that runs in the
+ * request reads it. A class, not an object literal with `get signal()`: such a literal gets a
+ * hidden class of its own per request, which keeps the whole request alive until the next full
+ * collection (see request-deadline.ts).
+ */
+class RequestCallContext implements CallContext {
+  readonly tasksDeclared: boolean;
+  readonly clientCapabilities: JsonObject;
+  readonly #request: RequestContext;
+
+  constructor(request: RequestContext) {
+    this.#request = request;
+    this.tasksDeclared = request.tasksDeclared;
+    this.clientCapabilities = request.meta.clientCapabilities as JsonObject;
+  }
+
+  get signal(): AbortSignal {
+    return this.#request.signal;
+  }
+}
+
 export const toolsCall: MethodHandler = async (ctx, services) => {
   const params = parseParams(LenientCallToolParamsSchema, ctx.params);
   const tool = services.catalogue.get(params.name);
@@ -171,15 +194,7 @@ export const toolsCall: MethodHandler = async (ctx, services) => {
     const check = requireTasksExtension(ctx.meta, `Tool "${tool.name}"`);
     if (!check.ok) throw check.error;
   }
-  const call: CallContext = {
-    tasksDeclared: ctx.tasksDeclared,
-    clientCapabilities: ctx.meta.clientCapabilities as JsonObject,
-    // Read on demand: building the request's signal (AbortSignal.any over the client's and the
-    // deadline's) cost a create ~60 µs, and only a tool that runs in the request reads it.
-    get signal() {
-      return ctx.signal;
-    },
-  };
+  const call = new RequestCallContext(ctx);
   const gathered = gatherInput(ctx, services, tool, args, rawArguments, params, call);
   if ('round' in gathered) return result(gathered.round);
   const finalArgs = gathered.ready;
