@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import {
   isWellFormedTaskId,
   type InputResponses,
@@ -152,6 +152,35 @@ export async function createTasks(
 }
 
 /**
+ * The create's text, written once like the poll's (task-view.ts): compiled per call, a
+ * 2 KB text was rebuilt and flattened for every create, and those flattened copies were promoted
+ * to the old generation (the stall probe's TRACE_GC and a heap sampling profile).
+ */
+const INSERT_TASKS = `
+    WITH input AS (
+      SELECT id, tenant, principal, method, tool_name, arguments, ttl_ms, poll_interval_ms,
+             status_message
+      FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::jsonb[],
+                  $7::bigint[], $8::integer[], $9::text[])
+        AS i(id, tenant, principal, method, tool_name, arguments, ttl_ms, poll_interval_ms,
+             status_message)
+    ),
+    inserted AS (
+      INSERT INTO tasks (id, tenant, principal, method, tool_name, arguments, ttl_ms,
+                         poll_interval_ms, status_message)
+      SELECT id, tenant, principal, method, tool_name, arguments, ttl_ms, poll_interval_ms,
+             status_message FROM input
+      ON CONFLICT (id) DO NOTHING
+      RETURNING ${ROW_COLUMN_LIST}
+    )
+    SELECT ${ROW_COLUMN_LIST}, true AS created FROM inserted
+    UNION ALL
+    SELECT ${ROW_COLUMN_LIST}, false AS created FROM tasks
+    WHERE (SELECT count(*) FROM inserted) < (SELECT count(*) FROM input)
+      AND tasks.id IN (SELECT id FROM input)
+  `;
+
+/**
  * The one statement: the rows go in as arrays (the SQL text is the same for any batch size),
  * ON CONFLICT skips ids that exist, and the outer SELECT reads those from the statement's
  * snapshot, which cannot see the rows this statement inserts (they come from RETURNING).
@@ -165,35 +194,18 @@ async function insertOrFind(
   inputs: readonly NewTask[],
 ): Promise<Map<string, { row: TaskRow; created: boolean }>> {
   const column = <T>(pick: (input: NewTask) => T): T[] => inputs.map(pick);
-  const query = sql<TaskRow & { created: boolean }>`
-    WITH input AS (
-      SELECT id, tenant, principal, method, tool_name, arguments, ttl_ms, poll_interval_ms,
-             status_message
-      FROM unnest(
-        ${column((i) => i.id)}::text[], ${column((i) => i.owner.tenant)}::text[],
-        ${column((i) => i.owner.principal)}::text[], ${column((i) => i.operation.method)}::text[],
-        ${column((i) => i.operation.toolName)}::text[],
-        ${column((i) => JSON.stringify(i.operation.arguments))}::jsonb[],
-        ${column((i) => i.ttlMs)}::bigint[], ${column((i) => i.pollIntervalMs)}::integer[],
-        ${column((i) => i.statusMessage)}::text[]
-      ) AS i(id, tenant, principal, method, tool_name, arguments, ttl_ms, poll_interval_ms,
-             status_message)
-    ),
-    inserted AS (
-      INSERT INTO tasks (id, tenant, principal, method, tool_name, arguments, ttl_ms,
-                         poll_interval_ms, status_message)
-      SELECT id, tenant, principal, method, tool_name, arguments, ttl_ms, poll_interval_ms,
-             status_message FROM input
-      ON CONFLICT (id) DO NOTHING
-      RETURNING ${sql.raw(ROW_COLUMN_LIST)}
-    )
-    SELECT ${sql.raw(ROW_COLUMN_LIST)}, true AS created FROM inserted
-    UNION ALL
-    SELECT ${sql.raw(ROW_COLUMN_LIST)}, false AS created FROM tasks
-    WHERE (SELECT count(*) FROM inserted) < (SELECT count(*) FROM input)
-      AND tasks.id IN (SELECT id FROM input)
-  `;
-  const result = await executePrepared(db, 'insert_tasks', query);
+  const query = CompiledQuery.raw(INSERT_TASKS, [
+    column((i) => i.id),
+    column((i) => i.owner.tenant),
+    column((i) => i.owner.principal),
+    column((i) => i.operation.method),
+    column((i) => i.operation.toolName),
+    column((i) => JSON.stringify(i.operation.arguments)),
+    column((i) => i.ttlMs),
+    column((i) => i.pollIntervalMs),
+    column((i) => i.statusMessage),
+  ]);
+  const result = await executePrepared<TaskRow & { created: boolean }>(db, 'insert_tasks', query);
   const rows = new Map<string, { row: TaskRow; created: boolean }>();
   for (const { created, ...row } of result.rows) rows.set(row.id, { row, created });
   return rows;
