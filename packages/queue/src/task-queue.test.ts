@@ -54,6 +54,24 @@ describe('RunTaskJobSchema', () => {
   });
 });
 
+describe('a job lookup on a queue still connecting', () => {
+  it('waits for the connection instead of failing ("Stream isn\'t writeable")', async () => {
+    const fresh = createTaskQueue({ redisUrl: redis.url, prefix: redis.prefix });
+    try {
+      // Asked in the same turn as the queue was made: the connection is not up yet.
+      await expect(fresh.hasPendingJob(newTaskId())).resolves.toBe(false);
+      const fresher = createTaskQueue({ redisUrl: redis.url, prefix: redis.prefix });
+      try {
+        await expect(fresher.pendingJobs([newTaskId(), newTaskId()])).resolves.toEqual(new Set());
+      } finally {
+        await fresher.close();
+      }
+    } finally {
+      await fresh.close();
+    }
+  });
+});
+
 describe('task queue and consumer on real Redis', () => {
   let queue: TaskQueue;
   let consumer: TaskConsumer | undefined;

@@ -83,6 +83,9 @@ export function createTaskQueue(options: TaskQueueOptions): TaskQueue {
    * wake-ups of a task are superseded by the latest one for this purpose.
    */
   const checkJob = async (taskId: string): Promise<boolean> => {
+    // The connection refuses commands until it is ready (no offline queue): a lookup right after
+    // start failed with "Stream isn't writeable" instead of waiting, as BullMQ's own calls do.
+    await queue.waitUntilReady();
     const latest = await connection.get(latestJobKey(prefix, taskId));
     const candidates = latest === null || latest === taskId ? [taskId] : [taskId, latest];
     for (const jobId of candidates) if (await isPending(jobId)) return true;
