@@ -28,7 +28,7 @@ class Holder {
   }
 }
 
-function wrap(mode: Mode, size: () => number): { run(): number } {
+function wrap(mode: Mode, size: () => number): { readonly length: unknown; run(): number } {
   if (mode === 'class') return new Holder(size);
   if (mode === 'plain-literal') return { length: size, run: () => size() };
   return {
