@@ -46,7 +46,7 @@ describe('a misconfigured gateway', () => {
       }),
     });
     expect(await gateway.exited).toBe(1);
-    const lines = gateway.output().trim().split('\n');
+    const lines = gateway.stderr().trim().split('\n');
     expect(lines.at(-1)).toBe(
       `gateway: DATABASE_URL=postgres://postgres:***@127.0.0.1:${closedPort}/test: connection ` +
         `refused to 127.0.0.1:${closedPort}. Start Postgres there, or set DATABASE_URL to the ` +
@@ -68,7 +68,7 @@ describe('a misconfigured gateway', () => {
       }),
     });
     expect(await gateway.exited).toBe(1);
-    const lines = gateway.output().trim().split('\n');
+    const lines = gateway.stderr().trim().split('\n');
     expect(lines.at(-1)).toBe(
       `gateway: REDIS_URL=redis://:***@127.0.0.1:${closedPort}: connection refused to ` +
         `127.0.0.1:${closedPort}. Start Redis there, or set REDIS_URL to the address of a ` +
@@ -93,7 +93,7 @@ describe('a misconfigured gateway', () => {
         }),
       });
       expect(await gateway.exited).toBe(1);
-      const lines = gateway.output().trim().split('\n');
+      const lines = gateway.stderr().trim().split('\n');
       expect(lines.at(-1)).toBe(
         `gateway: PORT=${port}: port ${port} on 127.0.0.1 is already in use (another gateway or ` +
           'program on this host?). Stop it, or set PORT to a free port.',

@@ -32,7 +32,7 @@ describe('a misconfigured worker', () => {
         },
       });
       expect(await worker.exited).toBe(1);
-      const lines = worker.output().trim().split('\n');
+      const lines = worker.stderr().trim().split('\n');
       expect(lines.at(-1)).toBe(
         `METRICS_PORT=${port}: port ${port} is already in use (another worker on this host?). ` +
           'Set METRICS_PORT to a free port, or METRICS_PORT=0 to run without /healthz and /metrics.',

@@ -18,8 +18,14 @@ export async function freePort(): Promise<number> {
 
 export interface LaunchedProcess {
   child: ChildProcess;
-  /** Everything the process wrote, stdout and stderr interleaved. */
+  /** Everything the process wrote, stdout and stderr interleaved in arrival order. */
   output(): string;
+  /**
+   * What it wrote to stderr alone. The two pipes are read independently, so a line's place in
+   * `output()` relative to the other stream's lines is not reliable; a test about the last
+   * thing said on stderr reads it here.
+   */
+  stderr(): string;
   /** SIGTERM and wait for exit (SIGKILL after graceMs). Resolves with the exit code or signal. */
   stop(graceMs?: number): Promise<number | NodeJS.Signals | null>;
   kill(signal: NodeJS.Signals): void;
@@ -59,14 +65,20 @@ export async function launchProcess(options: LaunchOptions): Promise<LaunchedPro
     },
   );
   let output = '';
+  let errors = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => {
+    const text = chunk.toString();
+    output += text;
+    errors += text;
+  });
   const exited = new Promise<number | NodeJS.Signals | null>((resolve) => {
     child.once('exit', (code, signal) => resolve(signal ?? code));
   });
   const launched: LaunchedProcess = {
     child,
     output: () => output,
+    stderr: () => errors,
     exited,
     kill: (signal) => {
       child.kill(signal);
