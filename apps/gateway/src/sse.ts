@@ -93,10 +93,10 @@ export function createSseStream(options: {
   const keepAlive = setInterval(() => write(': keep-alive\n\n'), options.keepAliveMs);
   keepAlive.unref();
 
-  return new SseStreamHandle(
-    new Response(body, { status: 200, headers: { ...SSE_HEADERS, ...options.headers } }),
-    (message) => write(event(message)),
-    () => {
+  return new SseStreamHandle({
+    response: new Response(body, { status: 200, headers: { ...SSE_HEADERS, ...options.headers } }),
+    send: (message) => write(event(message)),
+    close: () => {
       if (closed) return;
       const c = controller;
       finish();
@@ -106,25 +106,31 @@ export function createSseStream(options: {
         // already closed by the client
       }
     },
-    (callback) => {
+    onClose: (callback) => {
       if (closed) callback();
       else closeCallbacks.push(callback);
     },
-    () => closed,
-  );
+    isClosed: () => closed,
+  });
 }
 
 /** `closed` on a prototype, not a literal's own getter (see eslint.config.js). */
 class SseStreamHandle implements SseStream {
-  constructor(
-    readonly response: Response,
-    readonly send: (message: unknown) => boolean,
-    readonly close: () => void,
-    readonly onClose: (callback: () => void) => void,
-    private readonly isClosed: () => boolean,
-  ) {}
+  readonly response: Response;
+  readonly send: SseStream['send'];
+  readonly close: SseStream['close'];
+  readonly onClose: SseStream['onClose'];
+  readonly #isClosed: () => boolean;
+
+  constructor(parts: Omit<SseStream, 'closed'> & { isClosed: () => boolean }) {
+    this.response = parts.response;
+    this.send = parts.send;
+    this.close = parts.close;
+    this.onClose = parts.onClose;
+    this.#isClosed = parts.isClosed;
+  }
 
   get closed(): boolean {
-    return this.isClosed();
+    return this.#isClosed();
   }
 }
