@@ -11,7 +11,7 @@ import {
   retryAfterOf,
 } from './errors.js';
 import { MemoryHandleStore, type HandleStore } from './handle-store.js';
-import { readSseMessages } from './sse.js';
+import { DEFAULT_STREAM_IDLE_TIMEOUT_MS, readSseMessages } from './sse.js';
 import { TaskHandle } from './task-handle.js';
 import type {
   CallToolResult,
@@ -43,6 +43,12 @@ export interface ClientOptions {
   protocolVersion?: string;
   store?: HandleStore;
   backoff?: Partial<BackoffPolicy>;
+  /**
+   * A `subscriptions/listen` stream silent this long (no event, no keep-alive comment) is taken
+   * for dead and reopened; default 45 s, three of mcp-tasks' default keep-alives. Keep it above
+   * the server's keep-alive interval (`MCP_SSE_KEEPALIVE_MS`); 0 waits forever.
+   */
+  streamIdleTimeoutMs?: number;
 }
 
 /** One reply as it arrived, for callers that assert on status and headers (tests, debugging). */
@@ -198,7 +204,9 @@ export function createClient(options: ClientOptions): McpTasksClient {
           'subscriptions/listen did not answer with an event stream',
         );
       }
-      return readSseMessages(response.body);
+      return readSseMessages(response.body, {
+        idleTimeoutMs: options.streamIdleTimeoutMs ?? DEFAULT_STREAM_IDLE_TIMEOUT_MS,
+      });
     },
     discover: (signal) => request('server/discover', {}, signal),
     async listTools(signal) {

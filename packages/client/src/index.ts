@@ -18,5 +18,5 @@ export {
 } from './errors.js';
 export { DEFAULT_BACKOFF, pollDelay, retryDelay, type BackoffPolicy } from './backoff.js';
 export { buildRequest, DEFAULT_CAPABILITIES, type BuiltRequest, type Framing } from './wire.js';
-export { readSseMessages } from './sse.js';
+export { DEFAULT_STREAM_IDLE_TIMEOUT_MS, readSseMessages, type SseReadOptions } from './sse.js';
 export * from './types.js';

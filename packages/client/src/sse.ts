@@ -2,15 +2,31 @@ import { EventSourceParserStream } from 'eventsource-parser/stream';
 import { ConnectionError } from './errors.js';
 import type { StreamMessage } from './wire.js';
 
+/** Three of mcp-tasks' keep-alive comments (one every 15 s by default) missed in a row. */
+export const DEFAULT_STREAM_IDLE_TIMEOUT_MS = 45_000;
+
+export interface SseReadOptions {
+  /**
+   * A stream that brings no bytes at all (not even a keep-alive comment) for this long is
+   * presumed dead and ends with a `ConnectionError`; 0 waits forever.
+   */
+  idleTimeoutMs?: number;
+}
+
 /**
  * The JSON-RPC messages of an SSE body, in order. Keep-alive comments are dropped by the parser;
  * a body that ends or breaks mid-way ends the iteration with a `ConnectionError` only when it
- * broke (a clean end is a normal return).
+ * broke (a clean end is a normal return). A silent body breaks too, after `idleTimeoutMs`: a
+ * replica that vanished without closing the connection (power loss, a partition) sends no FIN,
+ * and the socket would otherwise wait for undici's five-minute body timeout.
  */
 export async function* readSseMessages(
   body: ReadableStream<Uint8Array>,
+  options: SseReadOptions = {},
 ): AsyncGenerator<StreamMessage> {
+  const watchdog = new IdleWatchdog(options.idleTimeoutMs ?? DEFAULT_STREAM_IDLE_TIMEOUT_MS);
   const events = body
+    .pipeThrough(watchdog.stream)
     .pipeThrough(new TextDecoderStream() as unknown as TransformStream<Uint8Array, string>)
     .pipeThrough(new EventSourceParserStream())
     .getReader();
@@ -20,6 +36,7 @@ export async function* readSseMessages(
       try {
         next = await events.read();
       } catch (error) {
+        if (error instanceof ConnectionError) throw error;
         throw new ConnectionError('the event stream was cut', { cause: error });
       }
       if (next.done) return;
@@ -27,6 +44,43 @@ export async function* readSseMessages(
       yield JSON.parse(next.value.data) as StreamMessage;
     }
   } finally {
+    watchdog.stop();
     await events.cancel().catch(() => undefined);
+  }
+}
+
+/**
+ * Passes bytes through and errors the stream when none came for `timeoutMs`; erroring it cancels
+ * the body, which releases the connection.
+ */
+class IdleWatchdog {
+  readonly stream: TransformStream<Uint8Array, Uint8Array>;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly timeoutMs: number) {
+    this.stream = new TransformStream<Uint8Array, Uint8Array>({
+      start: (controller) => this.arm(controller),
+      transform: (chunk, controller) => {
+        this.arm(controller);
+        controller.enqueue(chunk);
+      },
+      flush: () => this.stop(),
+    });
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+  }
+
+  private arm(controller: TransformStreamDefaultController<Uint8Array>): void {
+    if (this.timeoutMs <= 0) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      controller.error(
+        new ConnectionError(
+          `the event stream sent nothing, not even a keep-alive, for ${this.timeoutMs} ms; presumed dead`,
+        ),
+      );
+    }, this.timeoutMs);
   }
 }
