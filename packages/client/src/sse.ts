@@ -55,7 +55,7 @@ export async function* readSseMessages(
  */
 class IdleWatchdog {
   readonly stream: TransformStream<Uint8Array, Uint8Array>;
-  private timer: NodeJS.Timeout | undefined;
+  private timer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(private readonly timeoutMs: number) {
     this.stream = new TransformStream<Uint8Array, Uint8Array>({
