@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStoreFixture, newTask, type StoreFixture } from '../test/helpers.js';
-import { replicaUnavailableReason, startReplicaPair, type ReplicaPair } from '../test/replica.js';
+import { replicaUnavailableReason, startReplicaPair, type ReplicaPair } from '@mcp-tasks/testing';
 import { createDb, type Db } from './database.js';
 import { ReplicaLagError } from './errors.js';
 import { migrateToLatest } from './migrate.js';

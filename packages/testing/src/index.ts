@@ -30,3 +30,4 @@ export {
   type TcpProxyMode,
   type TcpProxyOptions,
 } from './tcp-proxy.js';
+export { replicaUnavailableReason, startReplicaPair, type ReplicaPair } from './replica-pair.js';

@@ -89,7 +89,7 @@ export interface GatewayOverrides {
 }
 
 export function buildGateway(
-  infra: Infrastructure,
+  infra: Pick<Infrastructure, 'db' | 'queue' | 'changes'>,
   overrides: GatewayOverrides = {},
 ): GatewayUnderTest {
   const metrics = createMetrics();
