@@ -33,11 +33,14 @@ export async function* readSseMessages(
   try {
     for (;;) {
       let next: Awaited<ReturnType<typeof events.read>>;
+      watchdog.reading();
       try {
         next = await events.read();
       } catch (error) {
         if (error instanceof ConnectionError) throw error;
         throw new ConnectionError('the event stream was cut', { cause: error });
+      } finally {
+        watchdog.stop();
       }
       if (next.done) return;
       if (next.value.data === '') continue;
@@ -50,33 +53,47 @@ export async function* readSseMessages(
 }
 
 /**
- * Passes bytes through and errors the stream when none came for `timeoutMs`; erroring it cancels
- * the body, which releases the connection.
+ * Passes bytes through and errors the stream when none came for `timeoutMs` while a read waited;
+ * erroring it cancels the body, which releases the connection. The clock runs only while the
+ * caller waits for an event: a caller busy with the last one (a person answering a prompt) leaves
+ * events unread, the pipe fills, and keep-alives stop reaching this stage, which is not silence.
  */
 class IdleWatchdog {
   readonly stream: TransformStream<Uint8Array, Uint8Array>;
+  private controller: TransformStreamDefaultController<Uint8Array> | undefined;
   private timer: ReturnType<typeof setTimeout> | undefined;
+  private waiting = false;
 
   constructor(private readonly timeoutMs: number) {
     this.stream = new TransformStream<Uint8Array, Uint8Array>({
-      start: (controller) => this.arm(controller),
+      start: (controller) => {
+        this.controller = controller;
+      },
       transform: (chunk, controller) => {
-        this.arm(controller);
+        if (this.waiting) this.arm();
         controller.enqueue(chunk);
       },
       flush: () => this.stop(),
     });
   }
 
+  /** A read is waiting: the clock starts, and every chunk restarts it. */
+  reading(): void {
+    this.waiting = true;
+    this.arm();
+  }
+
+  /** The read returned (or the stream ended): the clock stops until the next read. */
   stop(): void {
+    this.waiting = false;
     clearTimeout(this.timer);
   }
 
-  private arm(controller: TransformStreamDefaultController<Uint8Array>): void {
-    if (this.timeoutMs <= 0) return;
+  private arm(): void {
     clearTimeout(this.timer);
+    if (this.timeoutMs <= 0) return;
     this.timer = setTimeout(() => {
-      controller.error(
+      this.controller?.error(
         new ConnectionError(
           `the event stream sent nothing, not even a keep-alive, for ${this.timeoutMs} ms; presumed dead`,
         ),

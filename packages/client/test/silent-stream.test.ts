@@ -106,4 +106,32 @@ describe('a listen stream that goes silent without closing', () => {
     expect(retries).toEqual([]);
     expect(s.methods).toEqual(['subscriptions/listen']);
   });
+
+  it('is not taken for dead while the caller is busy with a snapshot and events wait unread', async () => {
+    const s = await serve(({ res }) => {
+      res.write(event({ taskId: TASK_ID, status: 'input_required' }));
+      // An event the caller will not read for a while, then keep-alives only.
+      setTimeout(() => res.write(event({ taskId: TASK_ID, status: 'working' })), 50);
+      const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), 100);
+      setTimeout(() => {
+        clearInterval(keepAlive);
+        res.end(event(COMPLETED));
+      }, 1_200);
+    });
+    server = s.server;
+    const client = createClient({ url: s.url, streamIdleTimeoutMs: 300 });
+    const retries: unknown[] = [];
+    const seen: string[] = [];
+    for await (const snapshot of client.task(TASK_ID).subscribe({
+      onRetry: (error) => retries.push(error),
+    })) {
+      seen.push(snapshot.status);
+      // A person answering a prompt: far longer than the idle timeout, with a snapshot queued.
+      if (seen.length === 1) await new Promise((resolve) => setTimeout(resolve, 900));
+    }
+
+    expect(seen).toEqual(['input_required', 'working', 'completed']);
+    expect(retries).toEqual([]);
+    expect(s.methods).toEqual(['subscriptions/listen']);
+  });
 });
