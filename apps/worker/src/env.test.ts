@@ -10,6 +10,7 @@ describe('parseEnv', () => {
       concurrency: 8,
       leaseMs: 30_000,
       sweepIntervalMs: 5_000,
+      sweepLeaderTimeoutMs: 60_000,
       enqueueGraceMs: 30_000,
       retry: { maxAttempts: 3 },
       reportStepMs: 500,
@@ -100,5 +101,20 @@ describe('parseEnv', () => {
     expect(problems).toMatch(/REDIS_URL/);
     expect(problems).toMatch(/WORKER_CONCURRENCY/);
     expect(problems).toMatch(/MCP_TOOL_PACKS/);
+  });
+
+  it('refuses a sweeper leader timeout a sweep could outlast, and takes 0 for none', () => {
+    expect(() =>
+      parseEnv({ ...required, SWEEP_STEP_BUDGET_MS: '2000', SWEEP_LEADER_TIMEOUT_MS: '6000' }),
+    ).toThrow(
+      new EnvError([
+        'SWEEP_LEADER_TIMEOUT_MS: 6000 ms is not longer than a sweep may take (3 × SWEEP_STEP_BUDGET_MS = 6000 ms), so a busy leader would lose its lock mid-sweep; raise it, or set 0 for no bound',
+      ]),
+    );
+    expect(
+      parseEnv({ ...required, SWEEP_STEP_BUDGET_MS: '2000', SWEEP_LEADER_TIMEOUT_MS: '6001' })
+        .sweepLeaderTimeoutMs,
+    ).toBe(6001);
+    expect(parseEnv({ ...required, SWEEP_LEADER_TIMEOUT_MS: '0' }).sweepLeaderTimeoutMs).toBe(0);
   });
 });

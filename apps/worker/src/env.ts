@@ -20,6 +20,11 @@ const EnvSchema = z.object({
   SWEEP_BATCH_SIZE: int(1).max(50_000).default(1_000),
   /** How long each sweep step may keep taking batches before leaving the rest to the next sweep. */
   SWEEP_STEP_BUDGET_MS: int(0).default(2_000),
+  /**
+   * How long the sweeper leader may go without a word to Postgres before Postgres ends its lock
+   * session; 0: no bound. Longer than a sweep (three step budgets, see toConfig).
+   */
+  SWEEP_LEADER_TIMEOUT_MS: int(0).default(60_000),
   /** How long a wake-up may sit in the queue before the sweeper sends another; default LEASE_MS. */
   ENQUEUE_GRACE_MS: int(0).optional(),
   MAX_ATTEMPTS: int(1).default(3),
@@ -76,6 +81,8 @@ export interface WorkerConfig {
   sweepIntervalMs: number;
   sweepBatchSize: number;
   sweepStepBudgetMs: number;
+  /** SWEEP_LEADER_TIMEOUT_MS: the leadership session's idle_session_timeout; 0 for none. */
+  sweepLeaderTimeoutMs: number;
   /** ENQUEUE_GRACE_MS, defaulting to the lease. */
   enqueueGraceMs: number;
   /** MAX_ATTEMPTS and the retry delays, the delays capped to the enqueue grace. */
@@ -109,6 +116,7 @@ function toConfig(env: Env): WorkerConfig {
     sweepIntervalMs: env.SWEEP_INTERVAL_MS,
     sweepBatchSize: env.SWEEP_BATCH_SIZE,
     sweepStepBudgetMs: env.SWEEP_STEP_BUDGET_MS,
+    sweepLeaderTimeoutMs: env.SWEEP_LEADER_TIMEOUT_MS,
     enqueueGraceMs,
     retry: {
       maxAttempts: env.MAX_ATTEMPTS,
@@ -128,6 +136,17 @@ function toConfig(env: Env): WorkerConfig {
   };
 }
 
+/** What one variable cannot say alone: bounds that depend on another. */
+function crossChecks(env: Env): string[] {
+  const longestSweepMs = 3 * env.SWEEP_STEP_BUDGET_MS;
+  if (env.SWEEP_LEADER_TIMEOUT_MS > 0 && env.SWEEP_LEADER_TIMEOUT_MS <= longestSweepMs) {
+    return [
+      `SWEEP_LEADER_TIMEOUT_MS: ${env.SWEEP_LEADER_TIMEOUT_MS} ms is not longer than a sweep may take (3 × SWEEP_STEP_BUDGET_MS = ${longestSweepMs} ms), so a busy leader would lose its lock mid-sweep; raise it, or set 0 for no bound`,
+    ];
+  }
+  return [];
+}
+
 /** Every variable the worker reads, with its schema: deployment files are checked against it. */
 export const WORKER_ENV_SCHEMA = EnvSchema;
 
@@ -145,7 +164,11 @@ export function parseEnv(source: Record<string, string | undefined>): WorkerConf
     Object.entries(source).filter(([, v]) => v !== undefined && v !== ''),
   );
   const parsed = EnvSchema.safeParse(cleaned);
-  if (parsed.success) return toConfig(parsed.data);
+  if (parsed.success) {
+    const problems = crossChecks(parsed.data);
+    if (problems.length > 0) throw new EnvError(problems);
+    return toConfig(parsed.data);
+  }
   throw new EnvError(
     parsed.error.issues.map((issue) => `${issue.path.join('.') || '(env)'}: ${issue.message}`),
   );

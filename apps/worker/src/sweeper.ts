@@ -57,6 +57,8 @@ export function createSweeper(options: {
    * re-dispatch now would make the next claim a takeover, charged to the task as a failure.
    */
   holderGraceMs?: number;
+  /** Postgres ends a silent leader's lock session after this long (see createLeadershipSession). */
+  leaderTimeoutMs?: number;
   logger: Logger;
   metrics: WorkerMetrics;
 }): Sweeper {
@@ -80,6 +82,7 @@ export function createSweeper(options: {
   const leadership = createLeadershipSession({
     connectionString: options.connectionString,
     lockName: SWEEPER_LOCK_NAME,
+    idleSessionTimeoutMs: options.leaderTimeoutMs,
     onLost: (error) => {
       outage = true;
       logger.warn({ err: error }, 'lost the sweeper lock mid-sweep; stopping this sweep');

@@ -161,6 +161,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
       stepBudgetMs: config.sweepStepBudgetMs,
       // Holders retry giving their leases back every 250 ms once Postgres answers again.
       holderGraceMs: config.leaseMs,
+      leaderTimeoutMs: config.sweepLeaderTimeoutMs,
       retentionMs: config.taskRetentionMs,
       logger,
       metrics,

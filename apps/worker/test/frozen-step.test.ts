@@ -61,8 +61,11 @@ async function until(condition: () => boolean, timeoutMs: number, what: string):
 
 describe('a worker frozen mid-step past its lease', () => {
   it('ends the stale step at its lease deadline when thawed, so no step runs twice within valid leases', async () => {
-    const a = await h.startWorker({ STEP_LOG: 'on' });
-    const b = await h.startWorker({ STEP_LOG: 'on' });
+    // Frozen mid-sweep, a worker holds the sweeper lock until Postgres ends its silent session:
+    // bounded here well inside the wait for the takeover.
+    const env = { STEP_LOG: 'on', SWEEP_STEP_BUDGET_MS: '500', SWEEP_LEADER_TIMEOUT_MS: '3000' };
+    const a = await h.startWorker(env);
+    const b = await h.startWorker(env);
     const created = await h.createTask('slow_compute', { seconds: 10 });
     const held = await h.waitFor(created.id, (t) => t.lease !== null);
     const frozen = held.lease!.owner === a.id ? a : b;

@@ -62,4 +62,44 @@ describe('the sweeper leadership connection', () => {
     // stop() closes it.
     expect(await leaderBackends()).toEqual([]);
   });
+
+  it('is ended by Postgres once silent for the leader timeout (SWEEP_LEADER_TIMEOUT_MS)', async () => {
+    // Sweeps a second apart and a bound of 300 ms: between two sweeps the connection sits idle
+    // past the bound, as a leader frozen or cut off mid-sweep would, and Postgres ends it.
+    const sweeper = createSweeper({
+      connectionString: h.database.connectionString,
+      db: h.db,
+      taskService: createTaskService({ db: h.db, dispatcher: createSweepDispatcher(h.queue) }),
+      intervalMs: 1_000,
+      retentionMs: 60_000,
+      stepBudgetMs: 50,
+      leaderTimeoutMs: 300,
+      logger: createLogger({ level: 'silent', workerId: 'sweeper-leader-timeout-test' }),
+      metrics: createWorkerMetrics(),
+    });
+    const leaderBackends = async () =>
+      (
+        await h.query<{ pid: number }>(
+          `SELECT pid FROM pg_stat_activity
+            WHERE application_name = $1 AND datname = current_database()`,
+          [LEADERSHIP_APPLICATION_NAME],
+        )
+      ).map((row) => row.pid);
+    sweeper.start();
+    try {
+      let opened: number | undefined;
+      while (opened === undefined) {
+        opened = (await leaderBackends())[0];
+        await sleep(10);
+      }
+      await expect
+        .poll(async () => (await leaderBackends()).includes(opened), {
+          timeout: 3_000,
+          interval: 25,
+        })
+        .toBe(false);
+    } finally {
+      await sweeper.stop();
+    }
+  });
 });

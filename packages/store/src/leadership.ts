@@ -89,6 +89,14 @@ export function createLeadershipSession(options: {
   connectionString: string;
   lockName: string;
   onLost?: (error?: unknown) => void;
+  /**
+   * Postgres ends the session after this long without a query on it (`idle_session_timeout`),
+   * and the lock with it. A term keeps this connection idle while it works on the pool, so a
+   * leader frozen mid-term (SIGSTOP, a paused VM) or cut off from Postgres otherwise held the
+   * lock, and stopped every other process's sweeps, until the server noticed the dead peer:
+   * hours with the default TCP keepalive. Must exceed the longest term; 0 sets no bound.
+   */
+  idleSessionTimeoutMs?: number;
 }): LeadershipSession {
   let client: pg.Client | undefined;
   let leading = false;
@@ -116,6 +124,11 @@ export function createLeadershipSession(options: {
     next.on('end', () => drop(next));
     try {
       await next.connect();
+      if (options.idleSessionTimeoutMs !== undefined && options.idleSessionTimeoutMs > 0) {
+        await next.query("SELECT set_config('idle_session_timeout', $1, false)", [
+          String(options.idleSessionTimeoutMs),
+        ]);
+      }
     } catch (error) {
       await next.end().catch(() => undefined);
       throw error;

@@ -9,7 +9,11 @@ import {
 } from '../test/helpers.js';
 import type { Db } from './database.js';
 import { StaleLeaseError } from './errors.js';
-import { LEADERSHIP_APPLICATION_NAME, tryAcquireLeadership } from './leadership.js';
+import {
+  LEADERSHIP_APPLICATION_NAME,
+  createLeadershipSession,
+  tryAcquireLeadership,
+} from './leadership.js';
 import { claimLease } from './lease.js';
 import { completeTask, requestInput } from './fenced-task-writes.js';
 import { markEnqueued } from './outbox.js';
@@ -176,5 +180,57 @@ describe('tryAcquireLeadership', () => {
     expect(next).not.toBeNull();
     await next!.release();
     await leader.release();
+  });
+});
+
+describe('createLeadershipSession with idleSessionTimeoutMs', () => {
+  it('frees the lock of a leader gone silent mid-term, and tells that leader once it looks', async () => {
+    const url = fixture.database.connectionString;
+    const lockName = `silent-${fixture.database.name}`;
+    const lost: unknown[] = [];
+    // The silent leader: it takes the lock and then sends nothing, as a frozen or cut-off
+    // process would (its term keeps this connection idle).
+    const silent = createLeadershipSession({
+      connectionString: url,
+      lockName,
+      idleSessionTimeoutMs: 500,
+      onLost: (error) => lost.push(error),
+    });
+    const other = createLeadershipSession({ connectionString: url, lockName });
+    try {
+      expect(await silent.acquire()).toBe(true);
+      expect(await other.acquire()).toBe(false);
+      // Postgres ends the idle session after 500 ms, and the session lock goes with it.
+      await expect.poll(() => other.acquire(), { timeout: 5_000, interval: 100 }).toBe(true);
+      expect(silent.isLeader()).toBe(false);
+      expect(lost).toHaveLength(1);
+      expect(String(lost[0])).toMatch(/idle-session timeout/);
+    } finally {
+      await other.release();
+      await Promise.all([silent.close(), other.close()]);
+    }
+  });
+
+  it('keeps the lock of a leader that is not silent for longer than the bound', async () => {
+    const url = fixture.database.connectionString;
+    const lockName = `busy-${fixture.database.name}`;
+    const leader = createLeadershipSession({
+      connectionString: url,
+      lockName,
+      idleSessionTimeoutMs: 500,
+    });
+    const other = createLeadershipSession({ connectionString: url, lockName });
+    try {
+      // Terms of 200 ms, back to back, for 1.5 s: each acquire is a query on the session.
+      for (let term = 0; term < 7; term += 1) {
+        expect(await leader.acquire()).toBe(true);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        expect(await other.acquire()).toBe(false);
+        await leader.release();
+        await other.release();
+      }
+    } finally {
+      await Promise.all([leader.close(), other.close()]);
+    }
   });
 });
