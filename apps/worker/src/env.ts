@@ -22,7 +22,7 @@ const EnvSchema = z.object({
   SWEEP_STEP_BUDGET_MS: int(0).default(2_000),
   /**
    * How long the sweeper leader may go without a word to Postgres before Postgres ends its lock
-   * session; 0: no bound. Longer than a sweep (three step budgets, see toConfig).
+   * session; 0: no bound. Longer than a sweep (three step budgets, see crossChecks).
    */
   SWEEP_LEADER_TIMEOUT_MS: int(0).default(60_000),
   /** How long a wake-up may sit in the queue before the sweeper sends another; default LEASE_MS. */
