@@ -16,28 +16,40 @@ afterAll(async () => {
   await h?.close();
 });
 
+/** A sweeper on the harness's database; `overrides` set its timing. */
+function sweeperWith(
+  workerId: string,
+  overrides: Partial<Parameters<typeof createSweeper>[0]>,
+  metrics = createWorkerMetrics(),
+) {
+  return createSweeper({
+    connectionString: h.database.connectionString,
+    db: h.db,
+    taskService: createTaskService({ db: h.db, dispatcher: createSweepDispatcher(h.queue) }),
+    intervalMs: 50,
+    retentionMs: 60_000,
+    logger: createLogger({ level: 'silent', workerId }),
+    metrics,
+    ...overrides,
+  });
+}
+
+/** The backends of leadership connections on this file's database. */
+const leaderBackends = async (): Promise<number[]> =>
+  (
+    await h.query<{ pid: number }>(
+      `SELECT pid FROM pg_stat_activity
+        WHERE application_name = $1 AND datname = current_database()`,
+      [LEADERSHIP_APPLICATION_NAME],
+    )
+  ).map((row) => row.pid);
+
 describe('the sweeper leadership connection', () => {
   it('is one connection per process across sweeps, replaced after it is lost', async () => {
     const metrics = createWorkerMetrics();
-    const sweeper = createSweeper({
-      connectionString: h.database.connectionString,
-      db: h.db,
-      taskService: createTaskService({ db: h.db, dispatcher: createSweepDispatcher(h.queue) }),
-      intervalMs: 50,
-      retentionMs: 60_000,
-      logger: createLogger({ level: 'silent', workerId: 'sweeper-leadership-test' }),
-      metrics,
-    });
+    const sweeper = sweeperWith('sweeper-leadership-test', {}, metrics);
     const leaderSweeps = async () =>
       (await metrics.sweeps.get()).values.find((v) => v.labels.role === 'leader')?.value ?? 0;
-    const leaderBackends = async () =>
-      (
-        await h.query<{ pid: number }>(
-          `SELECT pid FROM pg_stat_activity
-            WHERE application_name = $1 AND datname = current_database()`,
-          [LEADERSHIP_APPLICATION_NAME],
-        )
-      ).map((row) => row.pid);
     const seen = new Set<number>();
     sweeper.start();
     try {
@@ -66,25 +78,11 @@ describe('the sweeper leadership connection', () => {
   it('is ended by Postgres once silent for the leader timeout (SWEEP_LEADER_TIMEOUT_MS)', async () => {
     // Sweeps a second apart and a bound of 300 ms: between two sweeps the connection sits idle
     // past the bound, as a leader frozen or cut off mid-sweep would, and Postgres ends it.
-    const sweeper = createSweeper({
-      connectionString: h.database.connectionString,
-      db: h.db,
-      taskService: createTaskService({ db: h.db, dispatcher: createSweepDispatcher(h.queue) }),
+    const sweeper = sweeperWith('sweeper-leader-timeout-test', {
       intervalMs: 1_000,
-      retentionMs: 60_000,
       stepBudgetMs: 50,
       leaderTimeoutMs: 300,
-      logger: createLogger({ level: 'silent', workerId: 'sweeper-leader-timeout-test' }),
-      metrics: createWorkerMetrics(),
     });
-    const leaderBackends = async () =>
-      (
-        await h.query<{ pid: number }>(
-          `SELECT pid FROM pg_stat_activity
-            WHERE application_name = $1 AND datname = current_database()`,
-          [LEADERSHIP_APPLICATION_NAME],
-        )
-      ).map((row) => row.pid);
     sweeper.start();
     try {
       let opened: number | undefined;

@@ -48,6 +48,36 @@ async function serve(onListen: (stream: Stream) => void) {
 const event = (params: Record<string, unknown>) =>
   `data: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/tasks', params })}\n\n`;
 
+/** Follows the task to its end with an idle timeout of 300 ms: the statuses seen, the retries. */
+async function follow(
+  url: string,
+  onSnapshot: (seen: readonly string[]) => Promise<void> = () => Promise.resolve(),
+) {
+  const client = createClient({
+    url,
+    streamIdleTimeoutMs: 300,
+    backoff: { initialMs: 10, maxMs: 50 },
+  });
+  const retries: string[] = [];
+  const seen: string[] = [];
+  for await (const snapshot of client.task(TASK_ID).subscribe({
+    onRetry: (error) => retries.push((error as Error).message),
+  })) {
+    seen.push(snapshot.status);
+    await onSnapshot(seen);
+  }
+  return { seen, retries };
+}
+
+/** Keep-alive comments every 100 ms, then the terminal event after `endAfterMs`. */
+function keepAliveThenComplete(res: ServerResponse, endAfterMs: number): void {
+  const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), 100);
+  setTimeout(() => {
+    clearInterval(keepAlive);
+    res.end(event(COMPLETED));
+  }, endAfterMs);
+}
+
 let server: Server | undefined;
 afterEach(async () => {
   server?.closeAllConnections();
@@ -63,17 +93,7 @@ describe('a listen stream that goes silent without closing', () => {
       // …and then nothing, with the connection left open.
     });
     server = s.server;
-    const client = createClient({
-      url: s.url,
-      streamIdleTimeoutMs: 300,
-      backoff: { initialMs: 10, maxMs: 50 },
-    });
-    const retries: string[] = [];
-    const seen: string[] = [];
-    for await (const snapshot of client.task(TASK_ID).subscribe({
-      onRetry: (error) => retries.push((error as Error).message),
-    }))
-      seen.push(snapshot.status);
+    const { seen, retries } = await follow(s.url);
 
     expect(seen).toEqual(['working', 'completed']);
     expect(retries).toEqual([
@@ -85,22 +105,10 @@ describe('a listen stream that goes silent without closing', () => {
   });
 
   it('stays open while keep-alive comments arrive, however long no event comes', async () => {
-    const s = await serve(({ res }) => {
-      const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), 100);
-      // Ten keep-alives (over three idle timeouts) before the task finishes.
-      setTimeout(() => {
-        clearInterval(keepAlive);
-        res.end(event(COMPLETED));
-      }, 1_000);
-    });
+    // Ten keep-alives (over three idle timeouts) before the task finishes.
+    const s = await serve(({ res }) => keepAliveThenComplete(res, 1_000));
     server = s.server;
-    const client = createClient({ url: s.url, streamIdleTimeoutMs: 300 });
-    const retries: unknown[] = [];
-    const seen: string[] = [];
-    for await (const snapshot of client.task(TASK_ID).subscribe({
-      onRetry: (error) => retries.push(error),
-    }))
-      seen.push(snapshot.status);
+    const { seen, retries } = await follow(s.url);
 
     expect(seen).toEqual(['completed']);
     expect(retries).toEqual([]);
@@ -112,23 +120,13 @@ describe('a listen stream that goes silent without closing', () => {
       res.write(event({ taskId: TASK_ID, status: 'input_required' }));
       // An event the caller will not read for a while, then keep-alives only.
       setTimeout(() => res.write(event({ taskId: TASK_ID, status: 'working' })), 50);
-      const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), 100);
-      setTimeout(() => {
-        clearInterval(keepAlive);
-        res.end(event(COMPLETED));
-      }, 1_200);
+      keepAliveThenComplete(res, 1_200);
     });
     server = s.server;
-    const client = createClient({ url: s.url, streamIdleTimeoutMs: 300 });
-    const retries: unknown[] = [];
-    const seen: string[] = [];
-    for await (const snapshot of client.task(TASK_ID).subscribe({
-      onRetry: (error) => retries.push(error),
-    })) {
-      seen.push(snapshot.status);
+    const { seen, retries } = await follow(s.url, async (sofar) => {
       // A person answering a prompt: far longer than the idle timeout, with a snapshot queued.
-      if (seen.length === 1) await new Promise((resolve) => setTimeout(resolve, 900));
-    }
+      if (sofar.length === 1) await new Promise((resolve) => setTimeout(resolve, 900));
+    });
 
     expect(seen).toEqual(['input_required', 'working', 'completed']);
     expect(retries).toEqual([]);
