@@ -11,7 +11,7 @@ import {
   retryAfterOf,
 } from './errors.js';
 import { MemoryHandleStore, type HandleStore } from './handle-store.js';
-import { DEFAULT_STREAM_IDLE_TIMEOUT_MS, readSseMessages } from './sse.js';
+import { readSseMessages } from './sse.js';
 import { TaskHandle } from './task-handle.js';
 import type {
   CallToolResult,
@@ -204,9 +204,8 @@ export function createClient(options: ClientOptions): McpTasksClient {
           'subscriptions/listen did not answer with an event stream',
         );
       }
-      return readSseMessages(response.body, {
-        idleTimeoutMs: options.streamIdleTimeoutMs ?? DEFAULT_STREAM_IDLE_TIMEOUT_MS,
-      });
+      // Unset, readSseMessages applies DEFAULT_STREAM_IDLE_TIMEOUT_MS.
+      return readSseMessages(response.body, { idleTimeoutMs: options.streamIdleTimeoutMs });
     },
     discover: (signal) => request('server/discover', {}, signal),
     async listTools(signal) {
