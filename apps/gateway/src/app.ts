@@ -229,6 +229,11 @@ export function createGateway(options: GatewayOptions): Hono<GatewayVariables> {
     c.set('rpcCode', String(code));
     if (mapped.unexpected)
       log.error({ err: error, method: c.get('rpcMethod') }, 'unexpected error');
+    else if (mapped.outage)
+      log.warn(
+        { err: error, status: mapped.status, method: c.get('rpcMethod') },
+        mapped.error.message,
+      );
     else
       log.info({ code, status: mapped.status, method: c.get('rpcMethod') }, mapped.error.message);
     const id = c.get('rpcId') ?? null;

@@ -1,4 +1,5 @@
 import { ErrorCode, ProtocolError, httpStatusForErrorCode } from '@mcp-tasks/protocol';
+import { infrastructureFailure, type InfrastructureFailure } from '@mcp-tasks/store';
 
 /**
  * A ProtocolError that also fixes the HTTP status (and headers) of its reply, for the failures
@@ -63,29 +64,83 @@ export function retryLater(options: RetryLaterOptions): HttpProtocolError {
   );
 }
 
+/** How long a client is asked to wait while the task store is unreachable or going away. */
+export const STORE_RETRY_AFTER_MS = 1_000;
+
+/** Each store failure in words an operator or a user can act on (the cause is also in data). */
+const STORE_FAILURE_WORDS: Readonly<Record<InfrastructureFailure, string>> = {
+  unreachable: 'cannot connect to the database',
+  connection_lost: 'the database connection was lost',
+  shutting_down: 'the database is restarting or shutting down',
+  read_only: 'the database is read-only, as during a failover',
+  too_many_connections: 'the database has no free connection slots',
+  no_free_connection: 'no database connection became free in time',
+  timed_out: 'the database did not answer in time',
+  out_of_resources: 'the database is out of resources',
+  conflict: 'a conflicting database operation',
+};
+
+/**
+ * The task store (Postgres) cannot serve the request now: 503, Retry-After, `data.reason`
+ * `store_unavailable` and `data.cause` (an InfrastructureFailure). A create refused so has
+ * committed nothing, unless its statement was cut off mid-flight (then the store withdraws it).
+ */
+export function storeUnavailable(failure: InfrastructureFailure): HttpProtocolError {
+  const seconds = Math.ceil(STORE_RETRY_AFTER_MS / 1000);
+  return retryLater({
+    reason: 'store_unavailable',
+    message: `task store unavailable (${STORE_FAILURE_WORDS[failure]}); retry in ${seconds} s`,
+    retryAfterMs: STORE_RETRY_AFTER_MS,
+    data: { cause: failure },
+  });
+}
+
 export interface MappedError {
   status: number;
   headers: Record<string, string>;
   error: ProtocolError;
   /** True when the error was not a ProtocolError: the caller logs it in full. */
   unexpected: boolean;
+  /** True for an infrastructure failure (store unreachable...): logged with its driver error. */
+  outage: boolean;
 }
 
 /**
- * The single mapping from anything thrown to what the client sees. A non-ProtocolError never
- * leaks its message: it becomes -32603 and the caller logs the original.
+ * The single mapping from anything thrown to what the client sees. An infrastructure failure
+ * (infrastructureFailure in @mcp-tasks/store: the one table of them) is a 503 to retry; any other
+ * non-ProtocolError never leaks its message: it becomes -32603 (500, a bug) and the caller logs
+ * the original.
  */
 export function mapError(error: unknown): MappedError {
   if (error instanceof HttpProtocolError) {
-    return { status: error.status, headers: error.headers, error, unexpected: false };
+    return {
+      status: error.status,
+      headers: error.headers,
+      error,
+      unexpected: false,
+      outage: false,
+    };
   }
   if (error instanceof ProtocolError) {
-    return { status: httpStatusForErrorCode(error.code), headers: {}, error, unexpected: false };
+    const status = httpStatusForErrorCode(error.code);
+    return { status, headers: {}, error, unexpected: false, outage: false };
+  }
+  const failure = infrastructureFailure(error);
+  if (failure !== undefined) {
+    const refusal = storeUnavailable(failure);
+    return {
+      status: refusal.status,
+      headers: refusal.headers,
+      error: refusal,
+      unexpected: false,
+      outage: true,
+    };
   }
   return {
     status: 500,
     headers: {},
     error: new ProtocolError(ErrorCode.InternalError, 'Internal error'),
     unexpected: true,
+    outage: false,
   };
 }

@@ -1,8 +1,8 @@
 import type { RunTaskJob } from '@mcp-tasks/queue';
+import { isTransientInfrastructureError } from '@mcp-tasks/store';
 import type { Logger } from './logger.js';
 import type { WorkerMetrics } from './metrics.js';
 import { requeueOrLeaveToSweeper, type Requeue } from './requeue.js';
-import { isTransientInfrastructureError } from './retry-policy.js';
 import type { TaskRunner } from './task-runner.js';
 
 /**

@@ -1,9 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  budgetSpentAtClaim,
-  decideAfterUnexpectedError,
-  isTransientInfrastructureError,
-} from './retry-policy.js';
+import { budgetSpentAtClaim, decideAfterUnexpectedError } from './retry-policy.js';
 
 const policy = { maxAttempts: 3, baseDelayMs: 250, maxDelayMs: 1_000 };
 
@@ -38,31 +34,5 @@ describe('decideAfterUnexpectedError', () => {
     expect(decideAfterUnexpectedError(1, { ...policy, maxAttempts: 1 })).toMatchObject({
       kind: 'fail',
     });
-  });
-});
-
-describe('isTransientInfrastructureError', () => {
-  it.each([
-    ['a refused connection', Object.assign(new Error('connect'), { code: 'ECONNREFUSED' })],
-    ['a serialization failure', Object.assign(new Error('could not serialize'), { code: '40001' })],
-    ['an admin shutdown', Object.assign(new Error('terminating'), { code: '57P01' })],
-    ['a dropped pg connection', new Error('Connection terminated unexpectedly')],
-    ['a statement timeout', Object.assign(new Error('canceling statement'), { code: '57014' })],
-    ['a client-side read timeout', new Error('Query read timeout')],
-    [
-      'an aggregate of refused sockets',
-      new AggregateError([Object.assign(new Error(), { code: 'ECONNREFUSED' })]),
-    ],
-  ])('treats %s as transient', (_label, error) => {
-    expect(isTransientInfrastructureError(error)).toBe(true);
-  });
-
-  it.each([
-    ['a constraint violation', Object.assign(new Error('duplicate key'), { code: '23505' })],
-    ['a plain bug', new TypeError('x is undefined')],
-    ['a non-error', 'boom'],
-    ['null', null],
-  ])('does not treat %s as transient', (_label, error) => {
-    expect(isTransientInfrastructureError(error)).toBe(false);
   });
 });

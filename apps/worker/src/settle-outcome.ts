@@ -4,6 +4,7 @@ import { ProtocolError } from '@mcp-tasks/protocol';
 import {
   CANCELLED_BY_REQUEST,
   StaleLeaseError,
+  isTransientInfrastructureError,
   recordAttemptFailure,
   releaseLease,
   requestInput,
@@ -18,11 +19,7 @@ import type { AbortReason } from './held-tasks.js';
 import type { Logger } from './logger.js';
 import type { JobOutcome, WorkerMetrics } from './metrics.js';
 import { requeueOrLeaveToSweeper, type Requeue } from './requeue.js';
-import {
-  decideAfterUnexpectedError,
-  isTransientInfrastructureError,
-  type RetryPolicy,
-} from './retry-policy.js';
+import { decideAfterUnexpectedError, type RetryPolicy } from './retry-policy.js';
 import { ToolStepError } from './step-loop.js';
 
 /** The final status message when a tool names none: the last progress line would be stale. */

@@ -4,6 +4,7 @@ import {
   databaseNow,
   deleteExpiredTasks,
   expireTasks,
+  isTransientInfrastructureError,
   type Db,
   type TaskService,
 } from '@mcp-tasks/store';
@@ -11,7 +12,6 @@ import { performance } from 'node:perf_hooks';
 import { runInBatches } from './batch-loop.js';
 import type { Logger } from './logger.js';
 import type { WorkerMetrics } from './metrics.js';
-import { isTransientInfrastructureError } from './retry-policy.js';
 
 export const SWEEPER_LOCK_NAME = 'mcp-tasks-sweeper';
 /** Default time one sweep step may keep taking batches before it leaves the rest to the next sweep. */

@@ -104,3 +104,8 @@ export {
 } from './task-service.js';
 export { recordToolMissing, recordToolVersion, type ToolRecord } from './tool-record.js';
 export { describeConnectionFailure, maskPassword } from './connection-failure.js';
+export {
+  infrastructureFailure,
+  isTransientInfrastructureError,
+  type InfrastructureFailure,
+} from './infrastructure-failure.js';

@@ -31,3 +31,13 @@ export {
   type TcpProxyOptions,
 } from './tcp-proxy.js';
 export { replicaUnavailableReason, startReplicaPair, type ReplicaPair } from './replica-pair.js';
+export {
+  PG_BIN,
+  makePostgresDir,
+  privatePostgresUnavailableReason,
+  runAsPostgres,
+  startPostgresServer,
+  type PostgresServer,
+  type PostgresServerOptions,
+  type PostgresStopMode,
+} from './postgres-server.js';

@@ -17,6 +17,8 @@ import {
   isWellFormedTaskId,
   type Task,
 } from '@mcp-tasks/tasks';
+import { infrastructureFailure } from '@mcp-tasks/store';
+import { STORE_RETRY_AFTER_MS } from '../errors.js';
 import { createSseStream } from '../sse.js';
 import type { HandlerOutcome, MethodHandler } from './context.js';
 
@@ -188,7 +190,26 @@ export const subscriptionsListen: MethodHandler = async (
       changed.clear();
       const pending = ids.filter((id) => !terminal.has(id));
       if (pending.length === 0 || stream.closed) continue;
-      for (const task of await load(pending)) {
+      let loaded: Task[];
+      try {
+        loaded = await load(pending);
+      } catch (error) {
+        // A store outage does not end the stream: the snapshots are loaded again once it is
+        // back (the keep-alives go on meanwhile). Anything else is a bug and ends it below.
+        if (infrastructureFailure(error) === undefined) throw error;
+        ctx.log.warn({ err: error, subscriptionId }, 'listen load failed; retrying');
+        for (const id of pending) changed.add(id);
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, STORE_RETRY_AFTER_MS);
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        wake = undefined;
+        continue;
+      }
+      for (const task of loaded) {
         if (stream.closed) break;
         sendSnapshot(task);
       }
