@@ -16,6 +16,7 @@ import {
   type GatewayUnderTest,
   type Infrastructure,
 } from './support/harness.js';
+import { SMALL_REPORT, rpc } from './support/rpc.js';
 
 /**
  * /readyz while Postgres or Redis is unreachable: a TCP proxy sits between the gateway and each
@@ -106,6 +107,20 @@ describe('/readyz during an outage', () => {
     redisProxy.refuse();
     redisProxy.cut();
     expect(await readyz()).toEqual(REDIS_UNREACHABLE);
+    redisProxy.heal();
+    expect(await readyAgain()).toEqual(READY);
+  }, 60_000);
+
+  it('serves every method while Redis is down: Postgres is the record, wake-ups are left to the sweeper', async () => {
+    redisProxy.refuse();
+    redisProxy.cut();
+    const created = await rpc(gateway.app, 'tools/call', SMALL_REPORT);
+    expect(created.status).toBe(200);
+    const taskId = created.result.taskId as string;
+    const read = await rpc(gateway.app, 'tasks/get', { taskId });
+    expect([read.status, read.result.status]).toEqual([200, 'working']);
+    const cancelled = await rpc(gateway.app, 'tasks/cancel', { taskId });
+    expect(cancelled.status).toBe(200);
     redisProxy.heal();
     expect(await readyAgain()).toEqual(READY);
   }, 60_000);
