@@ -107,6 +107,11 @@ export function historyBuilder(taskBoundMs = 10_000, startT = 0) {
       );
       return builder;
     },
+    /** Any request and the reply it got (an error, typically: a refusal, a 500, a 502). */
+    call(t: number, method: string, reply: Record<string, unknown>, taskId?: string) {
+      exchange(t, { method, ...(taskId === undefined ? {} : { taskId }) }, reply);
+      return builder;
+    },
     probeAnsweredCorrectly(t: number, taskId: string, tenant: string) {
       return builder.probe(t, taskId, tenant, {
         errorCode: UNKNOWN_TASK_ERROR.code,
@@ -139,8 +144,8 @@ export function historyBuilder(taskBoundMs = 10_000, startT = 0) {
         });
       return builder;
     },
-    chaos(t: number, id: string, action: string, target: string) {
-      records.push({ kind: 'chaos', t, id, plan: 'kill-worker', action, target });
+    chaos(t: number, id: string, action: string, target: string, plan = 'kill-worker') {
+      records.push({ kind: 'chaos', t, id, plan, action, target });
       return builder;
     },
     final(
@@ -161,6 +166,7 @@ export function historyBuilder(taskBoundMs = 10_000, startT = 0) {
                 taskId,
                 errorCode: UNKNOWN_TASK_ERROR.code,
                 errorMessage: UNKNOWN_TASK_ERROR.message,
+                ...extra,
               }
             : {
                 kind: 'final',

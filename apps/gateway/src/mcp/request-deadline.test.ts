@@ -4,12 +4,13 @@ import { createRequestDeadline } from './request-deadline.js';
 const never = new Promise<never>(() => undefined);
 
 describe('createRequestDeadline', () => {
-  it('rejects with 504 and aborts its signal when the budget runs out', async () => {
+  it('rejects with 504 (Retry-After: 1) and aborts its signal when the budget runs out', async () => {
     const deadline = createRequestDeadline(() => new AbortController().signal, 10);
     await expect(deadline.run(never)).rejects.toMatchObject({
       status: 504,
       code: -32603,
       message: 'Request timed out after 10 ms',
+      headers: { 'Retry-After': '1' },
     });
     expect(deadline.signal.aborted).toBe(true);
     expect(() => deadline.disarm()).toThrow('Request timed out after 10 ms');

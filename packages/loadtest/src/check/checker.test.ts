@@ -348,4 +348,72 @@ describe('the history checker', () => {
       { kind: 'not-terminal-in-bound', taskIds: ['task-slow'] },
     ]);
   });
+
+  describe('answers while something is down', () => {
+    const STORE_UNAVAILABLE = {
+      httpStatus: 503,
+      errorCode: -32603,
+      errorMessage: 'task store unavailable (cannot connect to the database); retry in 1 s',
+      retryAfter: '1',
+      errorReason: 'store_unavailable',
+    };
+
+    it('passes 503 refusals that carry Retry-After, and a bare 502 of the load balancer', () => {
+      const history = historyBuilder()
+        .cleanTask(100, 'task-a')
+        .call(200, 'tools/call', STORE_UNAVAILABLE)
+        .call(210, 'tasks/get', STORE_UNAVAILABLE, 'task-a')
+        .call(
+          220,
+          'tasks/get',
+          { httpStatus: 502, errorMessage: 'HTTP 502: not a JSON-RPC reply' },
+          'task-a',
+        );
+      expect(kindsAndIds(checkHistory(history.records))).toEqual([]);
+    });
+
+    it('fails a run with any HTTP 500, naming the method and the task', () => {
+      const history = historyBuilder()
+        .cleanTask(100, 'task-a')
+        .call(
+          200,
+          'tasks/get',
+          { httpStatus: 500, errorCode: -32603, errorMessage: 'Internal error' },
+          'task-a',
+        )
+        .call(210, 'tools/call', {
+          httpStatus: 500,
+          errorMessage: 'HTTP 500: not a JSON-RPC reply',
+        });
+      const result = checkHistory(history.records);
+      expect(kindsAndIds(result)).toEqual([
+        { kind: 'http-500', taskIds: ['task-a'] },
+        { kind: 'http-500', taskIds: [] },
+      ]);
+      expect(result.violations[0]!.message).toBe(
+        'tasks/get on gw-1 answered HTTP 500 -32603 "Internal error" (500 is for bugs)',
+      );
+    });
+
+    it('fails a 5xx JSON-RPC answer without Retry-After, also on a final read', () => {
+      const { retryAfter: _, ...withoutRetryAfter } = STORE_UNAVAILABLE;
+      const history = historyBuilder()
+        .create(100, 'task-a')
+        .get(150, 'task-a', 'completed', { result: FAILING_JOB_RESULT })
+        .call(200, 'tasks/cancel', withoutRetryAfter, 'task-a')
+        .final(5_000, 'task-a', undefined, {
+          httpStatus: 504,
+          errorCode: -32603,
+          errorMessage: 'Request timed out after 30000 ms',
+        });
+      const result = checkHistory(history.records);
+      const unavailable = result.violations.filter(
+        (v) => v.kind === 'unavailable-without-retry-after',
+      );
+      expect(unavailable.map((v) => v.taskIds)).toEqual([['task-a'], ['task-a'], ['task-a']]);
+      expect(unavailable.map((v) => v.message)).toContain(
+        'final tasks/get on gw-1 answered HTTP 504 -32603 "Request timed out after 30000 ms" without Retry-After',
+      );
+    });
+  });
 });

@@ -5,6 +5,7 @@ import {
   checkLostTasks,
   checkOverlappingSteps,
   checkResults,
+  checkServerErrors,
   checkStaleTails,
   checkStatusSequence,
   checkTerminalInBound,
@@ -60,6 +61,9 @@ export function checkHistory(records: readonly HistoryRecord[]): CheckResult {
     );
   }
   for (const read of history.foreignReads) findings.push(...checkForeignRead(read));
+  for (const record of records)
+    if (record.kind === 'reply' || record.kind === 'final')
+      findings.push(...checkServerErrors(record));
   findings.push(...checkOverlappingSteps(history));
   const staleTails = findStaleTails(history);
   findings.push(...checkStaleTails(history, staleTails));

@@ -100,7 +100,7 @@ async function call(
     headers: spec.headers,
     body: spec.body,
   });
-  const fields = replyFields(response.status, await response.text());
+  const fields = replyFields(response.status, await response.text(), response.headers);
   if (op === undefined) {
     recorder.final({ replica: 'gw-1', tenant, taskId: taskId!, ...fields });
   } else {

@@ -1,5 +1,5 @@
 import { canTransition, isTerminalStatus } from '@mcp-tasks/tasks';
-import type { ChaosRecord } from '../history/records.js';
+import type { ChaosRecord, FinalReadRecord, ReplyRecord } from '../history/records.js';
 import { RESULT_MATCHERS } from './result-matchers.js';
 import type { ForeignRead, IndexedHistory, StepExecution, TaskFacts } from './task-facts.js';
 import { UNKNOWN_TASK_ERROR } from './unknown-task-error.js';
@@ -15,6 +15,8 @@ export const VIOLATION_KINDS = [
   'result-mismatch',
   'overlapping-steps',
   'stale-step-continued',
+  'http-500',
+  'unavailable-without-retry-after',
 ] as const;
 export type ViolationKind = (typeof VIOLATION_KINDS)[number];
 
@@ -187,13 +189,16 @@ export function checkResults(task: TaskFacts): Finding[] {
 }
 
 /**
- * A foreign tenant's read of a task gets exactly the unknown-id error. Transport errors and
- * -32603 "Internal error" (the server could not answer, e.g. its database restarting) disclose
- * nothing and are set aside.
+ * A foreign tenant's read of a task gets exactly the unknown-id error. Transport errors, a
+ * retry-later -32603 (with Retry-After: the server could not answer, e.g. its database
+ * restarting) and -32603 "Internal error" (a 500, a violation of its own) disclose nothing and are
+ * set aside.
  */
 export function checkForeignRead({ request, reply, ownerTenant }: ForeignRead): Finding[] {
   const transportError = reply.errorCode === undefined && reply.errorMessage !== undefined;
-  const unavailable = reply.errorCode === -32603 && reply.errorMessage === 'Internal error';
+  const unavailable =
+    reply.errorCode === -32603 &&
+    (reply.errorMessage === 'Internal error' || reply.retryAfter !== undefined);
   if (transportError || unavailable) return [];
   if (
     reply.errorCode === UNKNOWN_TASK_ERROR.code &&
@@ -373,4 +378,33 @@ export function findReExecutions(history: IndexedHistory): ReExecution[] {
     found.push({ taskId, step, epochs: [...epochs].sort((a, b) => a - b) });
   }
   return found;
+}
+
+/** One answer a client got: a reply to a request of the load, or a final read. */
+export type Answer = ReplyRecord | FinalReadRecord;
+
+/**
+ * A server never calls an infrastructure fault a bug, and every "not now" says when to come back:
+ * no answer is HTTP 500, and every 5xx JSON-RPC answer carries `Retry-After`. A bare 5xx from the
+ * load balancer (no JSON-RPC body: the gateway it forwarded to died mid-request) is the transport
+ * failing, like a reset connection, and is counted apart, not held against the service.
+ */
+export function checkServerErrors(answer: Answer): Finding[] {
+  const status = answer.httpStatus;
+  if (status === undefined || status < 500) return [];
+  const method = answer.kind === 'reply' ? answer.method : 'final tasks/get';
+  const what = `${method} on ${answer.replica} answered HTTP ${status} ${answer.errorCode ?? ''} ${JSON.stringify(answer.errorMessage ?? '')}`;
+  const base = { taskIds: answer.taskId === undefined ? [] : [answer.taskId], at: answer.t };
+  if (status === 500)
+    return [{ ...base, since: answer.t, kind: 'http-500', message: `${what} (500 is for bugs)` }];
+  if (answer.errorCode !== undefined && answer.retryAfter === undefined)
+    return [
+      {
+        ...base,
+        since: answer.t,
+        kind: 'unavailable-without-retry-after',
+        message: `${what} without Retry-After`,
+      },
+    ];
+  return [];
 }

@@ -63,6 +63,10 @@ export const ReplyRecordSchema = z.object({
   result: Json.optional(),
   errorCode: z.number().int().optional(),
   errorMessage: z.string().optional(),
+  /** The `Retry-After` header of an error reply, as sent. */
+  retryAfter: z.string().optional(),
+  /** `error.data.reason` of a JSON-RPC error (e.g. `store_unavailable`). */
+  errorReason: z.string().optional(),
 });
 
 /**
@@ -124,8 +128,11 @@ export const FinalReadRecordSchema = z.object({
   taskId: z.string(),
   status: TaskStatus.optional(),
   result: Json.optional(),
+  httpStatus: z.number().int().optional(),
   errorCode: z.number().int().optional(),
   errorMessage: z.string().optional(),
+  retryAfter: z.string().optional(),
+  errorReason: z.string().optional(),
 });
 
 export const HistoryRecordSchema = z.discriminatedUnion('kind', [

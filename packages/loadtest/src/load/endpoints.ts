@@ -72,13 +72,17 @@ export async function sendRecorded(
         signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
       });
       const text = await response.text();
-      fields = replyFields(response.status, text);
+      fields = replyFields(response.status, text, response.headers);
       const poll = /"pollIntervalMs":(\d+)/.exec(text);
       if (poll) fields.pollIntervalMs = Number(poll[1]);
     } catch (error) {
       fields = { errorMessage: error instanceof Error ? error.message : String(error) };
     }
-    const unanswered = fields.errorCode === undefined && fields.errorMessage !== undefined;
+    // A refusal to retry later (503/429 with Retry-After: the store still recovering) is no
+    // answer about the task either.
+    const unanswered =
+      (fields.errorCode === undefined && fields.errorMessage !== undefined) ||
+      fields.retryAfter !== undefined;
     if (!extra.final || !unanswered || attempt >= FINAL_READ_ATTEMPTS) break;
     await sleep(FINAL_READ_RETRY_MS);
   }

@@ -63,7 +63,7 @@ export function createRecordingFetch(
       return new Response(observed, { status: response.status, headers: response.headers });
     }
     const text = await response.text();
-    const fields = replyFields(response.status, text);
+    const fields = replyFields(response.status, text, response.headers);
     recorder.reply(op, { ...base, method, ...fields, taskId: fields.taskId ?? taskId });
     return new Response(text, { status: response.status, headers: response.headers });
   };

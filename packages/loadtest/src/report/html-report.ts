@@ -42,6 +42,20 @@ function summaryRows(summary: RunSummary): [string, string][] {
       `errors ${code}`,
       String(n),
     ]),
+    ...Object.entries(summary.answers.byPlan).map(([plan, counts]): [string, string] => [
+      `answers during ${plan}`,
+      Object.entries(counts)
+        .map(([kind, n]) => `${kind}: ${n}`)
+        .join(', '),
+    ]),
+    ...summary.answers.outages.map((o): [string, string] => [
+      `store outage ${o.event.id} (${o.event.action})`,
+      `first create after ${o.firstCreateMs === null ? 'none' : `${Math.round(o.firstCreateMs)} ms`}; answers until then: ${
+        Object.entries(o.answers)
+          .map(([kind, n]) => `${kind}: ${n}`)
+          .join(', ') || '-'
+      }`,
+    ]),
   ];
 }
 

@@ -33,6 +33,34 @@ export function renderSummaryTable(summary: RunSummary, color = false): string {
     for (const [code, count] of errors) table.push([code, String(count)]);
     parts.push(table.toString());
   }
+  const plans = Object.keys(summary.answers.byPlan);
+  const classes = Object.entries(summary.answers.byClass).sort((a, b) => b[1] - a[1]);
+  if (classes.length > 0) {
+    const table = new Table({ head: ['answer', 'all', ...plans], style });
+    for (const [kind, count] of classes)
+      table.push([
+        kind,
+        String(count),
+        ...plans.map((plan) => String(summary.answers.byPlan[plan]?.[kind] ?? 0)),
+      ]);
+    parts.push(table.toString());
+  }
+  if (summary.answers.outages.length > 0) {
+    const table = new Table({
+      head: ['store outage', 'action', 'first create after', 'answers until then'],
+      style,
+    });
+    for (const o of summary.answers.outages)
+      table.push([
+        o.event.id,
+        o.event.action,
+        o.firstCreateMs === null ? 'none' : ms(o.firstCreateMs),
+        Object.entries(o.answers)
+          .map(([kind, count]) => `${kind}: ${count}`)
+          .join(', ') || '-',
+      ]);
+    parts.push(table.toString());
+  }
   if (summary.recoveries.length > 0) {
     const table = new Table({
       head: ['chaos event', 'action', 'target', 'affected', 'recovered', 'recovery p50', 'max'],

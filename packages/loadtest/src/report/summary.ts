@@ -3,6 +3,7 @@ import type { CheckResult } from '../check/checker.js';
 import type { ViolationKind } from '../check/rules.js';
 import type { TaskFacts } from '../check/task-facts.js';
 import type { ChaosRecord, HistoryRecord, ReplyRecord, RequestRecord } from '../history/records.js';
+import { summarizeAnswers, type AnswerSummary } from './answers.js';
 import { createLatencyRecorder, type LatencySummary } from './latency.js';
 
 export interface Recovery {
@@ -35,6 +36,8 @@ export interface RunSummary {
   tasksPerSecond: number;
   /** JSON-RPC errors by code; transport failures as `transport: <first word>`. */
   errorsByCode: Record<string, number>;
+  /** Every answer by class, by chaos plan, and in each store outage (report/answers.ts). */
+  answers: AnswerSummary;
   recoveries: Recovery[];
 }
 
@@ -156,6 +159,7 @@ export function summarizeRun(records: readonly HistoryRecord[], check: CheckResu
     endToEndLatency: endToEnd.summary(),
     tasksPerSecond: spanS > 0 ? terminalCount / spanS : 0,
     errorsByCode,
+    answers: summarizeAnswers(records),
     recoveries: check.history.chaos.map((event) => recoveryAfter(event, tasks)),
   };
 }
