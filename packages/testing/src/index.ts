@@ -41,3 +41,9 @@ export {
   type PostgresServerOptions,
   type PostgresStopMode,
 } from './postgres-server.js';
+export {
+  startFailoverCluster,
+  type FailoverCluster,
+  type FailoverClusterOptions,
+  type FailoverEvidence,
+} from './failover-cluster.js';

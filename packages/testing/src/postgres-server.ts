@@ -104,6 +104,8 @@ export async function startPostgresServer(options: PostgresServerOptions): Promi
       '-R',
       '-X',
       'stream',
+      // Without it the copy waits for the next spread checkpoint (up to checkpoint_timeout).
+      '--checkpoint=fast',
     ]);
   }
   const settings: Record<string, string> = {

@@ -22,6 +22,11 @@ export interface TcpProxy {
   blackhole(): void;
   /** Back to `forward`; connections opened in a black hole start passing bytes again. */
   heal(): void;
+  /**
+   * New connections go to this target from now on (the DNS name or virtual IP a managed database
+   * moves at a failover); open ones stay where they are until cut.
+   */
+  retarget(target: TcpProxyOptions['target']): void;
   /** Connections open through the proxy right now. */
   openConnections(): number;
   /** Connections accepted since the start, whatever became of them. */
@@ -54,7 +59,7 @@ function targetOf(target: TcpProxyOptions['target']): { host: string; port: numb
  * and cut, refuse, black-hole and heal the link on demand, without touching the shared server.
  */
 export async function startTcpProxy(options: TcpProxyOptions): Promise<TcpProxy> {
-  const target = targetOf(options.target);
+  let target = targetOf(options.target);
   const pairs = new Set<Pair>();
   let mode: TcpProxyMode = 'forward';
   let accepted = 0;
@@ -129,6 +134,9 @@ export async function startTcpProxy(options: TcpProxyOptions): Promise<TcpProxy>
     },
     heal() {
       mode = 'forward';
+    },
+    retarget(next) {
+      target = targetOf(next);
     },
     openConnections: () => pairs.size,
     acceptedConnections: () => accepted,

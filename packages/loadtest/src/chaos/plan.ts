@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { TcpProxy } from '@mcp-tasks/testing';
+import type { FailoverCluster, TcpProxy } from '@mcp-tasks/testing';
 import type { HistoryRecorder } from '../history/recorder.js';
 import type { ChaosRecord } from '../history/records.js';
 import type { Rng } from '../load/prng.js';
@@ -35,8 +35,12 @@ export interface WorkerLinks {
   redis: TcpProxy;
 }
 
-/** What a plan needs besides the stack's processes. */
-export type ChaosNeed = RestartableServer['name'] | 'worker-links';
+/**
+ * What a plan needs besides the stack's processes. `failover-cluster`: the harness's own primary
+ * and streaming standby behind endpoints it moves (packages/testing failover-cluster.ts); the
+ * stack writes through one and its gateways read from the other.
+ */
+export type ChaosNeed = RestartableServer['name'] | 'worker-links' | 'failover-cluster';
 
 export type Evidence = NonNullable<ChaosRecord['evidence']>;
 
@@ -44,6 +48,8 @@ export interface ChaosContext {
   gateways: ControlledProcess[];
   workers: ControlledProcess[];
   servers: Partial<Record<RestartableServer['name'], RestartableServer>>;
+  /** When a plan needs `failover-cluster`. */
+  cluster?: FailoverCluster;
   /** By WORKER_ID, when a plan needs `worker-links`. */
   links: ReadonlyMap<string, WorkerLinks>;
   recorder: HistoryRecorder;

@@ -1,3 +1,4 @@
+import { failover } from './failover.js';
 import { killGateway } from './kill-gateway.js';
 import { killWorker } from './kill-worker.js';
 import { partition } from './partition.js';
@@ -14,6 +15,7 @@ export const CHAOS_PLANS: readonly ChaosPlan[] = [
   postgresRestart,
   partition,
   rolling,
+  failover,
 ];
 export const CHAOS_PLAN_NAMES = ['none', ...CHAOS_PLANS.map((p) => p.name), 'all'] as const;
 

@@ -6,10 +6,17 @@ import { startStack, type StackHandle } from '@mcp-tasks/stack';
 import {
   createTestDatabase,
   createTestRedis,
+  startFailoverCluster,
   startTcpProxy,
+  type FailoverCluster,
   type TestDatabase,
 } from '@mcp-tasks/testing';
-import { runChaos, type ChaosPlan, type WorkerLinks } from '../chaos/plan.js';
+import {
+  runChaos,
+  type ChaosPlan,
+  type RestartableServer,
+  type WorkerLinks,
+} from '../chaos/plan.js';
 import {
   startPrivatePostgres,
   startPrivateRedis,
@@ -58,7 +65,8 @@ interface Topology {
   owner: Tenant;
   prober: Tenant;
   stack?: StackHandle;
-  servers: Partial<Record<'redis' | 'postgres', PrivateServer>>;
+  servers: Partial<Record<'redis' | 'postgres', RestartableServer>>;
+  cluster?: FailoverCluster;
   links: Map<string, WorkerLinks>;
   teardown(): Promise<void>;
 }
@@ -80,8 +88,10 @@ async function startTopology(
   }
   const needs = new Set(options.chaos.flatMap((p) => p.needs ?? []));
   const servers: Topology['servers'] = {};
+  const owned: PrivateServer[] = [];
   const links = new Map<string, WorkerLinks>();
   let database: TestDatabase | undefined;
+  let cluster: FailoverCluster | undefined;
   let stack: StackHandle | undefined;
   const teardown = async () => {
     await stack?.stop(10_000);
@@ -90,15 +100,42 @@ async function startTopology(
       await link.redis.close();
     }
     await database?.drop().catch(() => undefined);
-    for (const server of Object.values(servers)) await server.stop();
+    for (const server of owned) await server.stop();
+    await cluster?.stop();
   };
   try {
-    if (needs.has('redis')) servers.redis = await startPrivateRedis();
-    if (needs.has('postgres')) servers.postgres = await startPrivatePostgres();
-    if (servers.postgres === undefined) database = await createTestDatabase('loadtest');
+    let privateRedis: PrivateServer | undefined;
+    if (needs.has('redis')) {
+      privateRedis = await startPrivateRedis();
+      owned.push(privateRedis);
+      servers.redis = privateRedis;
+    }
+    let databaseUrl: string;
+    let readUrl: string | undefined;
+    if (needs.has('failover-cluster')) {
+      // A primary and a synchronous standby; a restart plan restarts whichever is primary now.
+      cluster = await startFailoverCluster({ databases: ['loadtest'] });
+      await cluster.addStandby();
+      const { primary } = cluster;
+      servers.postgres = {
+        name: 'postgres',
+        pid: () => cluster!.primary.pid(),
+        restart: () => cluster!.restartPrimary(),
+      };
+      databaseUrl = cluster.writeUrl('loadtest');
+      readUrl = cluster.readUrl('loadtest');
+      options.log(`failover cluster: primary ${primary.name}, standby ${cluster.standby?.name}`);
+    } else if (needs.has('postgres')) {
+      const server = await startPrivatePostgres();
+      owned.push(server);
+      servers.postgres = server;
+      databaseUrl = server.url;
+    } else {
+      database = await createTestDatabase('loadtest');
+      databaseUrl = database.connectionString;
+    }
     const redis = await createTestRedis('loadtest');
-    const databaseUrl = servers.postgres?.url ?? database!.connectionString;
-    const redisUrl = servers.redis?.url ?? redis.url;
+    const redisUrl = privateRedis?.url ?? redis.url;
     if (needs.has('worker-links')) {
       // Each worker reaches Postgres and Redis through proxies of its own (the partition plan).
       for (let i = 1; i <= options.workers; i += 1) {
@@ -124,7 +161,13 @@ async function startTopology(
       },
       redisPrefix: redis.prefix,
       proxyPort: 0,
-      env: { LEASE_MS: String(options.leaseMs), STEP_LOG: 'on', LOG_LEVEL: 'warn' },
+      env: {
+        LEASE_MS: String(options.leaseMs),
+        STEP_LOG: 'on',
+        LOG_LEVEL: 'warn',
+        // Gateways read tasks/get from the standby, as in a deployment with a read replica.
+        ...(readUrl === undefined ? {} : { DATABASE_READ_URL: readUrl }),
+      },
       logSink: (line) => {
         if (line.role === 'worker' && line.stream === 'stdout') onLogLine(line.text);
       },
@@ -147,6 +190,7 @@ async function startTopology(
     prober: tenantOf('mallory', 'globex'),
     stack,
     servers,
+    cluster,
     links,
     teardown,
   };
@@ -206,6 +250,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadRun> {
             gateways: topology.stack.gateways,
             workers: topology.stack.workers,
             servers: topology.servers,
+            cluster: topology.cluster,
             links: topology.links,
             recorder,
             rng: createRng(options.seed ^ 0x5bd1e995),
