@@ -5,6 +5,7 @@ import type { ConstantRateResult } from './constant-rate.js';
 import type { EndToEndResult } from './end-to-end.js';
 import type { HttpLoadResult } from './http-load.js';
 import type { PgbenchResult } from './pgbench.js';
+import type { SyncCommitResult } from './sync-commit.js';
 
 /** What one run measured; a figure left out by `--only` is absent. */
 export interface BenchResults {
@@ -14,6 +15,7 @@ export interface BenchResults {
   tasksGet?: HttpLoadResult[];
   createAtFixedRate?: ConstantRateResult;
   endToEnd?: EndToEndResult[];
+  syncCommit?: SyncCommitResult;
 }
 
 /**
@@ -281,6 +283,23 @@ export function renderComparisons(r: BenchResults): string {
       `${n(x.commitsPerTask, 2)} · ${n(x.redisCommandsPerTask, 1)}`,
       '—',
       '—',
+      ...none,
+    ]);
+  }
+  const sync = r.syncCommit;
+  if (sync !== undefined) {
+    t.push([
+      `lossless failover (synchronous_commit = remote_apply): task lifecycles/s, ${sync.concurrency} clients`,
+      n(sync.remoteApply.lifecyclesPerS, 1),
+      `synchronous_commit = local: ${n(sync.local.lifecyclesPerS, 1)}`,
+      ratio(sync.remoteApply.lifecyclesPerS, sync.local.lifecyclesPerS),
+      ...none,
+    ]);
+    t.push([
+      'lossless failover: write (commit) p50',
+      ms(sync.remoteApply.writeP50Ms),
+      `synchronous_commit = local: ${ms(sync.local.writeP50Ms)}`,
+      ratio(sync.remoteApply.writeP50Ms, sync.local.writeP50Ms),
       ...none,
     ]);
   }

@@ -1,10 +1,18 @@
 import { InvalidArgumentError } from 'commander';
 
 /**
- * What `--only` can pick: our three measured paths and the baselines. A measurement of ours
+ * What `--only` can pick: our measured paths and the baselines. A measurement of ours
  * brings the baselines its comparison needs, so its ratio is always against the same run.
  */
-export const FIGURES = ['pgbench', 'bullmq', 'hono', 'tasks-get', 'create', 'e2e'] as const;
+export const FIGURES = [
+  'pgbench',
+  'bullmq',
+  'hono',
+  'tasks-get',
+  'create',
+  'e2e',
+  'sync-commit',
+] as const;
 export type Figure = (typeof FIGURES)[number];
 const BASELINES_OF: Record<Figure, Figure[]> = {
   pgbench: [],
@@ -13,6 +21,8 @@ const BASELINES_OF: Record<Figure, Figure[]> = {
   'tasks-get': ['hono'],
   create: ['pgbench'],
   e2e: ['pgbench', 'bullmq'],
+  // Its baseline (synchronous_commit = local) is measured inside it, on the same cluster.
+  'sync-commit': [],
 };
 
 /** The figures to measure: the chosen ones (default all) and the baselines they need. */

@@ -9,6 +9,7 @@ import {
   freePort,
   type LaunchedProcess,
   postgresBaseUrl,
+  privatePostgresUnavailableReason,
   repoRoot,
 } from '@mcp-tasks/testing';
 import { Command, InvalidArgumentError } from 'commander';
@@ -29,6 +30,7 @@ import {
 } from './mcp-requests.js';
 import { FIGURES, parseFigureList, selectFigures, type Figure } from './figures.js';
 import { runPgbenchInsert } from './pgbench.js';
+import { runSyncCommitBench } from './sync-commit.js';
 
 /**
  * `pnpm bench`: every figure of issue 9 item 5 in one run on this machine, ours next to a
@@ -284,6 +286,18 @@ async function bench(options: BenchOptions): Promise<void> {
         results.endToEnd = endToEnd;
       }
       await small.stop();
+    }
+
+    const noCluster = privatePostgresUnavailableReason();
+    if (figures.has('sync-commit') && noCluster !== null)
+      log(`(f) synchronous_commit skipped: ${noCluster}`);
+    else if (figures.has('sync-commit')) {
+      results.syncCommit = await runSyncCommitBench({
+        durationS,
+        warmupS,
+        concurrency: 8,
+        log,
+      });
     }
 
     console.log(renderMeasurements(results));
