@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Load-test smoke for CI (called from .ci/run): a short chaos run (300 tasks while gateways and
 # workers are SIGKILLed, through a real nginx; fails on any checker violation), then
-# `pnpm bench --quick` (2 s per measurement), failing if any figure of the five comparisons is
+# `pnpm bench --quick` (2 s per measurement), failing if any figure of the six comparisons is
 # missing. The checker's tests run with `pnpm test`.
 # Needs DATABASE_URL / REDIS_URL (set by .ci/run) and pgbench (Debian's postgresql-15 package).
 set -euo pipefail
@@ -26,6 +26,8 @@ node -e '
       [["hono json", r.hono.json], ["hono + pg", r.hono.pg], ["tasks/get", r.tasksGet]].flatMap(
         ([label, runs]) => (runs ?? []).map((x) => [`(c) ${label} ${x.connections} conn req/s`, x.requestsPerS]))),
     "(d) create p50 ms": r.createAtFixedRate.latency.p50,
+    "(f) remote_apply lifecycles/s": r.syncCommit?.remoteApply.lifecyclesPerS,
+    "(f) local lifecycles/s": r.syncCommit?.local.lifecyclesPerS,
     ...Object.fromEntries(r.endToEnd.flatMap((x) => [
       [`(e) ${x.gateways}+${x.workers} tasks/s`, x.tasksPerS],
       [`(e) ${x.gateways}+${x.workers} commits/task`, x.commitsPerTask],

@@ -4,7 +4,8 @@ import { CHAOS_PLANS, resolveChaosPlans } from './registry.js';
 
 /**
  * Every chaos plan, briefly, against a real stack (nginx, gateways, workers, the harness's own
- * Redis and Postgres for their restart plans, per-worker TCP proxies for the partition): each
+ * Redis, and its own Postgres primary and standby for the restart and failover plans, per-worker
+ * TCP proxies for the partition): each
  * plan really acted on its target (the OS's word for it, carried in the events' evidence) and
  * the checker passes.
  */
@@ -68,6 +69,16 @@ describe('the chaos plans against a real stack', () => {
       expect(restart.exit).toBe(0);
       expect(pidOf(restart)).not.toBe(pidOf(sigterm));
     }
+    // Failed over: the primary that was killed is gone for good, the standby took its place
+    // (another postmaster), and a new standby was built from it.
+    for (const [kill, promoted] of rounds('failover', 'kill-primary', 'promoted')) {
+      expect(promoted.oldPrimary).toBe(kill.primary);
+      expect(promoted.oldPrimaryPid).toBe(pidOf(kill));
+      expect(promoted.newPrimary).toBe(kill.standby);
+      expect(promoted.newPrimaryPid).toEqual(expect.any(Number));
+      expect(promoted.newPrimaryPid).not.toBe(kill.pid);
+    }
+    expect(rounds('failover', 'promoted', 'standby-added').length).toBeGreaterThan(0);
     expect(new Set(events.map((e) => e.plan))).toEqual(new Set(CHAOS_PLANS.map((p) => p.name)));
     for (const e of events.filter((x) => x.plan.endsWith('-worker') || x.plan === 'partition'))
       expect(e.target).toMatch(/^worker-\d$/);
@@ -78,7 +89,7 @@ describe('the chaos plans against a real stack', () => {
 
   it('rejects an unknown plan name, listing the valid ones', () => {
     expect(() => resolveChaosPlans('kill-worker,kill-everything')).toThrow(
-      'unknown chaos plan "kill-everything"; valid: none, kill-gateway, kill-worker, pause-worker, redis-restart, postgres-restart, partition, rolling, all',
+      'unknown chaos plan "kill-everything"; valid: none, kill-gateway, kill-worker, pause-worker, redis-restart, postgres-restart, partition, rolling, failover, all',
     );
   });
 });
