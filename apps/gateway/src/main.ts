@@ -9,6 +9,8 @@ import {
 } from '@mcp-tasks/queue';
 import {
   assertSchemaCompatible,
+  describeReplicationDurability,
+  readReplicationDurability,
   createDb,
   createTaskService,
   migrateToLatest,
@@ -100,6 +102,9 @@ async function main(): Promise<void> {
     }
     // Refuse to serve a schema this build does not understand (a newer release migrated it).
     await assertSchemaCompatible(db);
+    // What a failover of the primary could lose, said once (docs/failover.md).
+    const durability = await readReplicationDurability(db);
+    logger.info(durability, describeReplicationDurability(durability));
   } catch (error) {
     const described = describeConnectionFailure('DATABASE_URL', config.databaseUrl, error);
     if (described !== undefined) process.stderr.write(`gateway: ${described}\n`);

@@ -7,6 +7,8 @@ import {
 } from '@mcp-tasks/queue';
 import {
   assertSchemaCompatible,
+  describeReplicationDurability,
+  readReplicationDurability,
   createDb,
   createTaskChangeListener,
   createTaskService,
@@ -70,6 +72,9 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
   });
   try {
     await assertSchemaCompatible(db);
+    // What a failover of the primary could lose, said once (docs/failover.md).
+    const durability = await readReplicationDurability(db);
+    logger.info(durability, describeReplicationDurability(durability));
   } catch (error) {
     const described = describeConnectionFailure('DATABASE_URL', config.databaseUrl, error);
     if (described === undefined) throw error;

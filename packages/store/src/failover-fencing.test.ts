@@ -10,6 +10,7 @@ import { createDb, type Db } from './database.js';
 import { StaleLeaseError } from './errors.js';
 import { claimLease, renewLease } from './lease.js';
 import { migrateToLatest } from './migrate.js';
+import { readReplicationDurability } from './replication-durability.js';
 import { createTask } from './task-repository.js';
 
 /**
@@ -52,6 +53,19 @@ describe.skipIf(unavailable !== null)('leases across a failover', () => {
     }
   }
 
+  it('reads whether commits wait for the standby: yes with one, no on a promoted primary alone', async () => {
+    const primary = createDb({ connectionString: cluster.primary.url('fencing'), max: 1 });
+    try {
+      expect(await readReplicationDurability(primary)).toEqual({
+        synchronousCommit: 'remote_apply',
+        synchronousStandbyNames: '*',
+        waitsForStandby: true,
+      });
+    } finally {
+      await primary.destroy();
+    }
+  });
+
   it('keeps a lease granted by the old primary, and fences its holder once another worker claims', async () => {
     const { task: held } = await createTask(db, newTask());
     const { task: expiring } = await createTask(db, newTask());
@@ -73,5 +87,7 @@ describe.skipIf(unavailable !== null)('leases across a failover', () => {
     const taken = await once(() => claimLease(db, expiring.id, 'worker-b', 60_000));
     expect(taken?.fence.epoch).toBe(2);
     await expect(renewLease(db, short!.fence, 60_000)).rejects.toBeInstanceOf(StaleLeaseError);
+    // The promoted primary commits alone until it has a standby of its own.
+    expect(await readReplicationDurability(db)).toMatchObject({ waitsForStandby: false });
   }, 120_000);
 });

@@ -105,6 +105,11 @@ export {
 export { recordToolMissing, recordToolVersion, type ToolRecord } from './tool-record.js';
 export { describeConnectionFailure, maskPassword } from './connection-failure.js';
 export {
+  describeReplicationDurability,
+  readReplicationDurability,
+  type ReplicationDurability,
+} from './replication-durability.js';
+export {
   infrastructureFailure,
   isTransientInfrastructureError,
   type InfrastructureFailure,
