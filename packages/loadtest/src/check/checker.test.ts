@@ -247,6 +247,7 @@ describe('the history checker', () => {
         step: 's0',
         epoch: 1,
         worker: 'w-1',
+        startMs: 150,
         leaseDeadlineMs: 450,
         endMs: 1_010,
         outcome: 'lease-expired',
@@ -311,6 +312,25 @@ describe('the history checker', () => {
     expect(result.violations[0]!.message).toContain(
       'started step s1 of that epoch 570 ms after it',
     );
+  });
+
+  it('sets aside a step that began past its lease deadline and stopped there at once', () => {
+    // A starved worker: its claim's lease ran out before the step began (found in a chaos run at
+    // load average ~29); the step logged lease-expired 1 ms later and wrote nothing.
+    const history = historyBuilder()
+      .create(100, 'task-starved')
+      .step('task-starved', 'w-1', 1, 1_060, 1_061, 's0', {
+        outcome: 'lease-expired',
+        leaseDeadlineMs: 1_000,
+      })
+      .step('task-starved', 'w-2', 2, 3_000, 3_100, 's0', { leaseDeadlineMs: 5_000 })
+      .get(3_300, 'task-starved', 'completed', { result: FAILING_JOB_RESULT })
+      .final(5_000, 'task-starved', 'completed', { result: FAILING_JOB_RESULT });
+    const result = checkHistory(history.records);
+    expect(result.violations).toEqual([]);
+    expect(result.staleTails.map((t) => [t.worker, t.epoch, t.outcome])).toEqual([
+      ['w-1', 1, 'lease-expired'],
+    ]);
   });
 
   it('counts a re-execution after a kill as a re-execution, not an overlap', () => {

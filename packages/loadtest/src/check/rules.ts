@@ -291,6 +291,7 @@ export interface StaleTail {
   step: string;
   epoch: number;
   worker: string;
+  startMs: number;
   leaseDeadlineMs: number;
   endMs: number;
   outcome: string | undefined;
@@ -311,6 +312,7 @@ export function findStaleTails(history: IndexedHistory): StaleTail[] {
         step: e.step,
         epoch: e.epoch,
         worker: e.worker,
+        startMs: e.startMs,
         leaseDeadlineMs: deadline,
         endMs: e.endMs,
         outcome: e.outcome,
@@ -331,12 +333,15 @@ export function findStaleTails(history: IndexedHistory): StaleTail[] {
 export function checkStaleTails(history: IndexedHistory, tails: readonly StaleTail[]): Finding[] {
   const findings: Finding[] = [];
   for (const tail of tails) {
+    // Another execution: a tail that itself began after the deadline (a worker so starved that
+    // its claim's lease ran out before the step started) and stopped there is the tail, not more.
     const went = history.steps.find(
       (o) =>
         o.taskId === tail.taskId &&
         o.worker === tail.worker &&
         o.epoch === tail.epoch &&
-        o.startMs > tail.leaseDeadlineMs,
+        o.startMs > tail.leaseDeadlineMs &&
+        !(o.step === tail.step && o.startMs === tail.startMs),
     );
     const reason =
       tail.outcome !== LEASE_EXPIRED_OUTCOME
