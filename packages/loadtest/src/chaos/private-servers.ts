@@ -1,16 +1,12 @@
-import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync } from 'node:fs';
-import { chown, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { promisify } from 'node:util';
-import { freePort } from '@mcp-tasks/testing';
+import { freePort, makePostgresDir, startPostgresServer } from '@mcp-tasks/testing';
 import { Redis } from 'ioredis';
 import type { RestartableServer } from './plan.js';
-
-const run = promisify(execFile);
 
 /**
  * Servers the harness owns (its own port and data dir), so chaos can restart them: the shared
@@ -82,65 +78,24 @@ export async function startPrivateRedis(): Promise<PrivateServer> {
   };
 }
 
-const PG_BIN = '/usr/lib/postgresql/15/bin';
-const RUNUSER = ['/usr/sbin/runuser', '/sbin/runuser', '/usr/bin/runuser'].find((p) =>
-  existsSync(p),
-);
-
-async function asPostgres(binary: string, args: string[]): Promise<void> {
-  if (RUNUSER === undefined) throw new Error('runuser is missing (postgres runs as its own user)');
-  try {
-    await run(RUNUSER, ['-u', 'postgres', '--', join(PG_BIN, binary), ...args], {
-      timeout: 120_000,
-    });
-  } catch (error) {
-    const { stdout = '', stderr = '' } = error as { stdout?: string; stderr?: string };
-    throw new Error(`${binary} ${args.join(' ')} failed:\n${stdout}\n${stderr}`, { cause: error });
-  }
-}
-
-const idOf = (flag: '-u' | '-g') =>
-  Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim());
-
 /**
- * A Postgres cluster of its own (initdb into a temp dir, as the postgres user, on a free port),
- * as the store's replica test starts one. A restart is an immediate stop (a crash: recovery from
- * the WAL on start), so clients see their connections die.
+ * A Postgres cluster of its own (`startPostgresServer` of @mcp-tasks/testing: initdb into a temp
+ * dir, run by pg_ctl as the postgres user on a free port). A restart is an immediate stop (a
+ * crash: recovery from the WAL on start), so clients see their connections die.
  */
 export async function startPrivatePostgres(): Promise<PrivateServer> {
-  const dir = await mkdtemp(join(tmpdir(), 'loadtest-pg-'));
-  await chown(dir, idOf('-u'), idOf('-g'));
-  const dataDir = join(dir, 'data');
-  const port = await freePort();
-  await asPostgres('initdb', ['-D', dataDir, '-U', 'postgres', '-A', 'trust', '--no-sync']);
-  const start = () =>
-    asPostgres('pg_ctl', [
-      '-D',
-      dataDir,
-      '-l',
-      join(dir, 'server.log'),
-      '-w',
-      '-o',
-      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=200`,
-      'start',
-    ]);
-  const stopNow = () => asPostgres('pg_ctl', ['-D', dataDir, '-m', 'immediate', '-w', 'stop']);
-  await start();
+  const dir = await makePostgresDir('loadtest-pg-');
+  const server = await startPostgresServer({ dir, name: 'loadtest-pg' });
   return {
     name: 'postgres',
-    url: `postgres://postgres@127.0.0.1:${port}/loadtest`,
-    // The postmaster's pid: the first line of postmaster.pid while it runs.
-    pid: async () => {
-      const text = await readFile(join(dataDir, 'postmaster.pid'), 'utf8').catch(() => undefined);
-      const pid = Number(text?.split('\n')[0]);
-      return Number.isInteger(pid) && pid > 0 ? pid : undefined;
-    },
+    url: server.url('loadtest'),
+    pid: () => server.pid(),
     async restart() {
-      await stopNow();
-      await start();
+      await server.stop('immediate');
+      await server.start();
     },
     async stop() {
-      await stopNow().catch(() => undefined);
+      await server.destroy();
       await rm(dir, { recursive: true, force: true });
     },
   };
