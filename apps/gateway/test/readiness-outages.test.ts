@@ -5,7 +5,7 @@ import {
   type ConsumerHeartbeatReader,
   type TaskQueue,
 } from '@mcp-tasks/queue';
-import { createDb, type Db } from '@mcp-tasks/store';
+import { createDb, requestCancel, type Db } from '@mcp-tasks/store';
 import { startTcpProxy, type TcpProxy } from '@mcp-tasks/testing';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,7 +16,8 @@ import {
   type GatewayUnderTest,
   type Infrastructure,
 } from './support/harness.js';
-import { SMALL_REPORT, rpc } from './support/rpc.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { SMALL_REPORT, rpc, rpcBody, rpcHeaders, sseReader } from './support/rpc.js';
 
 /**
  * /readyz while Postgres or Redis is unreachable: a TCP proxy sits between the gateway and each
@@ -138,6 +139,37 @@ describe('/readyz during an outage', () => {
     });
     postgresProxy.heal();
     expect(await readyAgain()).toEqual(READY);
+  }, 60_000);
+
+  it('keeps a listen stream open while Postgres is unreachable, and pushes the change made meanwhile once it is back', async () => {
+    const created = await rpc(gateway.app, 'tools/call', SMALL_REPORT);
+    const taskId = created.result.taskId as string;
+    const params = { notifications: { taskIds: [taskId] } };
+    const response = await gateway.app.request('/mcp', {
+      method: 'POST',
+      headers: rpcHeaders('subscriptions/listen', params),
+      body: JSON.stringify(rpcBody('subscriptions/listen', params, { id: 'sub-outage' })),
+    });
+    const events = sseReader(response);
+    try {
+      await events.next(); // the acknowledgement
+      expect((await events.next())?.data).toMatchObject({ params: { taskId, status: 'working' } });
+
+      // The gateway's pool loses Postgres; a change is committed meanwhile on another connection,
+      // so its notification arrives while the stream cannot load the task.
+      postgresProxy.refuse();
+      postgresProxy.cut();
+      await requestCancel(infra.db, { tenant: 'acme', principal: 'alice' }, taskId);
+      await sleep(1_500);
+      postgresProxy.heal();
+      expect((await events.next(10_000))?.data).toMatchObject({
+        method: 'notifications/tasks',
+        params: { taskId, status: 'cancelled' },
+      });
+    } finally {
+      postgresProxy.heal();
+      await events.cancel();
+    }
   }, 60_000);
 
   it('fails while Redis is partitioned (connected, but nothing answers), and is ready again after', async () => {
