@@ -1,4 +1,9 @@
-import { DEFAULT_IDLE_TIMEOUT_MS } from '@mcp-tasks/store';
+import {
+  DEFAULT_IDLE_TIMEOUT_MS,
+  DEFAULT_MAX_CREATE_WAIT_MS,
+  DEFAULT_MAX_WAITING_CREATES,
+  enqueueGraceProblem,
+} from '@mcp-tasks/store';
 import { TOOL_PACKS } from '@mcp-tasks/tools';
 import { z } from 'zod';
 import { isSafeJwksUrl } from './auth/jwks-url.js';
@@ -33,6 +38,10 @@ export interface GatewayConfig {
   taskTtlMs: number;
   taskPollIntervalMs: number;
   visibilityTimeoutMs: number;
+  /** MCP_CREATE_QUEUE_MAX: creates waiting for the next INSERT at most; more are refused (503). */
+  createQueueMax: number;
+  /** MCP_CREATE_QUEUE_MAX_AGE_MS: how long a create may wait for its INSERT before it is refused. */
+  createQueueMaxAgeMs: number;
   sseKeepAliveMs: number;
   listenLimits: ListenLimits;
   shutdownGraceMs: number;
@@ -100,6 +109,10 @@ const EnvSchema = z.object({
   TASK_TTL_MS: positiveInt(3_600_000),
   TASK_POLL_INTERVAL_MS: positiveInt(1000),
   MCP_VISIBILITY_TIMEOUT_MS: positiveInt(5000),
+  MCP_CREATE_QUEUE_MAX: positiveInt(DEFAULT_MAX_WAITING_CREATES),
+  MCP_CREATE_QUEUE_MAX_AGE_MS: positiveInt(DEFAULT_MAX_CREATE_WAIT_MS),
+  /** The workers' sweeper grace: read only to refuse a value too short for this gateway. */
+  ENQUEUE_GRACE_MS: z.coerce.number().int().min(0).optional(),
   MCP_SSE_KEEPALIVE_MS: positiveInt(15_000),
   MCP_LISTEN_MAX_STREAMS: positiveInt(DEFAULT_LISTEN_LIMITS.maxStreams),
   MCP_LISTEN_STREAMS_PER_PRINCIPAL: positiveInt(DEFAULT_LISTEN_LIMITS.maxStreamsPerPrincipal),
@@ -266,6 +279,11 @@ export function parseEnv(source: Record<string, string | undefined>): EnvResult 
     );
   }
 
+  if (env.ENQUEUE_GRACE_MS !== undefined && env.MCP_VISIBILITY_TIMEOUT_MS !== undefined) {
+    const problem = enqueueGraceProblem(env.ENQUEUE_GRACE_MS, env.MCP_VISIBILITY_TIMEOUT_MS);
+    if (problem !== undefined) problems.push(problem);
+  }
+
   if (problems.length > 0 || auth === undefined) return { ok: false, problems };
   // Every field parsed (a failed one is a problem above), so the partial env is complete.
   return buildConfig(env as Env, auth, requestStateSecret ?? '', requestStateSecretIsDevDefault, {
@@ -305,6 +323,8 @@ function buildConfig(
       taskTtlMs: env.TASK_TTL_MS,
       taskPollIntervalMs: env.TASK_POLL_INTERVAL_MS,
       visibilityTimeoutMs: env.MCP_VISIBILITY_TIMEOUT_MS,
+      createQueueMax: env.MCP_CREATE_QUEUE_MAX,
+      createQueueMaxAgeMs: env.MCP_CREATE_QUEUE_MAX_AGE_MS,
       sseKeepAliveMs: env.MCP_SSE_KEEPALIVE_MS,
       listenLimits: {
         maxStreams: env.MCP_LISTEN_MAX_STREAMS,

@@ -112,4 +112,5 @@ export {
   type ReadOptions,
 } from './task-service.js';
 export { recordToolMissing, recordToolVersion, type ToolRecord } from './tool-record.js';
+export { enqueueGraceProblem, minimumEnqueueGraceMs } from './create-window.js';
 export { describeConnectionFailure, maskPassword } from './connection-failure.js';

@@ -93,6 +93,8 @@ export async function startToolStack(options: ToolStackOptions): Promise<ToolSta
     REDIS_PREFIX: redis.prefix,
     MCP_TOOL_PACKS: options.toolPacks ?? 'reports',
     MCP_TOOL_MODULES: options.toolModules.join(','),
+    // A short create window (gateway) and so a short sweeper grace floor (workers): 2 s.
+    MCP_VISIBILITY_TIMEOUT_MS: '500',
     ...options.env,
   };
   const port = await freePort();
