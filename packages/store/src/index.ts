@@ -43,7 +43,7 @@ export {
   type NaturalBatcherOptions,
 } from './natural-batcher.js';
 export { getTaskViewForPrincipal } from './task-view.js';
-export { flagListenedTasks } from './listen-repository.js';
+export { DEFAULT_LISTEN_FLAG_TTL_MS, flagListenedTasks } from './listen-repository.js';
 export {
   claimLease,
   claimLeases,

@@ -61,8 +61,15 @@ export interface TaskService {
   getTask(owner: TaskOwner, taskId: string): Promise<Task | undefined>;
   /** The owner's tasks among `taskIds`, from the primary (listen loads, right after a change). */
   getTasks(owner: TaskOwner, taskIds: readonly string[]): Promise<Task[]>;
-  /** Flags the owner's tasks so their changes are announced (see flagListenedTasks). */
-  flagListened(owner: TaskOwner, taskIds: readonly string[]): Promise<void>;
+  /**
+   * Flags the owner's tasks so their changes are announced for `ttlMs` (see flagListenedTasks);
+   * a stream open longer calls it again to renew the flags.
+   */
+  flagListened(
+    owner: TaskOwner,
+    taskIds: readonly string[],
+    options?: { ttlMs?: number },
+  ): Promise<void>;
   /**
    * Resolves when every created task's wake-up has been sent or reported lost. A create returns
    * before its wake-up is sent (see Outbox.wakeAfterReply); call this before closing the queue.
@@ -288,7 +295,8 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
       readView({ tenant: owner.tenant, principal: owner.principal, taskId }, readOptions),
     getTask: (owner, taskId) => getTaskForPrincipal(db, owner.tenant, owner.principal, taskId),
     getTasks: (owner, taskIds) => getTasksForPrincipal(db, owner.tenant, owner.principal, taskIds),
-    flagListened: (owner, taskIds) => flagListenedTasks(db, owner, taskIds),
+    flagListened: (owner, taskIds, flagOptions) =>
+      flagListenedTasks(db, owner, taskIds, flagOptions),
     settleWakeUps: async () => {
       await Promise.all([outbox.settle(), withdrawals.settle()]);
     },
