@@ -1,6 +1,7 @@
 import { startTcpProxy, type TcpProxy } from '@mcp-tasks/testing';
 import type { JsonObject, JsonValue } from '@mcp-tasks/tasks';
 import { sql } from 'kysely';
+import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createStoreFixture, newTask, rawRow, sleep, type StoreFixture } from '../test/helpers.js';
 import { createDb, type Db } from './database.js';
@@ -77,6 +78,13 @@ async function blockInserts(db: Db): Promise<{ release: () => Promise<void> }> {
       await holder;
     },
   };
+}
+
+/** A plain session of the test's own, named so pg_stat_activity can tell it apart. */
+async function sessionOn(connectionString: string): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString, application_name: 'create-isolation-locker' });
+  await client.connect();
+  return client;
 }
 
 /** Resolves once a statement from `applicationName` waits on a lock. */
@@ -214,5 +222,50 @@ describe('one create never fails another', () => {
     const row = await waitForRow(fixture.db, input.id, 'cancelled');
     expect(row).toMatchObject({ status: 'cancelled', status_message: WITHDRAWN_MESSAGE });
     await service.settleWakeUps();
+  });
+  it('fails only the raced creates when the late re-read of their twins fails', async () => {
+    // A statement timeout short enough for the test to make the re-read time out.
+    const impatient = createDb({
+      connectionString: fixture.database.connectionString,
+      max: 2,
+      applicationName: 'create-isolation-reread',
+      statementTimeoutMs: 1_000,
+    });
+    const twin = newTask();
+    const fresh = newTask();
+    const rival = await sessionOn(fixture.database.connectionString);
+    const locker = await sessionOn(fixture.database.connectionString);
+    try {
+      // Another gateway's create of the same id, not committed yet: the shared INSERT waits on
+      // it, then skips the id, and its snapshot cannot see the row, so the id is read again.
+      await rival.query('BEGIN');
+      await rival.query(
+        `INSERT INTO tasks (id, tenant, principal, method, tool_name, arguments)
+         VALUES ($1, $2, $3, 'tools/call', $4, $5)`,
+        [
+          twin.id,
+          twin.owner.tenant,
+          twin.owner.principal,
+          twin.operation.toolName,
+          JSON.stringify(twin.operation.arguments),
+        ],
+      );
+      const outcomes = createTasks(impatient, [twin, fresh]);
+      await waitForBlockedStatement(fixture.db, 'create-isolation-reread');
+      // Queued behind the INSERT: once it ends, this lock holds off the re-read past its timeout.
+      await locker.query('BEGIN');
+      const locked = locker.query('LOCK TABLE tasks IN ACCESS EXCLUSIVE MODE');
+      await waitForBlockedStatement(fixture.db, 'create-isolation-locker');
+      await rival.query('COMMIT');
+      await locked;
+      const [raced, created] = await outcomes;
+      expect(raced).toMatchObject({ ok: false, error: { taskId: twin.id, kept: true } });
+      expect((raced as { error: unknown }).error).toBeInstanceOf(StoreUnavailableError);
+      expect(created).toMatchObject({ ok: true, value: { created: true, task: { id: fresh.id } } });
+    } finally {
+      await locker.query('ROLLBACK').catch(() => undefined);
+      await rival.query('ROLLBACK').catch(() => undefined);
+      await Promise.all([rival.end(), locker.end(), impatient.destroy()]);
+    }
   });
 });
