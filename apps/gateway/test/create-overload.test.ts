@@ -119,96 +119,101 @@ function expectOverloaded(reply: RpcReply, message: string, limit: string, value
   });
 }
 
+interface Brownout {
+  gw: ReturnType<typeof gatewayWith>;
+  /** A create sent before the others, now waiting on the lock in its INSERT. */
+  inFlight: Promise<RpcReply>;
+  /** Tasks in the table before. */
+  before: number;
+  /** Ends the brownout (idempotent). */
+  release: () => Promise<void>;
+}
+
+/** Runs `body` while another session blocks every INSERT, one create already stuck in it. */
+async function duringBrownout(
+  name: string,
+  options: Parameters<typeof gatewayWith>[1],
+  body: (brownout: Brownout) => Promise<void>,
+): Promise<void> {
+  const gw = gatewayWith(name, options);
+  const before = await countTasks();
+  const lock = await lockTasks('SHARE');
+  try {
+    const inFlight = create(gw);
+    await waitForBlocked(name);
+    await body({ gw, inFlight, before, release: lock.release });
+  } finally {
+    await lock.release();
+    await gw.close();
+  }
+}
+
 describe('creates in a database brownout', () => {
-  it('refuses at once a create beyond MCP_CREATE_QUEUE_MAX waiting ones, and commits none of it', async () => {
-    const gw = gatewayWith('overload-length', { maxWaitingCreates: 2 });
-    const before = await countTasks();
-    const lock = await lockTasks('SHARE');
-    try {
-      const inFlight = create(gw);
-      await waitForBlocked('overload-length');
-      const waiting = [create(gw), create(gw)];
-      await new Promise((resolve) => setImmediate(resolve));
-      expectOverloaded(
-        await create(gw),
-        'Server overloaded: 2 creates are already waiting for the database (MCP_CREATE_QUEUE_MAX); nothing was started. Retry after the Retry-After delay.',
-        'MCP_CREATE_QUEUE_MAX',
-        2,
-      );
-      await lock.release();
-      const answered = await Promise.all([inFlight, ...waiting]);
-      expect(answered.map((reply) => reply.status)).toEqual([200, 200, 200]);
-      expect(await countTasks()).toBe(before + 3);
-    } finally {
-      await lock.release();
-      await gw.close();
-    }
-  });
+  it('refuses at once a create beyond MCP_CREATE_QUEUE_MAX waiting ones, and commits none of it', () =>
+    duringBrownout(
+      'overload-length',
+      { maxWaitingCreates: 2 },
+      async ({ gw, inFlight, before, release }) => {
+        const waiting = [create(gw), create(gw)];
+        await new Promise((resolve) => setImmediate(resolve));
+        expectOverloaded(
+          await create(gw),
+          'Server overloaded: 2 creates are already waiting for the database (MCP_CREATE_QUEUE_MAX); nothing was started. Retry after the Retry-After delay.',
+          'MCP_CREATE_QUEUE_MAX',
+          2,
+        );
+        await release();
+        const answered = await Promise.all([inFlight, ...waiting]);
+        expect(answered.map((reply) => reply.status)).toEqual([200, 200, 200]);
+        expect(await countTasks()).toBe(before + 3);
+      },
+    ));
 
-  it('refuses, unsent, a create that waited MCP_CREATE_QUEUE_MAX_AGE_MS for its INSERT', async () => {
-    const gw = gatewayWith('overload-age', { maxCreateWaitMs: 300 });
-    const before = await countTasks();
-    const lock = await lockTasks('SHARE');
-    try {
-      const inFlight = create(gw);
-      await waitForBlocked('overload-age');
-      expectOverloaded(
-        await create(gw),
-        'Server overloaded: the create waited 300 ms for the database (MCP_CREATE_QUEUE_MAX_AGE_MS); nothing was started. Retry after the Retry-After delay.',
-        'MCP_CREATE_QUEUE_MAX_AGE_MS',
-        300,
-      );
-      await lock.release();
-      expect((await inFlight).status).toBe(200);
-      expect(await countTasks()).toBe(before + 1);
-    } finally {
-      await lock.release();
-      await gw.close();
-    }
-  });
+  it('refuses, unsent, a create that waited MCP_CREATE_QUEUE_MAX_AGE_MS for its INSERT', () =>
+    duringBrownout(
+      'overload-age',
+      { maxCreateWaitMs: 300 },
+      async ({ gw, inFlight, before, release }) => {
+        expectOverloaded(
+          await create(gw),
+          'Server overloaded: the create waited 300 ms for the database (MCP_CREATE_QUEUE_MAX_AGE_MS); nothing was started. Retry after the Retry-After delay.',
+          'MCP_CREATE_QUEUE_MAX_AGE_MS',
+          300,
+        );
+        await release();
+        expect((await inFlight).status).toBe(200);
+        expect(await countTasks()).toBe(before + 1);
+      },
+    ));
 
-  it('keeps the request deadline while a create waits: its 504 drops it unsent', async () => {
-    const gw = gatewayWith('overload-deadline', { requestTimeoutMs: 500 });
-    const before = await countTasks();
-    const lock = await lockTasks('SHARE');
-    try {
-      const inFlight = create(gw);
-      await waitForBlocked('overload-deadline');
-      const timedOut = await create(gw);
-      expect(timedOut.status).toBe(504);
-      expect(timedOut.error).toEqual({ code: -32603, message: 'Request timed out after 500 ms' });
-      await lock.release();
-      // Taken into its INSERT before the deadline: disarmed, so it gets its handle.
-      expect((await inFlight).status).toBe(200);
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      expect(await countTasks()).toBe(before + 1);
-    } finally {
-      await lock.release();
-      await gw.close();
-    }
-  });
+  it('keeps the request deadline while a create waits: its 504 drops it unsent', () =>
+    duringBrownout(
+      'overload-deadline',
+      { requestTimeoutMs: 500 },
+      async ({ gw, inFlight, before, release }) => {
+        const timedOut = await create(gw);
+        expect(timedOut.status).toBe(504);
+        expect(timedOut.error).toEqual({ code: -32603, message: 'Request timed out after 500 ms' });
+        await release();
+        // Taken into its INSERT before the deadline: disarmed, so it gets its handle.
+        expect((await inFlight).status).toBe(200);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        expect(await countTasks()).toBe(before + 1);
+      },
+    ));
 
-  it('drops, unsent, a create whose client went away while it waited', async () => {
-    const gw = gatewayWith('overload-abort', {});
-    const before = await countTasks();
-    const lock = await lockTasks('SHARE');
-    try {
-      const inFlight = create(gw);
-      await waitForBlocked('overload-abort');
+  it('drops, unsent, a create whose client went away while it waited', () =>
+    duringBrownout('overload-abort', {}, async ({ gw, inFlight, before, release }) => {
       const client = new AbortController();
       const abandoned = create(gw, client.signal);
       await new Promise((resolve) => setTimeout(resolve, 100));
       client.abort();
-      await lock.release();
+      await release();
       expect((await inFlight).status).toBe(200);
       // Answered as soon as its batch came (nobody reads it), long before the queue's age bound.
       await abandoned;
       expect(await countTasks()).toBe(before + 1);
-    } finally {
-      await lock.release();
-      await gw.close();
-    }
-  });
+    }));
 });
 
 describe('polls in a database brownout', () => {

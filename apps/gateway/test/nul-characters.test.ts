@@ -8,6 +8,23 @@ const { infra, gw } = useGatewayUnderTest('gw_nul');
 
 const NUL_PROBLEM = 'contains a NUL character (U+0000), which cannot be stored';
 
+/** A report task whose worker asked for a `title` (a string field): tasks/update answers it. */
+async function taskAskingForATitle(): Promise<string> {
+  const taskId = await createReportTask(gw.app);
+  const claim = await claimLease(infra.db, taskId, 'test-worker', 30_000);
+  if (claim === null) throw new Error('not claimable');
+  const ask = {
+    method: 'elicitation/create',
+    params: {
+      mode: 'form',
+      message: 'Title?',
+      requestedSchema: { type: 'object', properties: { title: { type: 'string' } } },
+    },
+  };
+  await requestInput(infra.db, claim.fence, { title: ask }, { phase: 'outline' }, 'Need a title');
+  return taskId;
+}
+
 describe('a NUL character in params', () => {
   it('in a task-creating round answer is -32602 naming its path', async () => {
     const call = { name: 'test_tool_with_task', arguments: {} };
@@ -45,18 +62,7 @@ describe('a NUL character in params', () => {
   });
 
   it('in a tasks/update answer is -32602 and changes nothing', async () => {
-    const taskId = await createReportTask(gw.app);
-    const claim = await claimLease(infra.db, taskId, 'test-worker', 30_000);
-    if (claim === null) throw new Error('not claimable');
-    const ask = {
-      method: 'elicitation/create',
-      params: {
-        mode: 'form',
-        message: 'Title?',
-        requestedSchema: { type: 'object', properties: { title: { type: 'string' } } },
-      },
-    };
-    await requestInput(infra.db, claim.fence, { title: ask }, { phase: 'outline' }, 'Need a title');
+    const taskId = await taskAskingForATitle();
     const before = await getTask(infra.db, taskId);
     const reply = await rpc(gw.app, 'tasks/update', {
       taskId,
@@ -127,18 +133,7 @@ describe('a lone UTF-16 surrogate in params', () => {
       `Invalid params: params.inputResponses.user_name.content.name: ${surrogateProblem('DC00')}`,
     );
 
-    const taskId = await createReportTask(gw.app);
-    const claim = await claimLease(infra.db, taskId, 'test-worker', 30_000);
-    if (claim === null) throw new Error('not claimable');
-    const ask = {
-      method: 'elicitation/create',
-      params: {
-        mode: 'form',
-        message: 'Title?',
-        requestedSchema: { type: 'object', properties: { title: { type: 'string' } } },
-      },
-    };
-    await requestInput(infra.db, claim.fence, { title: ask }, { phase: 'outline' }, 'Need a title');
+    const taskId = await taskAskingForATitle();
     const before = await getTask(infra.db, taskId);
     const update = await rpc(gw.app, 'tasks/update', {
       taskId,
