@@ -54,12 +54,12 @@ const META = {
 
 type Params = Record<string, unknown>;
 
-function envelope(method: string, params: Params, id: number | string): Params {
+export function envelope(method: string, params: Params, id: number | string): Params {
   return { jsonrpc: '2.0', id, method, params: { ...params, _meta: META } };
 }
 
 /** The headers the client library sends for this call (routing headers, R23). */
-function headersFor(method: string, params: Params, token: string): Record<string, string> {
+export function headersFor(method: string, params: Params, token: string): Record<string, string> {
   const headers: Record<string, string> = {
     'Content-Type': 'application/json',
     Accept: 'application/json, text/event-stream',

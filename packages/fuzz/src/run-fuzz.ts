@@ -2,6 +2,8 @@ import { startToolStack, type ToolStack } from '@mcp-tasks/testing';
 import fc from 'fast-check';
 import {
   TASK_PLACEHOLDER,
+  envelope,
+  headersFor,
   fuzzCases,
   type Category,
   type FuzzCase,
@@ -213,33 +215,10 @@ async function rpc(
   method: string,
   params: Record<string, unknown>,
 ): Promise<Record<string, unknown>> {
-  const headers: Record<string, string> = {
-    'Content-Type': 'application/json',
-    Accept: 'application/json, text/event-stream',
-    'MCP-Protocol-Version': '2026-07-28',
-    'Mcp-Method': method,
-    Authorization: `Bearer ${token}`,
-  };
-  const name = method === 'tools/call' ? params.name : params.taskId;
-  if (typeof name === 'string') headers['Mcp-Name'] = name;
   const response = await fetch(`${gatewayUrl}/mcp`, {
     method: 'POST',
-    headers,
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method,
-      params: {
-        ...params,
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-          'io.modelcontextprotocol/clientCapabilities': {
-            elicitation: {},
-            extensions: { 'io.modelcontextprotocol/tasks': {} },
-          },
-        },
-      },
-    }),
+    headers: headersFor(method, params, token),
+    body: JSON.stringify(envelope(method, params, 1)),
   });
   const body = (await response.json()) as { result?: Record<string, unknown>; error?: unknown };
   if (body.result === undefined)
