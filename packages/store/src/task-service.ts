@@ -182,8 +182,10 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
   });
   /**
    * One INSERT for the batch. Each create gets its own outcome; if the statement failed for all
-   * and may have committed, the fresh ids are withdrawn before anyone is answered, so no caller
-   * is told "failed" about a task that will run (a derived id is kept: its retry names it again).
+   * and may have committed, a withdraw of the fresh ids starts before anyone is answered and is
+   * retried until it lands, within the visibility timeout, which the sweeper's grace exceeds: so
+   * no caller is told "failed" about a task that will run (a derived id is kept: its retry names
+   * it again).
    */
   const insertBatch = async (
     creates: readonly PendingCreate[],
