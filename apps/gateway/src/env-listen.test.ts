@@ -17,6 +17,7 @@ describe('parseEnv listen limits (issue 11, item 6)', () => {
       maxTaskIds: 100,
       maxBufferedBytes: 1_048_576,
       loadConcurrency: 4,
+      flagTtlMs: 600_000,
     });
   });
 
@@ -28,6 +29,7 @@ describe('parseEnv listen limits (issue 11, item 6)', () => {
       MCP_LISTEN_MAX_TASK_IDS: '10',
       MCP_LISTEN_BUFFER_BYTES: '65536',
       MCP_LISTEN_LOAD_CONCURRENCY: '2',
+      MCP_LISTEN_FLAG_TTL_MS: '60000',
     });
     if (!result.ok) throw new Error(result.problems.join('\n'));
     expect(result.config.listenLimits).toEqual({
@@ -36,6 +38,7 @@ describe('parseEnv listen limits (issue 11, item 6)', () => {
       maxTaskIds: 10,
       maxBufferedBytes: 65_536,
       loadConcurrency: 2,
+      flagTtlMs: 60_000,
     });
     const bad = parseEnv({ ...base, MCP_LISTEN_LOAD_CONCURRENCY: '0' });
     expect(bad.ok ? [] : bad.problems).toEqual([

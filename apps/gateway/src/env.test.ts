@@ -50,6 +50,34 @@ describe('parseEnv', () => {
     });
   });
 
+  it('bounds the create queue by length and age, 2048 creates and 5 s unless told otherwise', () => {
+    const unset = parseEnv(base);
+    const set = parseEnv({
+      ...base,
+      MCP_CREATE_QUEUE_MAX: '100',
+      MCP_CREATE_QUEUE_MAX_AGE_MS: '750',
+    });
+    if (!unset.ok || !set.ok) throw new Error('expected a valid configuration');
+    expect(unset.config).toMatchObject({ createQueueMax: 2048, createQueueMaxAgeMs: 5000 });
+    expect(set.config).toMatchObject({ createQueueMax: 100, createQueueMaxAgeMs: 750 });
+    expect(parseEnv({ ...base, MCP_CREATE_QUEUE_MAX: '0' })).toEqual({
+      ok: false,
+      problems: ['MCP_CREATE_QUEUE_MAX: Too small: expected number to be >0'],
+    });
+  });
+
+  it("refuses the workers' ENQUEUE_GRACE_MS when it is shorter than this gateway's create window", () => {
+    expect(parseEnv({ ...base, ENQUEUE_GRACE_MS: '11000' }).ok).toBe(true);
+    expect(
+      parseEnv({ ...base, ENQUEUE_GRACE_MS: '30000', MCP_VISIBILITY_TIMEOUT_MS: '20000' }),
+    ).toEqual({
+      ok: false,
+      problems: [
+        'ENQUEUE_GRACE_MS: 30000 ms is shorter than 2 × MCP_VISIBILITY_TIMEOUT_MS + 1000 = 41000 ms, so the sweeper could run a task whose client was told nothing will run; raise it or lower MCP_VISIBILITY_TIMEOUT_MS (give gateways and workers the same values)',
+      ],
+    });
+  });
+
   it('fails when MCP_AUTH is missing: no auth mode is a default', () => {
     const { MCP_AUTH: _omit, ...rest } = base;
     const result = parseEnv(rest);

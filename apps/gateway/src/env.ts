@@ -1,4 +1,9 @@
-import { DEFAULT_IDLE_TIMEOUT_MS } from '@mcp-tasks/store';
+import {
+  DEFAULT_IDLE_TIMEOUT_MS,
+  DEFAULT_MAX_CREATE_WAIT_MS,
+  DEFAULT_MAX_WAITING_CREATES,
+  enqueueGraceProblem,
+} from '@mcp-tasks/store';
 import { TOOL_PACKS } from '@mcp-tasks/tools';
 import { z } from 'zod';
 import { isSafeJwksUrl } from './auth/jwks-url.js';
@@ -33,6 +38,10 @@ export interface GatewayConfig {
   taskTtlMs: number;
   taskPollIntervalMs: number;
   visibilityTimeoutMs: number;
+  /** MCP_CREATE_QUEUE_MAX: creates waiting for the next INSERT at most; more are refused (503). */
+  createQueueMax: number;
+  /** MCP_CREATE_QUEUE_MAX_AGE_MS: how long a create may wait for its INSERT before it is refused. */
+  createQueueMaxAgeMs: number;
   sseKeepAliveMs: number;
   listenLimits: ListenLimits;
   shutdownGraceMs: number;
@@ -100,12 +109,17 @@ const EnvSchema = z.object({
   TASK_TTL_MS: positiveInt(3_600_000),
   TASK_POLL_INTERVAL_MS: positiveInt(1000),
   MCP_VISIBILITY_TIMEOUT_MS: positiveInt(5000),
+  MCP_CREATE_QUEUE_MAX: positiveInt(DEFAULT_MAX_WAITING_CREATES),
+  MCP_CREATE_QUEUE_MAX_AGE_MS: positiveInt(DEFAULT_MAX_CREATE_WAIT_MS),
+  /** The workers' sweeper grace: read only to refuse a value too short for this gateway. */
+  ENQUEUE_GRACE_MS: z.coerce.number().int().min(0).optional(),
   MCP_SSE_KEEPALIVE_MS: positiveInt(15_000),
   MCP_LISTEN_MAX_STREAMS: positiveInt(DEFAULT_LISTEN_LIMITS.maxStreams),
   MCP_LISTEN_STREAMS_PER_PRINCIPAL: positiveInt(DEFAULT_LISTEN_LIMITS.maxStreamsPerPrincipal),
   MCP_LISTEN_MAX_TASK_IDS: positiveInt(DEFAULT_LISTEN_LIMITS.maxTaskIds),
   MCP_LISTEN_BUFFER_BYTES: positiveInt(DEFAULT_LISTEN_LIMITS.maxBufferedBytes),
   MCP_LISTEN_LOAD_CONCURRENCY: positiveInt(DEFAULT_LISTEN_LIMITS.loadConcurrency),
+  MCP_LISTEN_FLAG_TTL_MS: positiveInt(DEFAULT_LISTEN_LIMITS.flagTtlMs),
   MCP_SHUTDOWN_GRACE_MS: positiveInt(10_000),
   MCP_SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).default(1000),
   MCP_MIGRATE_ON_START: z.enum(['true', 'false']).default('false'),
@@ -266,6 +280,11 @@ export function parseEnv(source: Record<string, string | undefined>): EnvResult 
     );
   }
 
+  if (env.ENQUEUE_GRACE_MS !== undefined && env.MCP_VISIBILITY_TIMEOUT_MS !== undefined) {
+    const problem = enqueueGraceProblem(env.ENQUEUE_GRACE_MS, env.MCP_VISIBILITY_TIMEOUT_MS);
+    if (problem !== undefined) problems.push(problem);
+  }
+
   if (problems.length > 0 || auth === undefined) return { ok: false, problems };
   // Every field parsed (a failed one is a problem above), so the partial env is complete.
   return buildConfig(env as Env, auth, requestStateSecret ?? '', requestStateSecretIsDevDefault, {
@@ -305,6 +324,8 @@ function buildConfig(
       taskTtlMs: env.TASK_TTL_MS,
       taskPollIntervalMs: env.TASK_POLL_INTERVAL_MS,
       visibilityTimeoutMs: env.MCP_VISIBILITY_TIMEOUT_MS,
+      createQueueMax: env.MCP_CREATE_QUEUE_MAX,
+      createQueueMaxAgeMs: env.MCP_CREATE_QUEUE_MAX_AGE_MS,
       sseKeepAliveMs: env.MCP_SSE_KEEPALIVE_MS,
       listenLimits: {
         maxStreams: env.MCP_LISTEN_MAX_STREAMS,
@@ -312,6 +333,7 @@ function buildConfig(
         maxTaskIds: env.MCP_LISTEN_MAX_TASK_IDS,
         maxBufferedBytes: env.MCP_LISTEN_BUFFER_BYTES,
         loadConcurrency: env.MCP_LISTEN_LOAD_CONCURRENCY,
+        flagTtlMs: env.MCP_LISTEN_FLAG_TTL_MS,
       },
       shutdownGraceMs: env.MCP_SHUTDOWN_GRACE_MS,
       shutdownDelayMs: env.MCP_SHUTDOWN_DELAY_MS,

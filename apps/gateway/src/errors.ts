@@ -82,16 +82,19 @@ const STORE_FAILURE_WORDS: Readonly<Record<InfrastructureFailure, string>> = {
 
 /**
  * The task store (Postgres) cannot serve the request now: 503, Retry-After, `data.reason`
- * `store_unavailable` and `data.cause` (an InfrastructureFailure). A create refused so has
- * committed nothing, unless its statement was cut off mid-flight (then the store withdraws it).
+ * `store_unavailable` and, when known, `data.cause` (an InfrastructureFailure). `then` says what
+ * to do (a create says whether anything will run: see createFailure).
  */
-export function storeUnavailable(failure: InfrastructureFailure): HttpProtocolError {
-  const seconds = Math.ceil(STORE_RETRY_AFTER_MS / 1000);
+export function storeUnavailable(
+  failure: InfrastructureFailure | undefined,
+  then = `retry in ${Math.ceil(STORE_RETRY_AFTER_MS / 1000)} s`,
+): HttpProtocolError {
+  const cause = failure === undefined ? '' : ` (${STORE_FAILURE_WORDS[failure]})`;
   return retryLater({
     reason: 'store_unavailable',
-    message: `task store unavailable (${STORE_FAILURE_WORDS[failure]}); retry in ${seconds} s`,
+    message: `task store unavailable${cause}; ${then}`,
     retryAfterMs: STORE_RETRY_AFTER_MS,
-    data: { cause: failure },
+    ...(failure === undefined ? {} : { data: { cause: failure } }),
   });
 }
 

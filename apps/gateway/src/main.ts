@@ -130,11 +130,18 @@ async function main(): Promise<void> {
     db,
     readDb,
     visibilityTimeoutMs: config.visibilityTimeoutMs,
+    maxWaitingCreates: config.createQueueMax,
+    maxCreateWaitMs: config.createQueueMaxAgeMs,
     dispatcher: queue,
     onDispatchError: (taskId, error) =>
       logger.warn(
         { err: error, taskId },
         'enqueue failed after commit; the sweeper will dispatch the task',
+      ),
+    onWithdrawGiveUp: (taskIds, error) =>
+      logger.error(
+        { err: error, taskIds },
+        'could not withdraw failed creates within MCP_VISIBILITY_TIMEOUT_MS; they may run',
       ),
   });
   const changes = await createTaskChangeFeed({ connectionString: config.databaseUrl, logger });

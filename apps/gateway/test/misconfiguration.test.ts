@@ -103,4 +103,19 @@ describe('a misconfigured gateway', () => {
       squatter.close();
     }
   });
+  it('refuses at start an ENQUEUE_GRACE_MS shorter than its create window, in one line', async () => {
+    const gateway = await launchProcess({
+      entry: 'apps/gateway/src/main.ts',
+      env: gatewayEnv({
+        DATABASE_URL: database.connectionString,
+        ENQUEUE_GRACE_MS: '5000',
+        PORT: String(await freePort()),
+      }),
+    });
+    expect(await gateway.exited).toBe(1);
+    expect(gateway.stderr().trim().split('\n')).toEqual([
+      'gateway: invalid configuration:',
+      '  - ENQUEUE_GRACE_MS: 5000 ms is shorter than 2 × MCP_VISIBILITY_TIMEOUT_MS + 1000 = 11000 ms, so the sweeper could run a task whose client was told nothing will run; raise it or lower MCP_VISIBILITY_TIMEOUT_MS (give gateways and workers the same values)',
+    ]);
+  });
 });

@@ -60,10 +60,12 @@ describe('operations', () => {
     const real = createTaskService({ db: infra.db, dispatcher: infra.queue });
     const slowService: TaskService = {
       ...real,
-      async createAndDispatch(input) {
-        // A replica wait longer than the request timeout.
+      async createAndDispatch(input, options) {
+        // Taken into its INSERT (which disarms the deadline), then a replica wait longer than
+        // the request timeout.
+        const task = await real.createAndDispatch(input, options);
         await new Promise((resolve) => setTimeout(resolve, 300));
-        return real.createAndDispatch(input);
+        return task;
       },
     };
     const impatient = buildGateway(infra, {

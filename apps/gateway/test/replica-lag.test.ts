@@ -90,7 +90,11 @@ describe.skipIf(unavailable !== null)(
     const expectLagReply = (reply: Awaited<ReturnType<typeof rpc>>, message: string) => {
       expect(reply.status).toBe(503);
       expect(reply.headers.get('retry-after')).toBe('1');
-      expect(reply.error).toEqual({ code: -32603, message });
+      expect(reply.error).toEqual({
+        code: -32603,
+        message,
+        data: { reason: 'replica_lag', retryAfterMs: 1000 },
+      });
     };
     /** The one task of a tool in this file's database: its id and status. */
     const onlyTaskOf = async (toolName: string) => {

@@ -1,6 +1,7 @@
 import { claimLease, completeTask, requestInput, saveCheckpoint } from '@mcp-tasks/store';
 import { describe, expect, it } from 'vitest';
 import { SERVER_INFO } from '../src/app.js';
+import { DEFAULT_LISTEN_LIMITS } from '../src/mcp/listen-limits.js';
 import { buildGateway, useGatewayUnderTest, type GatewayUnderTest } from './support/harness.js';
 import {
   createReportTask,
@@ -210,5 +211,31 @@ describe('subscriptions/listen (R21)', () => {
     expect(response.status).toBe(500);
     expect(response.headers.get('content-type')).toMatch(/^application\/json/);
     expect((await local.metrics.openStreams.get()).values).toEqual([{ value: 0, labels: {} }]);
+  });
+  it('keeps its tasks announced while it stays open past MCP_LISTEN_FLAG_TTL_MS, and lets them lapse after', async () => {
+    const shortFlags = buildGateway(infra, {
+      config: { listenLimits: { ...DEFAULT_LISTEN_LIMITS, flagTtlMs: 300 } },
+    });
+    const taskId = await createReportTask(shortFlags.app);
+    const { events } = await listen(shortFlags.app, [taskId]);
+    await events.next(); // ack
+    await events.next(); // current snapshot
+    // Three flag lifetimes: without renewal the change below would never be announced.
+    await new Promise((resolve) => setTimeout(resolve, 900));
+    const claim = await claimLease(infra.db, taskId, 'test-worker', 30_000);
+    if (claim === null) throw new Error('not claimable');
+    await saveCheckpoint(infra.db, claim.fence, { step: 1 }, 'Still listened');
+    expect((await events.next())?.data).toMatchObject({
+      params: { taskId, statusMessage: 'Still listened' },
+    });
+    await events.cancel();
+    // Once the stream is gone nobody renews the flag: it lapses within its lifetime.
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    const row = await infra.db
+      .selectFrom('tasks')
+      .select('listened_until')
+      .where('id', '=', taskId)
+      .executeTakeFirstOrThrow();
+    expect(row.listened_until!.getTime()).toBeLessThan(Date.now());
   });
 });

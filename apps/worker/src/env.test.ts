@@ -45,7 +45,14 @@ describe('parseEnv', () => {
     expect(parseEnv(required)).toMatchObject({
       retry: { baseDelayMs: 250, maxDelayMs: 10_000 },
     });
-    expect(parseEnv({ ...required, LEASE_MS: '2000', RETRY_BASE_DELAY_MS: '4000' })).toMatchObject({
+    expect(
+      parseEnv({
+        ...required,
+        LEASE_MS: '2000',
+        MCP_VISIBILITY_TIMEOUT_MS: '500',
+        RETRY_BASE_DELAY_MS: '4000',
+      }),
+    ).toMatchObject({
       enqueueGraceMs: 2_000,
       retry: { baseDelayMs: 2_000, maxDelayMs: 2_000 },
     });
@@ -55,6 +62,7 @@ describe('parseEnv', () => {
     const config = parseEnv({
       ...required,
       LEASE_MS: '2000',
+      MCP_VISIBILITY_TIMEOUT_MS: '500',
       MCP_TOOL_PACKS: ' reports ',
       METRICS_PORT: '0',
       REDIS_PREFIX: '',
@@ -66,6 +74,20 @@ describe('parseEnv', () => {
     });
     expect(config.metricsPort).toBe(0);
     expect(config.redisPrefix).toBeUndefined();
+  });
+
+  it("keeps the enqueue grace above the gateways' create window: raised by default, refused when set", () => {
+    // 2 × MCP_VISIBILITY_TIMEOUT_MS (5000 by default, as in the gateway) + 1000.
+    expect(parseEnv({ ...required, LEASE_MS: '2000' }).enqueueGraceMs).toBe(11_000);
+    expect(
+      parseEnv({ ...required, LEASE_MS: '2000', MCP_VISIBILITY_TIMEOUT_MS: '200' }).enqueueGraceMs,
+    ).toBe(2_000);
+    expect(parseEnv({ ...required, ENQUEUE_GRACE_MS: '11000' }).enqueueGraceMs).toBe(11_000);
+    expect(() => parseEnv({ ...required, ENQUEUE_GRACE_MS: '5000' })).toThrow(
+      new EnvError([
+        'ENQUEUE_GRACE_MS: 5000 ms is shorter than 2 × MCP_VISIBILITY_TIMEOUT_MS + 1000 = 11000 ms, so the sweeper could run a task whose client was told nothing will run; raise it or lower MCP_VISIBILITY_TIMEOUT_MS (give gateways and workers the same values)',
+      ]),
+    );
   });
 
   it('keeps idle Postgres connections 10 minutes unless told otherwise, 0 for always', () => {

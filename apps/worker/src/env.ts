@@ -1,5 +1,9 @@
 import { hostname } from 'node:os';
-import { DEFAULT_IDLE_TIMEOUT_MS } from '@mcp-tasks/store';
+import {
+  DEFAULT_IDLE_TIMEOUT_MS,
+  enqueueGraceProblem,
+  minimumEnqueueGraceMs,
+} from '@mcp-tasks/store';
 import { TOOL_PACKS, type ToolPack } from '@mcp-tasks/tools';
 import { z } from 'zod';
 import type { RetryPolicy } from './retry-policy.js';
@@ -25,8 +29,13 @@ const EnvSchema = z.object({
    * session; 0: no bound. Longer than a sweep (three step budgets, see crossChecks).
    */
   SWEEP_LEADER_TIMEOUT_MS: int(0).default(60_000),
-  /** How long a wake-up may sit in the queue before the sweeper sends another; default LEASE_MS. */
+  /**
+   * How long a wake-up may sit in the queue before the sweeper sends another; default LEASE_MS,
+   * at least minimumEnqueueGraceMs(MCP_VISIBILITY_TIMEOUT_MS) (a shorter explicit value is refused).
+   */
   ENQUEUE_GRACE_MS: int(0).optional(),
+  /** The gateways' replica wait bound: read only to keep the grace above their create window. */
+  MCP_VISIBILITY_TIMEOUT_MS: int(1).default(5_000),
   MAX_ATTEMPTS: int(1).default(3),
   /** First retry delay after an unexpected error; doubles per failure. */
   RETRY_BASE_DELAY_MS: int(1).default(250),
@@ -83,7 +92,7 @@ export interface WorkerConfig {
   sweepStepBudgetMs: number;
   /** SWEEP_LEADER_TIMEOUT_MS: the leadership session's idle_session_timeout; 0 for none. */
   sweepLeaderTimeoutMs: number;
-  /** ENQUEUE_GRACE_MS, defaulting to the lease. */
+  /** ENQUEUE_GRACE_MS, defaulting to the lease (at least the gateways' create window). */
   enqueueGraceMs: number;
   /** MAX_ATTEMPTS and the retry delays, the delays capped to the enqueue grace. */
   retry: RetryPolicy;
@@ -102,7 +111,9 @@ export interface WorkerConfig {
 }
 
 function toConfig(env: Env): WorkerConfig {
-  const enqueueGraceMs = env.ENQUEUE_GRACE_MS ?? env.LEASE_MS;
+  const enqueueGraceMs =
+    env.ENQUEUE_GRACE_MS ??
+    Math.max(env.LEASE_MS, minimumEnqueueGraceMs(env.MCP_VISIBILITY_TIMEOUT_MS));
   // A delayed retry is marked enqueued when sent, and that mark holds the sweeper off only for
   // the grace: a longer delay would be re-dispatched early, skipping the rest of the backoff.
   const maxDelayMs = Math.max(1, Math.min(env.RETRY_MAX_DELAY_MS, enqueueGraceMs));
@@ -138,13 +149,18 @@ function toConfig(env: Env): WorkerConfig {
 
 /** What one variable cannot say alone: bounds that depend on another. */
 function crossChecks(env: Env): string[] {
+  const problems: string[] = [];
+  if (env.ENQUEUE_GRACE_MS !== undefined) {
+    const problem = enqueueGraceProblem(env.ENQUEUE_GRACE_MS, env.MCP_VISIBILITY_TIMEOUT_MS);
+    if (problem !== undefined) problems.push(problem);
+  }
   const longestSweepMs = 3 * env.SWEEP_STEP_BUDGET_MS;
   if (env.SWEEP_LEADER_TIMEOUT_MS > 0 && env.SWEEP_LEADER_TIMEOUT_MS <= longestSweepMs) {
-    return [
+    problems.push(
       `SWEEP_LEADER_TIMEOUT_MS: ${env.SWEEP_LEADER_TIMEOUT_MS} ms is not longer than a sweep may take (3 × SWEEP_STEP_BUDGET_MS = ${longestSweepMs} ms), so a busy leader would lose its lock mid-sweep; raise it, or set 0 for no bound`,
-    ];
+    );
   }
-  return [];
+  return problems;
 }
 
 /** Every variable the worker reads, with its schema: deployment files are checked against it. */

@@ -31,6 +31,8 @@ const catalogue = createToolCatalogue({ packs: TOOL_PACKS });
 /** Test-speed settings: short leases and sweeps, quick report sections. */
 export const FAST_ENV = {
   LEASE_MS: '2000',
+  // The gateways' create window, and so the sweeper's grace floor: 2 × 500 + 1000 = LEASE_MS.
+  MCP_VISIBILITY_TIMEOUT_MS: '500',
   SWEEP_INTERVAL_MS: '300',
   REPORT_STEP_MS: '150',
   MAX_ATTEMPTS: '3',

@@ -99,4 +99,23 @@ describe('a misconfigured worker', () => {
       await worker.stop();
     }
   }, 60_000);
+  it("refuses at start an ENQUEUE_GRACE_MS shorter than the gateways' create window, in one line", async () => {
+    const worker = await launchProcess({
+      entry: 'apps/worker/src/main.ts',
+      env: {
+        ...FAST_ENV,
+        DATABASE_URL: h.database.connectionString,
+        REDIS_URL: h.redis.url,
+        REDIS_PREFIX: h.redis.prefix,
+        METRICS_PORT: '0',
+        MCP_VISIBILITY_TIMEOUT_MS: '5000',
+        ENQUEUE_GRACE_MS: '5000',
+      },
+    });
+    expect(await worker.exited).toBe(1);
+    expect(worker.stderr().trim().split('\n')).toEqual([
+      'invalid worker environment:',
+      '  - ENQUEUE_GRACE_MS: 5000 ms is shorter than 2 × MCP_VISIBILITY_TIMEOUT_MS + 1000 = 11000 ms, so the sweeper could run a task whose client was told nothing will run; raise it or lower MCP_VISIBILITY_TIMEOUT_MS (give gateways and workers the same values)',
+    ]);
+  });
 });

@@ -17,7 +17,15 @@ export {
   type Implementation,
   type RequestMeta,
 } from './meta.js';
-export { describeIssues, invalidParamsError, parseParams, findNulCharacter } from './params.js';
+export {
+  MAX_PARAMS_DEPTH,
+  describeIssues,
+  findTooDeep,
+  findUnstorableText,
+  invalidParamsError,
+  parseParams,
+  tooDeepParamsError,
+} from './params.js';
 export { buildRoutingHeaders, checkRoutingHeaders } from './routing-headers.js';
 export { withServerInfo, buildEmptyResult } from './results.js';
 export { buildDiscoverResult, DiscoverParamsSchema } from './discover.js';

@@ -136,6 +136,33 @@ describe('change notifications', () => {
     expect(countFor(quiet)).toBe(0);
   });
 
+  it('stop announcing a listened task once its flag lapsed, until a stream renews it', async () => {
+    const { task } = await createTask(db, newTask());
+    const fence = (await claimLease(db, task.id, 'w', 30_000))!.fence;
+    await flagListenedTasks(db, alice, [task.id], { ttlMs: 400 });
+    await saveCheckpoint(db, fence, { step: 1 }, 'one'); // within the bound: announced
+    expect(await notificationsFor(task.id, 1)).toBe(1);
+    await sleep(600);
+    await saveCheckpoint(db, fence, { step: 2 }, 'two'); // lapsed: not announced
+    await marker();
+    expect(countFor(task.id)).toBe(1);
+    expect((await rawRow(db, task.id))?.listened_until?.getTime()).toBeLessThan(Date.now());
+    await flagListenedTasks(db, alice, [task.id], { ttlMs: 60_000 }); // a stream listens again
+    await saveCheckpoint(db, fence, { step: 3 }, 'three');
+    expect(await notificationsFor(task.id, 2)).toBe(2);
+  });
+
+  it('renew a flag only once more than half its time is gone (a listen costs no write)', async () => {
+    const { task } = await createTask(db, newTask());
+    await flagListenedTasks(db, alice, [task.id], { ttlMs: 60_000 });
+    const first = (await rawRow(db, task.id))!.listened_until!;
+    await sleep(20);
+    await flagListenedTasks(db, alice, [task.id], { ttlMs: 60_000 });
+    expect((await rawRow(db, task.id))!.listened_until).toEqual(first);
+    await flagListenedTasks(db, alice, [task.id], { ttlMs: 200_000 });
+    expect((await rawRow(db, task.id))!.listened_until!.getTime()).toBeGreaterThan(first.getTime());
+  });
+
   it("flag only the caller's own tasks that can still change", async () => {
     const own = (await createTask(db, newTask())).task.id;
     const foreign = (

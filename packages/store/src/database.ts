@@ -57,10 +57,12 @@ export interface TasksTable {
   /** When a worker first found it lacked the task's tool (migration 0005). */
   tool_missing_since: Generated<Date | null>;
   /**
-   * A subscriptions/listen stream named this task (migration 0007): only then do its visible
-   * changes run pg_notify. Never reset: a stale flag costs a notification, a missing one a push.
+   * A subscriptions/listen stream named this task (migration 0007): only then, and until
+   * `listened_until`, do its visible changes run pg_notify.
    */
   listened: Generated<boolean>;
+  /** When the listen flag lapses unless a stream renews it (migration 0008); NULL: never. */
+  listened_until: Generated<Date | null>;
 }
 
 export interface Database {

@@ -60,3 +60,41 @@ export class TaskIdConflictError extends Error {
     this.name = 'TaskIdConflictError';
   }
 }
+
+/**
+ * The database failed while a create was being recorded (a refused or timed-out statement, a
+ * connection lost mid-statement). Nothing of it will run: a fresh id that may have been written
+ * is withdrawn (see withdrawTasks); a derived id is `kept`, since the retry names the same task.
+ */
+export class StoreUnavailableError extends Error {
+  constructor(
+    readonly taskId: string,
+    readonly kept: boolean,
+    options?: { cause?: unknown },
+  ) {
+    super(`the database failed while task ${taskId} was being created`, options);
+    this.name = 'StoreUnavailableError';
+  }
+}
+
+/** Why a create was refused before it reached the database: the create queue is full or slow. */
+export type CreateOverload = 'queue_length' | 'queue_age';
+
+/**
+ * A create refused because the database is not keeping up: the queue of creates waiting for the
+ * next INSERT holds `limit` already (`queue_length`), or this one waited `limit` ms for a turn
+ * (`queue_age`). Nothing was sent, so nothing will run.
+ */
+export class CreateOverloadedError extends Error {
+  constructor(
+    readonly overload: CreateOverload,
+    readonly limit: number,
+  ) {
+    super(
+      overload === 'queue_length'
+        ? `${limit} creates are already waiting for the database`
+        : `the create waited ${limit} ms for the database without being sent`,
+    );
+    this.name = 'CreateOverloadedError';
+  }
+}

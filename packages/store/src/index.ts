@@ -10,7 +10,10 @@ export {
 export { MIGRATIONS } from './migrations/index.js';
 export { assertSchemaCompatible, migrateToLatest } from './migrate.js';
 export {
+  CreateOverloadedError,
   ReplicaLagError,
+  StoreUnavailableError,
+  type CreateOverload,
   SchemaMissingError,
   SchemaTooNewError,
   StaleLeaseError,
@@ -20,6 +23,8 @@ export { taskRowToTask } from './task-row.js';
 export {
   CANCELLED_BY_REQUEST,
   RESUMED_MESSAGE,
+  UnstorableArgumentsError,
+  WITHDRAWN_MESSAGE,
   createTask,
   createTasks,
   getTask,
@@ -27,6 +32,7 @@ export {
   getTasksForPrincipal,
   recordInputResponses,
   requestCancel,
+  withdrawTasks,
   type CreatedTask,
   type NewTask,
 } from './task-repository.js';
@@ -37,7 +43,7 @@ export {
   type NaturalBatcherOptions,
 } from './natural-batcher.js';
 export { getTaskViewForPrincipal } from './task-view.js';
-export { flagListenedTasks } from './listen-repository.js';
+export { DEFAULT_LISTEN_FLAG_TTL_MS, flagListenedTasks } from './listen-repository.js';
 export {
   claimLease,
   claimLeases,
@@ -95,14 +101,18 @@ export {
   type TaskChangeListenerOptions,
 } from './change-listener.js';
 export {
+  DEFAULT_MAX_CREATE_WAIT_MS,
+  DEFAULT_MAX_WAITING_CREATES,
   createTaskService,
   type DatabaseCheck,
   type RedispatchResult,
   type TaskService,
   type TaskServiceOptions,
   type CreateOptions,
+  type ReadOptions,
 } from './task-service.js';
 export { recordToolMissing, recordToolVersion, type ToolRecord } from './tool-record.js';
+export { enqueueGraceProblem, minimumEnqueueGraceMs } from './create-window.js';
 export { describeConnectionFailure, maskPassword } from './connection-failure.js';
 export {
   describeReplicationDurability,

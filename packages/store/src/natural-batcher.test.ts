@@ -82,6 +82,47 @@ describe('createNaturalBatcher', () => {
     ).toEqual([2, 'refused -3', 4]);
   });
 
+  it('refuses at once an item beyond maxWaiting, and unsent an item that waited past maxWaitMs', async () => {
+    const { batches, finishers, run } = controlledRun();
+    const add = createNaturalBatcher({
+      run,
+      maxBatchSize: 10,
+      maxWaiting: 2,
+      maxWaitMs: 50,
+      overloaded: (bound, limit) => new Error(`${bound} ${limit}`),
+    });
+    const inFlight = add(1);
+    await turn();
+    const waiting = [add(2), add(3)].map((p) => p.catch((error: Error) => error.message));
+    await expect(add(4)).rejects.toThrow('length 2');
+    expect(await Promise.all(waiting)).toEqual(['age 50', 'age 50']);
+    finishers[0]!();
+    await expect(inFlight).resolves.toBe(10);
+    await turn();
+    expect(batches).toEqual([[1]]);
+  });
+
+  it('drops unsent an item whose onTaken throws (its caller left), with that error', async () => {
+    const { batches, finishers, run } = controlledRun();
+    const add = createNaturalBatcher({ run, maxBatchSize: 10 });
+    const first = add(1);
+    await turn();
+    const taken: number[] = [];
+    const gone = add(2, {
+      onTaken: () => {
+        throw new Error('client left');
+      },
+    });
+    const kept = add(3, { onTaken: () => taken.push(3) });
+    finishers[0]!();
+    await expect(gone).rejects.toThrow('client left');
+    await turn();
+    expect(batches).toEqual([[1], [3]]);
+    expect(taken).toEqual([3]);
+    finishers[1]!();
+    expect(await Promise.all([first, kept])).toEqual([10, 30]);
+  });
+
   it('refuses a batch size that is not a positive integer', () => {
     const run = () => Promise.resolve([]);
     expect(() => createNaturalBatcher({ run, maxBatchSize: 0 })).toThrow(

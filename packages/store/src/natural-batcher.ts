@@ -1,6 +1,9 @@
 /** What one item of a batch came to: its own value or its own error. */
 export type BatchOutcome<O> = { ok: true; value: O } | { ok: false; error: unknown };
 
+/** Which bound refused an item: too many waiting already, or this one waited too long. */
+export type WaitBound = 'length' | 'age';
+
 export interface NaturalBatcherOptions<I, O> {
   /**
    * Handles one batch and resolves with one outcome per item, in order. A rejection fails every
@@ -9,6 +12,20 @@ export interface NaturalBatcherOptions<I, O> {
   run: (items: readonly I[]) => Promise<readonly BatchOutcome<O>[]>;
   /** Items per batch at most; the rest wait for the next one. */
   maxBatchSize: number;
+  /** Items waiting for a batch at most; one more is refused at once (`overloaded('length')`). */
+  maxWaiting?: number;
+  /** How long an item may wait for its batch; then it is refused unsent (`overloaded('age')`). */
+  maxWaitMs?: number;
+  /** The error an item refused by a bound rejects with; default a plain Error. */
+  overloaded?: (bound: WaitBound, limit: number) => Error;
+}
+
+export interface AddOptions {
+  /**
+   * Called as the item is taken into a batch, just before the batch is sent. If it throws (the
+   * caller went away), the item is dropped unsent and rejects with that error.
+   */
+  onTaken?: () => void;
 }
 
 /**
@@ -17,21 +34,39 @@ export interface NaturalBatcherOptions<I, O> {
  * same turn go together), and items that arrive while a batch is in flight wait for it and go
  * together in the next one. A lone item never waits for a window; under load the batches grow by
  * themselves to what arrived during one round trip. One batch in flight at a time.
+ *
+ * When the handler stalls (a database brownout), waiting items are bounded twice: by count and by
+ * age, so a stall turns into quick refusals the caller can retry instead of a queue of work whose
+ * callers have given up; and an item whose caller left (`onTaken` throws) is never sent.
  */
 export function createNaturalBatcher<I, O>(
   options: NaturalBatcherOptions<I, O>,
-): (item: I) => Promise<O> {
+): (item: I, addOptions?: AddOptions) => Promise<O> {
   const { run, maxBatchSize } = options;
-  if (!Number.isInteger(maxBatchSize) || maxBatchSize < 1) {
-    throw new RangeError(`maxBatchSize must be a positive integer, got ${maxBatchSize}`);
+  const maxWaiting = options.maxWaiting ?? Infinity;
+  const maxWaitMs = options.maxWaitMs;
+  const overloaded =
+    options.overloaded ??
+    ((bound: WaitBound, limit: number) =>
+      new Error(
+        bound === 'length' ? `${limit} items are waiting already` : `waited ${limit} ms unsent`,
+      ));
+  for (const [name, value] of Object.entries({ maxBatchSize, maxWaiting, maxWaitMs })) {
+    if (value === undefined || value === Infinity) continue;
+    if (!Number.isInteger(value) || value < 1) {
+      throw new RangeError(`${name} must be a positive integer, got ${value}`);
+    }
   }
   interface Waiting {
     item: I;
+    since: number;
+    onTaken: (() => void) | undefined;
     resolve(value: O): void;
     reject(error: unknown): void;
   }
-  const waiting: Waiting[] = [];
+  let waiting: Waiting[] = [];
   let busy = false;
+  let ageTimer: NodeJS.Timeout | undefined;
 
   const settle = (batch: readonly Waiting[], outcomes: readonly BatchOutcome<O>[]): void => {
     batch.forEach((entry, index) => {
@@ -45,9 +80,47 @@ export function createNaturalBatcher<I, O>(
     });
   };
 
+  /** Refuses the items that waited past maxWaitMs (the oldest are first), then re-arms. */
+  const expireOld = (): void => {
+    ageTimer = undefined;
+    if (maxWaitMs === undefined) return;
+    const oldestAllowed = Date.now() - maxWaitMs;
+    let expired = 0;
+    while (expired < waiting.length && waiting[expired]!.since <= oldestAllowed) expired += 1;
+    if (expired > 0) {
+      for (const entry of waiting.splice(0, expired)) entry.reject(overloaded('age', maxWaitMs));
+    }
+    armAgeTimer();
+  };
+  const armAgeTimer = (): void => {
+    const oldest = waiting[0];
+    if (maxWaitMs === undefined || ageTimer !== undefined || oldest === undefined) return;
+    ageTimer = setTimeout(expireOld, Math.max(0, oldest.since + maxWaitMs - Date.now()));
+    ageTimer.unref();
+  };
+
+  /** The next batch: up to maxBatchSize items whose callers are still there. */
+  const takeBatch = (): Waiting[] => {
+    const batch: Waiting[] = [];
+    let taken = 0;
+    while (taken < waiting.length && batch.length < maxBatchSize) {
+      const entry = waiting[taken]!;
+      taken += 1;
+      try {
+        entry.onTaken?.();
+        batch.push(entry);
+      } catch (error) {
+        entry.reject(error);
+      }
+    }
+    waiting = taken === waiting.length ? [] : waiting.slice(taken);
+    return batch;
+  };
+
   const flush = async (): Promise<void> => {
     while (waiting.length > 0) {
-      const batch = waiting.splice(0, maxBatchSize);
+      const batch = takeBatch();
+      if (batch.length === 0) continue;
       try {
         settle(batch, await run(batch.map((entry) => entry.item)));
       } catch (error) {
@@ -57,10 +130,17 @@ export function createNaturalBatcher<I, O>(
     busy = false;
   };
 
-  return (item) =>
+  return (item, addOptions) =>
     new Promise<O>((resolve, reject) => {
-      waiting.push({ item, resolve, reject });
-      if (busy) return;
+      if (waiting.length >= maxWaiting) {
+        reject(overloaded('length', maxWaiting));
+        return;
+      }
+      waiting.push({ item, since: Date.now(), onTaken: addOptions?.onTaken, resolve, reject });
+      if (busy) {
+        armAgeTimer();
+        return;
+      }
       busy = true;
       queueMicrotask(() => void flush());
     });

@@ -67,8 +67,7 @@ export function createReplicaWaiter(readDb: Db, options: { timeoutMs: number }):
     }
   };
 
-  const poll = async (): Promise<void> => {
-    const ids = [...waiting.keys()];
+  const poll = async (ids: readonly string[]): Promise<void> => {
     const result = await sql<{ replay: string | null; ids: string[] | null }>`
       SELECT pg_last_wal_replay_lsn()::text AS replay,
              (SELECT array_agg(id) FROM tasks WHERE id = ANY(${ids}::text[])) AS ids
@@ -76,6 +75,41 @@ export function createReplicaWaiter(readDb: Db, options: { timeoutMs: number }):
     const row = result.rows[0];
     for (const id of row?.ids ?? []) settle(id);
     expireLate(row?.replay ?? null);
+  };
+
+  /**
+   * While a poll is in flight (a replica that stopped answering holds it until the pool's read
+   * timeout), each waiting task still gets its ReplicaLagError at its own deadline.
+   */
+  const pollWithinDeadlines = async (ids: readonly string[]): Promise<void> => {
+    let timer: NodeJS.Timeout | undefined;
+    const arm = (): void => {
+      const nearest = nearestDeadline();
+      if (nearest === undefined) return;
+      timer = setTimeout(
+        () => {
+          expireLate(null);
+          arm();
+        },
+        Math.max(0, nearest - Date.now()),
+      );
+    };
+    arm();
+    try {
+      await poll(ids);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+
+  const nearestDeadline = (): number | undefined => {
+    let nearest: number | undefined;
+    for (const entries of waiting.values()) {
+      for (const entry of entries) {
+        if (nearest === undefined || entry.deadline < nearest) nearest = entry.deadline;
+      }
+    }
+    return nearest;
   };
 
   const loop = async (): Promise<void> => {
@@ -95,14 +129,16 @@ export function createReplicaWaiter(readDb: Db, options: { timeoutMs: number }):
     let delay = FIRST_DELAY_MS;
     while (waiting.size > 0) {
       arrived = false;
+      const ids = [...waiting.keys()];
       try {
-        await poll();
+        await pollWithinDeadlines(ids);
       } catch (error) {
         if (notReadableYet(error)) {
           expireLate(null);
         } else {
-          // The replica is unreachable or refused the query: every task waiting now gets the error.
-          for (const taskId of [...waiting.keys()]) settle(taskId, error);
+          // The replica is unreachable or refused the query: the tasks this poll was for get the
+          // error; those that arrived while it was in flight get a poll of their own.
+          for (const taskId of ids) settle(taskId, error);
           break;
         }
       }
@@ -111,7 +147,7 @@ export function createReplicaWaiter(readDb: Db, options: { timeoutMs: number }):
         delay = FIRST_DELAY_MS;
         continue;
       }
-      const nearest = Math.min(...[...waiting.values()].flat().map((entry) => entry.deadline));
+      const nearest = nearestDeadline() ?? Date.now();
       const sleepMs = Math.max(0, Math.min(delay, nearest - Date.now()));
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, sleepMs);

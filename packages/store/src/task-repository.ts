@@ -8,7 +8,7 @@ import {
   type TaskStatus,
 } from '@mcp-tasks/tasks';
 import type { Db, TaskRow } from './database.js';
-import { TaskIdConflictError } from './errors.js';
+import { StoreUnavailableError, TaskIdConflictError } from './errors.js';
 import type { BatchOutcome } from './natural-batcher.js';
 import { executePrepared } from './prepared-statements.js';
 import { TASK_ROW_COLUMNS, taskRowToTask } from './task-row.js';
@@ -17,6 +17,8 @@ const ROW_COLUMN_LIST = TASK_ROW_COLUMNS.join(', ');
 
 /** The status message a task gets when a cancel request ends it without a worker. */
 export const CANCELLED_BY_REQUEST = 'cancelled by request';
+/** The status message of a task withdrawn because its create failed before its handle went out. */
+export const WITHDRAWN_MESSAGE = 'withdrawn: its create failed before the handle was returned';
 /** The status message of a task whose last answer just arrived, until its worker reports. */
 export const RESUMED_MESSAGE = 'All input received; resuming';
 
@@ -52,38 +54,123 @@ export async function createTask(db: Db, input: NewTask): Promise<CreatedTask> {
   return outcome.value;
 }
 
-/** Errors that belong to one row's values (SQLSTATE classes 22 and 23), not to the statement. */
+/**
+ * Errors that belong to one row's values, not to the statement: SQLSTATE classes 22 (data
+ * exception), 23 (integrity) and 54 (program limit: JSON nested past the server's stack).
+ */
 const isRowDataError = (error: unknown): boolean => {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && (code.startsWith('22') || code.startsWith('23'));
+  const code = sqlState(error);
+  return code !== undefined && ['22', '23', '54'].includes(code.slice(0, 2));
 };
+
+/** The SQLSTATE of an error the server reported; undefined for a client-side or network error. */
+function sqlState(error: unknown): string | undefined {
+  const { code, severity } = (error ?? {}) as { code?: unknown; severity?: unknown };
+  return typeof code === 'string' && code.length === 5 && typeof severity === 'string'
+    ? code
+    : undefined;
+}
+
+/**
+ * Whether a failed autocommit statement may still have committed: no answer from the server (the
+ * connection dropped, the client-side read timeout fired) or the server going away mid-statement
+ * (connection exceptions, 08; shutdown, 57P01-57P03). A statement the server answered with any
+ * other error rolled back. A statement still waiting on a lock when its client vanished commits
+ * when the lock frees, so "may have committed" also covers "may commit later".
+ */
+export function mayHaveCommitted(error: unknown): boolean {
+  const code = sqlState(error);
+  return code === undefined || code.startsWith('08') || code.startsWith('57P');
+}
+
+/** Arguments that cannot be stored (jsonb refuses them), named for the caller; nothing was sent. */
+export class UnstorableArgumentsError extends RangeError {
+  constructor(
+    readonly taskId: string,
+    problem: string,
+  ) {
+    super(`task ${taskId} arguments cannot be stored: ${problem}`);
+    this.name = 'UnstorableArgumentsError';
+  }
+}
+
+/**
+ * In JSON.stringify's output a `\u` escape is only ever a control character or a lone surrogate
+ * (pairs and other characters are written as they are), and jsonb refuses U+0000 and lone
+ * surrogates. The backslashes before it must be odd in number, or the `u` is text.
+ */
+const UNSTORABLE_ESCAPE = /(?<!\\)(?:\\\\)*\\u(0000|d[89a-f][0-9a-f]{2})/i;
+
+/**
+ * One create's arguments as the statement's jsonb text. Everything that can throw for one input
+ * (a value nested past JSON.stringify's stack, a character jsonb refuses) throws here, for that
+ * input alone, before the shared statement is formed.
+ */
+function serializeArguments(input: NewTask): string {
+  let text: string;
+  try {
+    text = JSON.stringify(input.operation.arguments);
+  } catch (error) {
+    throw new UnstorableArgumentsError(
+      input.id,
+      error instanceof RangeError ? 'nested too deep to serialise' : 'not serialisable as JSON',
+    );
+  }
+  if (text.includes('\\u')) {
+    const escape = UNSTORABLE_ESCAPE.exec(text)?.[1];
+    if (escape !== undefined) {
+      throw new UnstorableArgumentsError(
+        input.id,
+        escape === '0000'
+          ? 'a NUL character (U+0000)'
+          : `a lone UTF-16 surrogate (U+${escape.toUpperCase()})`,
+      );
+    }
+  }
+  return text;
+}
+
+/** A create ready for the shared statement: its arguments already serialised and checked. */
+interface PreparedCreate {
+  input: NewTask;
+  argumentsJson: string;
+}
 
 /**
  * Inserts many tasks with ONE statement (autocommit) and answers each input on its own: created,
  * an idempotent repeat (same id, owner and operation: the existing task, `created: false`), or a
- * TaskIdConflictError for that input only; a malformed id is a RangeError for that input and never
- * reaches the database. The statement inserts what is new and, from the same snapshot, reads the
- * rows that already existed, so a repeat costs no second round trip. Two rare cases take one more:
- * a row a concurrent create committed after this statement's snapshot (read again), and a row whose
- * values the database refuses (a check constraint): then each row is inserted on its own, so that
- * error reaches only its own caller.
+ * TaskIdConflictError for that input only; a malformed id is a RangeError and unstorable arguments
+ * an UnstorableArgumentsError for that input, and neither reaches the database. The statement
+ * inserts what is new and, from the same snapshot, reads the rows that already existed, so a
+ * repeat costs no second round trip. Two rare cases take one more: a row a concurrent create
+ * committed after this statement's snapshot (read again), and a row whose values the database
+ * refuses (a check constraint): then each row is inserted on its own, so that error reaches only
+ * its own caller.
+ *
+ * Isolation: whatever can fail for one input (serialising, comparing, mapping) is done for that
+ * input alone, before the statement or after it, and fails only that input. The call throws only
+ * when the statement itself failed for everyone (see mayHaveCommitted for what the caller owes then).
  */
 export async function createTasks(
   db: Db,
   inputs: readonly NewTask[],
 ): Promise<BatchOutcome<CreatedTask>[]> {
-  const outcomes: (BatchOutcome<CreatedTask> | undefined)[] = inputs.map((input) =>
-    isWellFormedTaskId(input.id)
-      ? undefined
-      : { ok: false, error: new RangeError(`malformed task id ${input.id}`) },
-  );
+  const outcomes: (BatchOutcome<CreatedTask> | undefined)[] = inputs.map(() => undefined);
   // One row per id: a repeat within the batch (a retry racing its original) is answered from
   // the row its first occurrence gets.
-  const unique = new Map<string, NewTask>();
+  const unique = new Map<string, PreparedCreate>();
   inputs.forEach((input, index) => {
-    if (outcomes[index] === undefined && !unique.has(input.id)) unique.set(input.id, input);
+    if (!isWellFormedTaskId(input.id)) {
+      outcomes[index] = { ok: false, error: new RangeError(`malformed task id ${input.id}`) };
+    } else if (!unique.has(input.id)) {
+      try {
+        unique.set(input.id, { input, argumentsJson: serializeArguments(input) });
+      } catch (error) {
+        outcomes[index] = { ok: false, error };
+      }
+    }
   });
-  if (unique.size === 0) return outcomes as BatchOutcome<CreatedTask>[];
+  if (unique.size === 0) return outcomes.map((outcome) => outcome!);
 
   const failInputsOf = (id: string, error: unknown): void => {
     inputs.forEach((input, index) => {
@@ -97,12 +184,13 @@ export async function createTasks(
     if (!isRowDataError(error)) throw error;
     if (unique.size === 1) failInputsOf([...unique.keys()][0]!, error);
     else {
-      // One row's values failed the whole statement: insert each on its own to find whose.
+      // One row's values failed the whole statement (nothing committed): insert each on its own
+      // to find whose.
       const single = await Promise.all(
-        [...unique.values()].map((input) =>
-          insertOrFind(db, [input]).then(
-            (found) => ({ id: input.id, found, error: undefined }),
-            (rowError: unknown) => ({ id: input.id, found: undefined, error: rowError }),
+        [...unique.values()].map((create) =>
+          insertOrFind(db, [create]).then(
+            (found) => ({ id: create.input.id, found, error: undefined }),
+            (rowError: unknown) => ({ id: create.input.id, found: undefined, error: rowError }),
           ),
         ),
       );
@@ -118,37 +206,51 @@ export async function createTasks(
   const missing = [...unique.keys()].filter((id) => !rows.has(id) && !failed.has(id));
   if (missing.length > 0) {
     // Inserted by a concurrent create after this statement's snapshot: ON CONFLICT skipped them,
-    // and the snapshot could not see them. They are committed now; read them.
-    const late = await db.selectFrom('tasks').selectAll().where('id', 'in', missing).execute();
-    for (const row of late) rows.set(row.id, { row, created: false });
+    // and the snapshot could not see them. They are committed now; read them. If that read
+    // fails, only their inputs fail (they inserted nothing: their twin's caller has the task);
+    // the rows this statement inserted are answered as usual.
+    try {
+      const late = await db.selectFrom('tasks').selectAll().where('id', 'in', missing).execute();
+      for (const row of late) rows.set(row.id, { row, created: false });
+    } catch (error) {
+      for (const id of missing) {
+        failInputsOf(id, new StoreUnavailableError(id, true, { cause: error }));
+      }
+    }
   }
 
   const claimed = new Set<string>();
   return inputs.map((input, index) => {
     const decided = outcomes[index];
     if (decided !== undefined) return decided;
-    const found = rows.get(input.id);
-    if (found === undefined) {
-      // Deleted between the insert and the read (retention); the caller may retry.
-      return {
-        ok: false,
-        error: new Error(`task ${input.id} vanished while it was being created`),
-      };
+    try {
+      return { ok: true, value: answerCreate(input, rows.get(input.id), claimed) };
+    } catch (error) {
+      return { ok: false, error };
     }
-    if (!sameOperation(found.row, input))
-      return { ok: false, error: new TaskIdConflictError(input.id) };
-    // Only the first input of an id inserted it; a twin in the same batch is a repeat.
-    const created = found.created && !claimed.has(input.id);
-    claimed.add(input.id);
-    return {
-      ok: true,
-      value: {
-        task: taskRowToTask(found.row),
-        created,
-        woken: found.row.lease_epoch > 0 || found.row.enqueued_at !== null,
-      },
-    };
   });
+}
+
+/**
+ * One input's answer from its row. The input that inserted the row is not compared with it (the
+ * row is that input); a repeat is compared, and a comparison that throws fails that input only.
+ */
+function answerCreate(
+  input: NewTask,
+  found: { row: TaskRow; created: boolean } | undefined,
+  claimed: Set<string>,
+): CreatedTask {
+  // Deleted between the insert and the read (retention); the caller may retry.
+  if (found === undefined) throw new Error(`task ${input.id} vanished while it was being created`);
+  // Only the first input of an id inserted it; a twin in the same batch is a repeat.
+  const created = found.created && !claimed.has(input.id);
+  claimed.add(input.id);
+  if (!created && !sameOperation(found.row, input)) throw new TaskIdConflictError(input.id);
+  return {
+    task: taskRowToTask(found.row),
+    created,
+    woken: found.row.lease_epoch > 0 || found.row.enqueued_at !== null,
+  };
 }
 
 /**
@@ -191,8 +293,9 @@ const INSERT_TASKS = `
  */
 async function insertOrFind(
   db: Db,
-  inputs: readonly NewTask[],
+  creates: readonly PreparedCreate[],
 ): Promise<Map<string, { row: TaskRow; created: boolean }>> {
+  const inputs = creates.map((create) => create.input);
   const column = <T>(pick: (input: NewTask) => T): T[] => inputs.map(pick);
   const query = CompiledQuery.raw(INSERT_TASKS, [
     column((i) => i.id),
@@ -200,7 +303,7 @@ async function insertOrFind(
     column((i) => i.owner.principal),
     column((i) => i.operation.method),
     column((i) => i.operation.toolName),
-    column((i) => JSON.stringify(i.operation.arguments)),
+    creates.map((create) => create.argumentsJson),
     column((i) => i.ttlMs),
     column((i) => i.pollIntervalMs),
     column((i) => i.statusMessage),
@@ -370,4 +473,41 @@ export async function requestCancel(
   `.execute(db);
   const row = result.rows[0];
   return { found: row?.found === true, cancelledDirectly: row?.cancelled_directly === true };
+}
+
+/** A task nobody holds: waiting for input, or working without a live lease. */
+const UNHELD = sql`(t.status = 'input_required'
+  OR (t.status = 'working' AND (t.lease_owner IS NULL OR t.lease_expires_at <= now())))`;
+
+/**
+ * Withdraws creates whose callers were told they failed, so none of them runs: one statement that
+ * cancels each task if nobody holds it (a held one gets the cancel request, as tasks/cancel does)
+ * and, where the row is not there, inserts it already cancelled. That tombstone matters when the
+ * create's own statement may still commit (it was waiting on a lock when its connection dropped):
+ * its ON CONFLICT then skips the id, so the task never exists as `working`. Idempotent, so a
+ * withdraw whose own fate is unknown is simply sent again. Only the same owner's row is touched.
+ */
+export async function withdrawTasks(db: Db, inputs: readonly NewTask[]): Promise<void> {
+  if (inputs.length === 0) return;
+  const column = <T>(pick: (input: NewTask) => T): T[] => inputs.map(pick);
+  await sql`
+    INSERT INTO tasks AS t (id, tenant, principal, method, tool_name, arguments, status,
+                           status_message, cancel_requested_at, ttl_ms)
+    SELECT id, tenant, principal, 'tools/call', tool_name, '{}'::jsonb, 'cancelled',
+           ${WITHDRAWN_MESSAGE}, now(), ttl_ms
+    FROM unnest(${column((i) => i.id)}::text[], ${column((i) => i.owner.tenant)}::text[],
+                ${column((i) => i.owner.principal)}::text[],
+                ${column((i) => i.operation.toolName)}::text[],
+                ${column((i) => i.ttlMs)}::bigint[])
+      AS w(id, tenant, principal, tool_name, ttl_ms)
+    ON CONFLICT (id) DO UPDATE
+    SET cancel_requested_at = coalesce(t.cancel_requested_at, now()),
+        status = CASE WHEN ${UNHELD} THEN 'cancelled' ELSE t.status END,
+        status_message = CASE WHEN ${UNHELD} THEN ${WITHDRAWN_MESSAGE} ELSE t.status_message END,
+        input_requests = CASE WHEN ${UNHELD} THEN '{}'::jsonb ELSE t.input_requests END,
+        lease_owner = CASE WHEN ${UNHELD} THEN NULL ELSE t.lease_owner END,
+        lease_expires_at = CASE WHEN ${UNHELD} THEN NULL ELSE t.lease_expires_at END
+    WHERE t.tenant = excluded.tenant AND t.principal = excluded.principal
+      AND t.status IN ('working', 'input_required')
+  `.execute(db);
 }

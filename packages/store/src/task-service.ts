@@ -1,7 +1,8 @@
 import type { InputResponses, Task, TaskOwner, TaskView } from '@mcp-tasks/tasks';
 import type { Db } from './database.js';
 import { flagListenedTasks } from './listen-repository.js';
-import { createNaturalBatcher, singleOrShared } from './natural-batcher.js';
+import { CreateOverloadedError, ReplicaLagError, StoreUnavailableError } from './errors.js';
+import { createNaturalBatcher, singleOrShared, type BatchOutcome } from './natural-batcher.js';
 import { createOutbox, type TaskDispatcher } from './outbox.js';
 import { createReplicaWaiter } from './replica.js';
 import { DEFAULT_SWEEP_BATCH, findOrphans } from './sweeper-repository.js';
@@ -9,6 +10,7 @@ import {
   createTasks,
   getTaskForPrincipal,
   getTasksForPrincipal,
+  mayHaveCommitted,
   recordInputResponses,
   requestCancel,
   type CreatedTask,
@@ -19,6 +21,7 @@ import {
   getTaskViewsForPrincipals,
   type TaskViewKey,
 } from './task-view.js';
+import { createWithdrawals } from './withdrawals.js';
 
 /** One batch of the sweeper's re-dispatch. */
 export interface RedispatchResult {
@@ -32,10 +35,14 @@ export interface RedispatchResult {
 
 export interface TaskService {
   /**
-   * ReplicaLagError if the read replica lags past the bound. Returns once the row is committed
-   * and readable; the wake-up follows (settleWakeUps), and its failure is reported, not thrown
-   * (the sweeper retries). Repeating a create (same id, owner and operation) returns the
-   * existing task and enqueues nothing, unless it was never dispatched (see CreateOptions).
+   * Returns once the row is committed and readable; the wake-up follows (settleWakeUps), and its
+   * failure is reported, not thrown (the sweeper retries). Repeating a create (same id, owner and
+   * operation) returns the existing task and enqueues nothing, unless it was never dispatched
+   * (see CreateOptions). Every failure leaves nothing that will run unless `kept` says so:
+   * CreateOverloadedError (refused before it was sent), ReplicaLagError (the read replica lags
+   * past the bound), StoreUnavailableError (the database or the replica failed), a domain error
+   * of this input alone (TaskIdConflictError, UnstorableArgumentsError), or whatever `onTaken`
+   * threw (the caller left before its create was sent).
    */
   createAndDispatch(input: NewTask, options?: CreateOptions): Promise<Task>;
   submitInputResponses(
@@ -45,13 +52,24 @@ export interface TaskService {
   ): Promise<{ found: boolean }>;
   cancel(owner: TaskOwner, taskId: string): Promise<{ found: boolean }>;
   /** What the owner may see of a task (tasks/get); reads the replica when one is configured. */
-  getTaskView(owner: TaskOwner, taskId: string): Promise<TaskView | undefined>;
+  getTaskView(
+    owner: TaskOwner,
+    taskId: string,
+    options?: ReadOptions,
+  ): Promise<TaskView | undefined>;
   /** The owner's task as the primary has it (tasks/update checks answers against it). */
   getTask(owner: TaskOwner, taskId: string): Promise<Task | undefined>;
   /** The owner's tasks among `taskIds`, from the primary (listen loads, right after a change). */
   getTasks(owner: TaskOwner, taskIds: readonly string[]): Promise<Task[]>;
-  /** Flags the owner's tasks so their changes are announced (see flagListenedTasks). */
-  flagListened(owner: TaskOwner, taskIds: readonly string[]): Promise<void>;
+  /**
+   * Flags the owner's tasks so their changes are announced for `ttlMs` (see flagListenedTasks);
+   * a stream open longer calls it again to renew the flags.
+   */
+  flagListened(
+    owner: TaskOwner,
+    taskIds: readonly string[],
+    options?: { ttlMs?: number },
+  ): Promise<void>;
   /**
    * Resolves when every created task's wake-up has been sent or reported lost. A create returns
    * before its wake-up is sent (see Outbox.wakeAfterReply); call this before closing the queue.
@@ -82,6 +100,17 @@ export interface CreateOptions {
    * hands it to the retry while this wait is timing out). A repeat dispatches it if nobody has.
    */
   derivedId?: boolean;
+  /**
+   * Called when the create is taken from the queue into an INSERT, just before it is sent. If it
+   * throws (the request timed out or its client left while it waited), the create is dropped,
+   * nothing is sent, and createAndDispatch rejects with that error.
+   */
+  onTaken?: () => void;
+}
+
+export interface ReadOptions {
+  /** As CreateOptions.onTaken: a poll whose caller is gone is dropped before its read is sent. */
+  onTaken?: () => void;
 }
 
 export interface TaskServiceOptions {
@@ -101,11 +130,28 @@ export interface TaskServiceOptions {
   createBatchSize?: number;
   /** Created tasks' wake-ups not yet sent beyond which a create waits for its own; default 1024. */
   maxPendingWakeUps?: number;
+  /**
+   * Creates waiting for the next INSERT at most (the one in flight not counted); one more is
+   * refused with CreateOverloadedError. Default 2048.
+   */
+  maxWaitingCreates?: number;
+  /** How long a create may wait for its INSERT; then it is refused unsent. Default 5000 ms. */
+  maxCreateWaitMs?: number;
+  /** Told when a failed create could not be withdrawn within the visibility timeout (it may run). */
+  onWithdrawGiveUp?: (taskIds: readonly string[], error: unknown) => void;
 }
 
 const DEFAULT_VISIBILITY_TIMEOUT_MS = 2_000;
 const DEFAULT_ENQUEUE_GRACE_MS = 30_000;
 const DEFAULT_CREATE_BATCH = 256;
+export const DEFAULT_MAX_WAITING_CREATES = 2048;
+export const DEFAULT_MAX_CREATE_WAIT_MS = 5_000;
+
+/** One create as the batcher carries it. */
+interface PendingCreate {
+  input: NewTask;
+  derivedId: boolean;
+}
 
 /**
  * The one door into the store for the gateway, and the start of the outbox sequence "commit ->
@@ -129,9 +175,47 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
   const sweepBatchSize = options.sweepBatchSize ?? DEFAULT_SWEEP_BATCH;
   const maxBatchSize = options.createBatchSize ?? DEFAULT_CREATE_BATCH;
 
-  const insert = createNaturalBatcher<NewTask, CreatedTask>({
+  const withdrawals = createWithdrawals({
+    db,
+    retryForMs: visibilityTimeoutMs,
+    onGiveUp: options.onWithdrawGiveUp,
+  });
+  /**
+   * One INSERT for the batch. Each create gets its own outcome; if the statement failed for all
+   * and may have committed, a withdraw of the fresh ids starts before anyone is answered and is
+   * retried until it lands, within the visibility timeout, which the sweeper's grace exceeds: so
+   * no caller is told "failed" about a task that will run (a derived id is kept: its retry names
+   * it again).
+   */
+  const insertBatch = async (
+    creates: readonly PendingCreate[],
+  ): Promise<BatchOutcome<CreatedTask>[]> => {
+    try {
+      return await createTasks(
+        db,
+        creates.map((create) => create.input),
+      );
+    } catch (error) {
+      // Not awaited: the database that just failed may hold the withdraw as long as it held the
+      // INSERT; it is retried until it lands, within the visibility timeout (see withdrawals.ts).
+      if (mayHaveCommitted(error)) {
+        void withdrawals.withdraw(
+          creates.filter((create) => !create.derivedId).map((create) => create.input),
+        );
+      }
+      return creates.map(({ input, derivedId }) => ({
+        ok: false,
+        error: new StoreUnavailableError(input.id, derivedId, { cause: error }),
+      }));
+    }
+  };
+  const insert = createNaturalBatcher<PendingCreate, CreatedTask>({
     maxBatchSize,
-    run: (inputs) => createTasks(db, inputs),
+    maxWaiting: options.maxWaitingCreates ?? DEFAULT_MAX_WAITING_CREATES,
+    maxWaitMs: options.maxCreateWaitMs ?? DEFAULT_MAX_CREATE_WAIT_MS,
+    overloaded: (bound, limit) =>
+      new CreateOverloadedError(bound === 'length' ? 'queue_length' : 'queue_age', limit),
+    run: insertBatch,
   });
   const replica =
     readDb === undefined
@@ -166,7 +250,10 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
   return {
     async createAndDispatch(input, createOptions = {}) {
       const derivedId = createOptions.derivedId === true;
-      const { task, created, woken } = await insert(input);
+      const { task, created, woken } = await insert(
+        { input, derivedId },
+        { onTaken: createOptions.onTaken },
+      );
       if (replica !== undefined) {
         try {
           await replica.waitUntilReadable(task.id);
@@ -175,8 +262,11 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
           // this task, so withdraw it (unheld and never enqueued, so cancelled at once) before the
           // sweeper runs work nobody can see. A derived id is kept: the retry names it again.
           // A repeat of an earlier create keeps its task: that one's handle was already given out.
-          if (created && !derivedId) await requestCancel(db, input.owner, task.id);
-          throw error;
+          // A withdraw that fails is retried in the background; the answer stays the wait's.
+          const kept = !created || derivedId;
+          if (!kept) await withdrawals.withdraw([input]);
+          if (error instanceof ReplicaLagError) throw error;
+          throw new StoreUnavailableError(task.id, kept, { cause: error });
         }
       }
       // A repeat wakes nothing twice: a derived-id repeat wakes only a task no wake-up is known
@@ -203,12 +293,15 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
       if (found === 0) return { found, woken: 0, failed: 0 };
       return { found, ...(await outbox.wakeOrphans(orphans)) };
     },
-    getTaskView: (owner, taskId) =>
-      readView({ tenant: owner.tenant, principal: owner.principal, taskId }),
+    getTaskView: (owner, taskId, readOptions) =>
+      readView({ tenant: owner.tenant, principal: owner.principal, taskId }, readOptions),
     getTask: (owner, taskId) => getTaskForPrincipal(db, owner.tenant, owner.principal, taskId),
     getTasks: (owner, taskIds) => getTasksForPrincipal(db, owner.tenant, owner.principal, taskIds),
-    flagListened: (owner, taskIds) => flagListenedTasks(db, owner, taskIds),
-    settleWakeUps: () => outbox.settle(),
+    flagListened: (owner, taskIds, flagOptions) =>
+      flagListenedTasks(db, owner, taskIds, flagOptions),
+    settleWakeUps: async () => {
+      await Promise.all([outbox.settle(), withdrawals.settle()]);
+    },
     databaseChecks,
   };
 }

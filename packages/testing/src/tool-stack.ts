@@ -53,6 +53,8 @@ export interface ToolStack {
   redis: TestRedis;
   gateway: LaunchedProcess;
   workers: LaunchedProcess[];
+  /** Each worker's metrics server (`/healthz`, `/metrics`), in the order of `workers`. */
+  workerMetricsUrls: string[];
   /** Starts one more worker (same modules, plus `env`); resolves once it is ready. */
   startWorker(env?: Record<string, string>): Promise<LaunchedProcess>;
   /** Any MCP request, as a client that declared elicitation and the Tasks extension. */
@@ -93,21 +95,25 @@ export async function startToolStack(options: ToolStackOptions): Promise<ToolSta
     REDIS_PREFIX: redis.prefix,
     MCP_TOOL_PACKS: options.toolPacks ?? 'reports',
     MCP_TOOL_MODULES: options.toolModules.join(','),
+    // A short create window (gateway) and so a short sweeper grace floor (workers): 2 s.
+    MCP_VISIBILITY_TIMEOUT_MS: '500',
     ...options.env,
   };
   const port = await freePort();
   const gatewayUrl = `http://127.0.0.1:${port}`;
   const workers: LaunchedProcess[] = [];
+  const workerMetricsUrls: string[] = [];
   let gateway: LaunchedProcess;
   try {
     gateway = await launchProcess({
       entry: 'apps/gateway/src/main.ts',
+      // `env` may choose another auth mode (the stack's own rpc() sends no credentials).
       env: {
+        MCP_AUTH: 'none',
+        MCP_MIGRATE_ON_START: 'true',
         ...shared,
         PORT: String(port),
         HOST: '127.0.0.1',
-        MCP_AUTH: 'none',
-        MCP_MIGRATE_ON_START: 'true',
       },
       readyUrl: `${gatewayUrl}/healthz`,
       readyTimeoutMs: 60_000,
@@ -132,6 +138,7 @@ export async function startToolStack(options: ToolStackOptions): Promise<ToolSta
       readyTimeoutMs: 60_000,
     });
     workers.push(worker);
+    workerMetricsUrls.push(`http://127.0.0.1:${metricsPort}`);
     return worker;
   }
 
@@ -187,6 +194,7 @@ export async function startToolStack(options: ToolStackOptions): Promise<ToolSta
     redis,
     gateway,
     workers,
+    workerMetricsUrls,
     startWorker,
     rpc,
     callTool: (name, args) => ok('tools/call', { name, arguments: args }),

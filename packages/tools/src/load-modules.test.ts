@@ -18,6 +18,19 @@ describe('loadToolModules (MCP_TOOL_MODULES)', () => {
     expect(catalogue.list().map((t) => t.name)).toEqual(['echo', 'echo_again', 'generate_report']);
   });
 
+  it('loads a package folder through the root of its exports', async () => {
+    const modules = await loadToolModules(['./echo-package'], { baseDir });
+    expect(modules.map((m) => [m.specifier, m.tools.map((t) => t.name)])).toEqual([
+      ['./echo-package', ['echo_from_package']],
+    ]);
+  });
+
+  it('says what to pass for a folder that is not a package', async () => {
+    await expect(loadToolModules(['./plain-folder'], { baseDir })).rejects.toThrow(
+      './plain-folder: is a folder without a readable package.json; name the module file (e.g. ./plain-folder/index.js) or a package folder',
+    );
+  });
+
   it('names the module that cannot be found', async () => {
     await expect(loadToolModules(['./nowhere.js'], { baseDir })).rejects.toThrow(
       /^\.\/nowhere\.js: could not be loaded: /,

@@ -30,6 +30,21 @@ const DECIMAL_LENGTH = /^\d+$/;
  * its body holds. Without a (well-formed) length, the stream is read while counting bytes.
  */
 export async function readBodyWithLimit(request: Request, limit: number): Promise<string> {
+  try {
+    return await readBody(request, limit);
+  } catch (error) {
+    if (error instanceof ProtocolError) throw error;
+    // Node's parser refused the body mid-way (a malformed chunk, a connection cut short) and has
+    // answered 400 itself: the client's fault, logged as such rather than as an unexpected error.
+    throw new HttpProtocolError(
+      400,
+      ErrorCode.InvalidRequest,
+      'Invalid Request: the request body could not be read (malformed chunked encoding, or the connection closed mid-body)',
+    );
+  }
+}
+
+async function readBody(request: Request, limit: number): Promise<string> {
   const declared = request.headers.get('content-length');
   if (declared !== null && DECIMAL_LENGTH.test(declared)) {
     if (Number(declared) > limit) throw tooLarge(limit);

@@ -55,6 +55,8 @@ export interface RequestContext {
    * no longer applies. Throws if the request already timed out or the client left.
    */
   disarmDeadline(): void;
+  /** Throws if the request already timed out or the client left (queued work: drop it unsent). */
+  checkDeadline(): void;
 }
 
 export type HandlerOutcome =

@@ -2,12 +2,16 @@ import {
   ErrorCode,
   TASK_METHODS,
   checkRoutingHeaders,
+  MAX_PARAMS_DEPTH,
+  ProtocolError,
   declaresTasksExtension,
-  findNulCharacter,
+  findTooDeep,
+  findUnstorableText,
   invalidParamsError,
   jsonRpcResult,
   parseJsonRpcMessage,
   requireTasksExtension,
+  tooDeepParamsError,
   validateRequestMeta,
   type RequestId,
   type RequestMeta,
@@ -38,6 +42,30 @@ export interface EndpointOptions {
  * down, so the request timeout does not apply (its initial loads are one query per task id).
  */
 const UNTIMED_METHODS: ReadonlySet<string> = new Set(['subscriptions/listen']);
+
+/** `\uD800`–`\uDFFF` in JSON text: a surrogate, paired or not (findUnstorableText tells which). */
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+
+/** The request's id, when the body is an object with a valid one: error replies carry it. */
+function detectableId(body: unknown): RequestId | undefined {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
+  const id = (body as { id?: unknown }).id;
+  return typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) ? id : undefined;
+}
+
+/**
+ * Refuses a message nested past MAX_PARAMS_DEPTH before anything walks it: every later check and
+ * handler may recurse over params (the envelope's own members are one level above them).
+ */
+function assertNestingWithinBound(body: unknown): void {
+  const path = findTooDeep(body, MAX_PARAMS_DEPTH + 1);
+  if (path === undefined) return;
+  if (path[0] === 'params' && !Array.isArray(body)) throw tooDeepParamsError(path.slice(1));
+  throw new ProtocolError(
+    ErrorCode.InvalidRequest,
+    `Invalid Request: the message nests deeper than ${MAX_PARAMS_DEPTH + 1} levels of arrays and objects`,
+  );
+}
 
 /**
  * One validated request. The logger and the signal are getters: made only for a handler that
@@ -77,16 +105,21 @@ class McpRequestContext implements RequestContext {
   disarmDeadline(): void {
     this.deadline.disarm();
   }
+
+  checkDeadline(): void {
+    this.deadline.check();
+  }
 }
 
 /**
  * POST /mcp. The checks run in a fixed order, each answering exactly one way:
  * origin (403) → media types (415/406) → credentials (401, before the body is read so an
- * anonymous caller cannot make us buffer it) → body size (413) → JSON (-32700) → envelope
- * (-32600) → notification (202) → method (-32601/404) → routing headers (-32020, R23, before
- * _meta so a header/body version clash wins over an unsupported version) → _meta (-32602/-32022,
- * R2–R3) → task capability (-32021, R4, before any task lookup) → no U+0000 anywhere in params
- * (-32602) → the method's handler.
+ * anonymous caller cannot make us buffer it) → body size (413) → JSON (-32700) → nesting depth
+ * (-32602 in params, -32600 elsewhere: MAX_PARAMS_DEPTH, before anything walks the value) →
+ * envelope (-32600) → notification (202) → method (-32601/404) → routing headers (-32020, R23,
+ * before _meta so a header/body version clash wins over an unsupported version) → _meta
+ * (-32602/-32022, R2–R3) → task capability (-32021, R4, before any task lookup) → no U+0000 or
+ * lone surrogate anywhere in params (-32602) → the method's handler.
  * Every failure is thrown; app.onError is the one place that turns it into a reply.
  */
 export async function handleMcpPost(
@@ -114,6 +147,9 @@ export async function handleMcpPost(
 
   const text = await readBodyWithLimit(request, options.maxBodyBytes);
   const body = parseJsonBody(text);
+  const id = detectableId(body);
+  if (id !== undefined) c.set('rpcId', id);
+  assertNestingWithinBound(body);
   const message = parseJsonRpcMessage(body);
   c.set('rpcMethod', message.method);
   if (message.kind === 'request') c.set('rpcId', message.id);
@@ -135,11 +171,12 @@ export async function handleMcpPost(
     const check = requireTasksExtension(meta.meta, message.method);
     if (!check.ok) throw check.error;
   }
-  // JSON text can carry U+0000 only as the escape `\u0000` (a raw NUL is a parse error), so the
-  // walk over params runs only for the rare body that has one, not on every poll.
-  if (text.includes('\\u0000')) {
-    const nul = findNulCharacter(message.params ?? {});
-    if (nul !== undefined) throw invalidParamsError([nul]);
+  // JSON text can carry U+0000 and lone surrogates only as escapes (a raw NUL is a parse error,
+  // a surrogate's UTF-8 bytes invalid UTF-8), so the walk over params runs only for the rare body
+  // that has one, not on every poll.
+  if (text.includes('\\u0000') || SURROGATE_ESCAPE.test(text)) {
+    const unstorable = findUnstorableText(message.params ?? {});
+    if (unstorable !== undefined) throw invalidParamsError([unstorable]);
   }
 
   const deadline = createRequestDeadline(

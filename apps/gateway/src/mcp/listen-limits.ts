@@ -1,4 +1,5 @@
 import { ErrorCode } from '@mcp-tasks/protocol';
+import { DEFAULT_LISTEN_FLAG_TTL_MS } from '@mcp-tasks/store';
 import pLimit from 'p-limit';
 import { HttpProtocolError } from '../errors.js';
 
@@ -14,6 +15,11 @@ export interface ListenLimits {
   maxBufferedBytes: number;
   /** Listen snapshot loads (initial and resync) running at once on this replica. */
   loadConcurrency: number;
+  /**
+   * How long a stream's listen flag on a task lasts (its changes go on the NOTIFY path); an open
+   * stream renews it every third of this, so it lapses only once no stream has listened as long.
+   */
+  flagTtlMs: number;
 }
 
 export const DEFAULT_LISTEN_LIMITS: ListenLimits = {
@@ -22,6 +28,7 @@ export const DEFAULT_LISTEN_LIMITS: ListenLimits = {
   maxTaskIds: 100,
   maxBufferedBytes: 1024 * 1024,
   loadConcurrency: 4,
+  flagTtlMs: DEFAULT_LISTEN_FLAG_TTL_MS,
 };
 
 /** Admission of listen streams: one slot per open stream, released when it closes. */

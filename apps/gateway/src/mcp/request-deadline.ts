@@ -4,15 +4,19 @@ import { HttpProtocolError } from '../errors.js';
 /**
  * The MCP_REQUEST_TIMEOUT_MS budget of one request. Its signal aborts when the client goes away
  * or the budget runs out, so timed-out work (a sync tool's sleep) stops instead of running on
- * unseen. `disarm()` marks the point after which the work must finish: once a task is being
- * created the client has to get its handle, so the timeout no longer cuts the reply (creation is
- * bounded on its own: the replica wait by MCP_VISIBILITY_TIMEOUT_MS, the enqueue by the queue's
- * command timeout). A task cut off mid-creation would run with nobody holding its id.
+ * unseen. `disarm()` marks the point after which the work must finish: once a create is taken
+ * into an INSERT the client has to get its handle, so the timeout no longer cuts the reply
+ * (creation is bounded on its own: the replica wait by MCP_VISIBILITY_TIMEOUT_MS, the enqueue by
+ * the queue's command timeout). A task cut off mid-creation would run with nobody holding its id.
+ * Until then (a create or a poll waiting for its batch) the timeout stands, and `check()` lets the
+ * batcher drop, unsent, the work of a request that already got its 504 or whose client left.
  */
 export interface RequestDeadline {
   readonly signal: AbortSignal;
   /** Disarms the timeout; throws the abort reason when the request already timed out or the client left. */
   disarm(): void;
+  /** Throws the abort reason when the request timed out or the client left; changes nothing. */
+  check(): void;
   /** Settles with `work`, or rejects with 504 when the budget runs out before `disarm()`. */
   run<T>(work: Promise<T>): Promise<T>;
 }
@@ -78,12 +82,16 @@ class TimedRequestDeadline implements RequestDeadline {
   }
 
   disarm(): void {
+    this.check();
+    clearTimeout(this.#timer);
+  }
+
+  check(): void {
     // Without building the combined signal when no handler did (AbortSignal.any is the costly
     // part): the request is over if the budget ran out or the client left.
     if (this.#signal !== undefined) this.#signal.throwIfAborted();
     else if (this.#expired !== undefined) throw this.#expired;
     else this.clientSignal().throwIfAborted();
-    clearTimeout(this.#timer);
   }
 
   run<T>(work: Promise<T>): Promise<T> {

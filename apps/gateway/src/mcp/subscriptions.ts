@@ -44,6 +44,7 @@ export const subscriptionsListen: MethodHandler = async (
     if (!check.ok) throw check.error;
   }
   const { limits, slots, loadQueue } = services.listen;
+  const flagFor = { ttlMs: limits.flagTtlMs };
   const requested = [...new Set(params.notifications.taskIds ?? [])];
   if (requested.length > limits.maxTaskIds) {
     throw new ProtocolError(
@@ -81,7 +82,7 @@ export const subscriptionsListen: MethodHandler = async (
   try {
     // Only flagged tasks announce their changes (ADR 0002); the flag commits before the first
     // read, so a change is either in that read or announced after it.
-    await loadQueue(() => services.taskService.flagListened(ctx.identity, [...watching]));
+    await loadQueue(() => services.taskService.flagListened(ctx.identity, [...watching], flagFor));
     const found = new Map((await load([...watching])).map((task) => [task.id, task]));
     // In the order the client named them (one query returns rows in any order).
     accepted = [...watching].flatMap((id) => found.get(id) ?? []);
@@ -155,7 +156,22 @@ export const subscriptionsListen: MethodHandler = async (
   };
   services.shutdownSignal.addEventListener('abort', onShutdown, { once: true });
   ctx.signal.addEventListener('abort', onClientGone, { once: true });
+  // The flags lapse flagTtlMs after they were last written (migration 0008): renewed while the
+  // stream is open, so they lapse only once no stream listens (a flag with more than half its
+  // time left is not written again, so only every other renewal writes).
+  const renewFlags = setInterval(
+    () => {
+      const active = [...watching].filter((id) => !terminal.has(id));
+      if (active.length === 0) return;
+      loadQueue(() => services.taskService.flagListened(ctx.identity, active, flagFor)).catch(
+        (error: unknown) => ctx.log.warn({ err: error }, 'could not renew listen flags'),
+      );
+    },
+    Math.max(1, Math.floor(limits.flagTtlMs / 3)),
+  );
+  renewFlags.unref();
   stream.onClose(() => {
+    clearInterval(renewFlags);
     unsubscribe();
     releaseSlot();
     services.shutdownSignal.removeEventListener('abort', onShutdown);

@@ -44,7 +44,10 @@ export const tasksGet: MethodHandler = async (ctx, services) => {
     const waitMs = limits.principal.take(caller, interval);
     if (waitMs > 0) throw tooFast(services.settings.taskPollIntervalMs, waitMs);
   }
-  const task = await services.taskService.getTaskView(ctx.identity, taskId);
+  // A poll still waiting for its read when its 504 went out (or its client left) is not sent.
+  const task = await services.taskService.getTaskView(ctx.identity, taskId, {
+    onTaken: () => ctx.checkDeadline(),
+  });
   if (task === undefined) throw taskNotFound();
   if (limits !== undefined) {
     const interval = task.pollIntervalMs ?? services.settings.taskPollIntervalMs;

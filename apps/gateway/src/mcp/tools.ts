@@ -20,13 +20,12 @@ import {
   type InputResponses,
   type JsonObject,
 } from '@mcp-tasks/tasks';
-import { ReplicaLagError } from '@mcp-tasks/store';
 import type { CallContext, ToolDefinition } from '@mcp-tasks/tools';
 import { z } from 'zod';
-import { HttpProtocolError } from '../errors.js';
 import { LenientCallToolParamsSchema } from '../wire/lenient-params.js';
 import { digestArguments, type RequestStateBinding } from '../mrtr/request-state.js';
 import { result, type McpServices, type MethodHandler, type RequestContext } from './context.js';
+import { createFailure } from './create-failure.js';
 
 function describeTool(tool: ToolDefinition): ToolDescriptor {
   const descriptor: ToolDescriptor = {
@@ -58,20 +57,6 @@ const REQUEST_STATE_PROBLEMS = {
   expired: 'Invalid requestState: it has expired; call the tool again without requestState',
   mismatch: 'Invalid requestState: it was issued for another caller, tool or arguments',
 } as const;
-
-/**
- * The replica wait timed out (R11: no handle before the row is readable where tasks/get reads).
- * A fresh id was withdrawn by the store; a derived id (final MRTR round) was kept, so the retry
- * names it again and gets a task that runs, never one the server cancelled.
- */
-function replicaLagged(derivedId: boolean): HttpProtocolError {
-  const message = derivedId
-    ? 'The read replica is lagging, so the task could not be handed out yet; it is kept, not withdrawn. Retry this exact call (same requestState and answers) to get its handle.'
-    : 'The read replica is lagging, so the task could not be handed out; nothing will run. Retry the call.';
-  return new HttpProtocolError(503, ErrorCode.InternalError, message, undefined, {
-    'Retry-After': '1',
-  });
-}
 
 function parseArguments(tool: ToolDefinition, raw: Record<string, unknown>): JsonObject {
   const parsed = tool.arguments.safeParse(raw);
@@ -201,10 +186,10 @@ export const toolsCall: MethodHandler = async (ctx, services) => {
   const taskId = gathered.taskId ?? newTaskId();
 
   if (servesAsTask(tool, finalArgs, ctx.tasksDeclared)) {
-    // Once the commit starts the client must get the handle: a 504 here would leave a task
-    // running that nobody can see or cancel, and a retry would create a second one.
-    ctx.disarmDeadline();
     const derivedId = gathered.taskId !== undefined;
+    // The request timeout stands while the create waits for its INSERT (a 504 then drops it
+    // unsent); once it is taken into one the client must get the handle: a 504 after that would
+    // leave a task running that nobody can see or cancel, and a retry would create a second one.
     const task = await services.taskService
       .createAndDispatch(
         {
@@ -215,10 +200,10 @@ export const toolsCall: MethodHandler = async (ctx, services) => {
           pollIntervalMs: services.settings.taskPollIntervalMs,
           statusMessage: tool.task?.initialStatusMessage ?? null,
         },
-        { derivedId },
+        { derivedId, onTaken: () => ctx.disarmDeadline() },
       )
       .catch((error: unknown) => {
-        throw error instanceof ReplicaLagError ? replicaLagged(derivedId) : error;
+        throw createFailure(error, derivedId);
       });
     services.metrics.tasksCreated.inc({ tool: tool.name });
     if (ctx.logs('info')) ctx.log.info({ taskId: task.id, tool: tool.name }, 'task created');

@@ -14,7 +14,7 @@ import {
   type TestDatabase,
   type TestRedis,
 } from '@mcp-tasks/testing';
-import { TOOL_PACKS, createToolCatalogue } from '@mcp-tasks/tools';
+import { TOOL_PACKS, createToolCatalogue, type ToolDefinition } from '@mcp-tasks/tools';
 import { pino, type Logger } from 'pino';
 import { afterAll, beforeAll } from 'vitest';
 import { createGateway, type GatewayAppConfig, type GatewayOptions } from '../../src/app.js';
@@ -86,6 +86,8 @@ export interface GatewayOverrides {
   queue?: { ping(): Promise<void> };
   logger?: Logger;
   workerLiveness?: GatewayOptions['workerLiveness'];
+  /** Tools beside the built-in packs (test fixtures). */
+  tools?: readonly ToolDefinition[];
 }
 
 export function buildGateway(
@@ -99,7 +101,11 @@ export function buildGateway(
       overrides.taskService ??
       createTaskService({ db: infra.db, dispatcher: overrides.dispatcher ?? infra.queue }),
     queue: overrides.queue ?? infra.queue,
-    catalogue: createToolCatalogue({ packs: [...TOOL_PACKS] }),
+    catalogue: createToolCatalogue({
+      packs: [...TOOL_PACKS],
+      modules:
+        overrides.tools === undefined ? [] : [{ specifier: 'test', tools: [...overrides.tools] }],
+    }),
     auth: createAuthenticator({ mode: 'tokens', tokens: parseTokenList(MCP_TOKENS).tokens }),
     changes: infra.changes,
     logger: overrides.logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),

@@ -38,6 +38,8 @@ export async function startStack(
     REDIS_URL: redis.url,
     REDIS_PREFIX: redis.prefix,
     LOG_LEVEL: 'warn',
+    // A short create window (gateways) and so a sweeper grace floor of LEASE_MS (workers).
+    MCP_VISIBILITY_TIMEOUT_MS: '500',
   };
   const gateways: Gateway[] = [];
   const workers: LaunchedProcess[] = [];

@@ -2,7 +2,12 @@ import { mkdir, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startStack, type StackHandle } from '@mcp-tasks/stack';
+import {
+  DEMO_MCP_TOKENS,
+  DEMO_REQUEST_STATE_SECRET,
+  startStack,
+  type StackHandle,
+} from '@mcp-tasks/stack';
 import {
   createTestDatabase,
   createTestRedis,
@@ -161,7 +166,11 @@ async function startTopology(
       },
       redisPrefix: redis.prefix,
       proxyPort: 0,
+      // The run's own credentials, whatever the shell exports: its clients use the demo tenants.
       env: {
+        MCP_AUTH: 'tokens',
+        MCP_TOKENS: DEMO_MCP_TOKENS,
+        REQUEST_STATE_SECRET: DEMO_REQUEST_STATE_SECRET,
         LEASE_MS: String(options.leaseMs),
         STEP_LOG: 'on',
         LOG_LEVEL: 'warn',
@@ -172,28 +181,30 @@ async function startTopology(
         if (line.role === 'worker' && line.stream === 'stdout') onLogLine(line.text);
       },
     });
+    const started = stack;
+    const tenantOf = (principal: string, tenant: string): Tenant => {
+      const token = started.tokens[principal];
+      if (token === undefined) throw new Error(`the stack has no token for ${principal}`);
+      return { name: tenant, token };
+    };
+    return {
+      endpoints: [
+        ...started.gateways.map((g) => ({ replica: g.name, url: `${g.url}/mcp` })),
+        { replica: 'proxy', url: started.url },
+      ],
+      owner: tenantOf('alice', 'acme'),
+      prober: tenantOf('mallory', 'globex'),
+      stack: started,
+      servers,
+      cluster,
+      links,
+      teardown,
+    };
   } catch (error) {
+    // Whatever failed after a process started must stop it: a run that cannot start exits.
     await teardown();
     throw error;
   }
-  const tenantOf = (principal: string, tenant: string): Tenant => {
-    const token = stack.tokens[principal];
-    if (token === undefined) throw new Error(`the stack has no token for ${principal}`);
-    return { name: tenant, token };
-  };
-  return {
-    endpoints: [
-      ...stack.gateways.map((g) => ({ replica: g.name, url: `${g.url}/mcp` })),
-      { replica: 'proxy', url: stack.url },
-    ],
-    owner: tenantOf('alice', 'acme'),
-    prober: tenantOf('mallory', 'globex'),
-    stack,
-    servers,
-    cluster,
-    links,
-    teardown,
-  };
 }
 
 /**

@@ -1,0 +1,37 @@
+import { sql, type Kysely, type Migration } from 'kysely';
+
+/**
+ * A listen flag (0007) now lasts until `listened_until`: a stream sets it a bound ahead
+ * (MCP_LISTEN_FLAG_TTL_MS) and renews it while it stays open, so once no stream has listened
+ * for that long the task's changes leave the cluster-wide NOTIFY path again. Before, a flag
+ * never cleared, so any tenant could put every change of all its tasks back on that path.
+ * A flag with no `listened_until` was set by a release before this one (a replica still running
+ * during a rolling deploy): announced as before, until its task ends. Active rows flagged before
+ * this migration get one bound (10 minutes, the default) from now. Additive and nullable, so old
+ * and new builds run side by side.
+ */
+export const listenFlagsExpire: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await sql`ALTER TABLE tasks ADD COLUMN listened_until timestamptz`.execute(db);
+    await sql`
+      UPDATE tasks SET listened_until = now() + interval '10 minutes'
+      WHERE listened AND status IN ('working', 'input_required')
+    `.execute(db);
+    await sql`DROP TRIGGER tasks_notify_update ON tasks`.execute(db);
+    await sql`
+      CREATE TRIGGER tasks_notify_update AFTER UPDATE ON tasks
+      FOR EACH ROW
+      WHEN (OLD.cancel_requested_at IS DISTINCT FROM NEW.cancel_requested_at
+            OR (OLD.lease_owner IS NOT NULL AND NEW.status <> 'working'
+                AND NEW.expires_at <= now())
+            OR (NEW.listened
+                AND (NEW.listened_until IS NULL OR NEW.listened_until > now())
+                AND (OLD.status, OLD.status_message, OLD.input_requests, OLD.ttl_ms,
+                     OLD.poll_interval_ms)
+                    IS DISTINCT FROM
+                    (NEW.status, NEW.status_message, NEW.input_requests, NEW.ttl_ms,
+                     NEW.poll_interval_ms)))
+      EXECUTE FUNCTION tasks_notify_change()
+    `.execute(db);
+  },
+};
