@@ -39,6 +39,7 @@ export {
 export { getTaskViewForPrincipal } from './task-view.js';
 export { flagListenedTasks } from './listen-repository.js';
 export {
+  claimFairly,
   claimLease,
   claimLeases,
   releaseLease,

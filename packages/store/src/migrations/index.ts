@@ -4,6 +4,7 @@ import { countFailures } from './0002-count-failures.js';
 import { orphanIndexes } from './0003-orphan-indexes.js';
 import { toolVersion } from './0005-tool-version.js';
 import { notifyListenedOnly } from './0007-notify-listened-only.js';
+import { fairQueue } from './0010-fair-queue.js';
 
 /**
  * Every migration this build knows, by name. Code, not files read at run time, so a bundled build
@@ -16,6 +17,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0003_orphan_indexes': orphanIndexes,
   '0005_tool_version': toolVersion,
   '0007_notify_listened_only': notifyListenedOnly,
+  '0010_fair_queue': fairQueue,
 };
 
 export const migrationProvider: MigrationProvider = {
