@@ -3,6 +3,7 @@ import { TOOL_PACKS } from '@mcp-tasks/tools';
 import { z } from 'zod';
 import { isSafeJwksUrl } from './auth/jwks-url.js';
 import { DEFAULT_LISTEN_LIMITS, type ListenLimits } from './mcp/listen-limits.js';
+import type { TenantLimits } from './quotas/tenant-admission.js';
 
 /**
  * The gateway's whole configuration, parsed once from the environment. Nothing else in the app
@@ -35,6 +36,8 @@ export interface GatewayConfig {
   visibilityTimeoutMs: number;
   sseKeepAliveMs: number;
   listenLimits: ListenLimits;
+  /** TENANT_MAX_IN_FLIGHT, TENANT_CREATE_RATE, TENANT_CREATE_BURST (0 turns one off). */
+  tenantLimits: TenantLimits;
   shutdownGraceMs: number;
   shutdownDelayMs: number;
   migrateOnStart: boolean;
@@ -65,6 +68,17 @@ export interface TokenEntry {
 export const DEV_REQUEST_STATE_SECRET = 'mcp-tasks-dev-request-state-secret-not-for-production';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/**
+ * Per tenant: 10,000 tasks accepted and not finished, and 100 creates a second (200 at once)
+ * across all gateways. Generous for one tenant's real use, tight enough that one tenant cannot
+ * fill the database or the create path for everyone (docs/adr/0003).
+ */
+export const DEFAULT_TENANT_LIMITS: TenantLimits = {
+  maxInFlight: 10_000,
+  createRatePerS: 100,
+  createBurst: 200,
+};
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 const optionalText = z.string().min(1).optional();
@@ -106,6 +120,9 @@ const EnvSchema = z.object({
   MCP_LISTEN_MAX_TASK_IDS: positiveInt(DEFAULT_LISTEN_LIMITS.maxTaskIds),
   MCP_LISTEN_BUFFER_BYTES: positiveInt(DEFAULT_LISTEN_LIMITS.maxBufferedBytes),
   MCP_LISTEN_LOAD_CONCURRENCY: positiveInt(DEFAULT_LISTEN_LIMITS.loadConcurrency),
+  TENANT_MAX_IN_FLIGHT: z.coerce.number().int().min(0).default(DEFAULT_TENANT_LIMITS.maxInFlight),
+  TENANT_CREATE_RATE: z.coerce.number().int().min(0).default(DEFAULT_TENANT_LIMITS.createRatePerS),
+  TENANT_CREATE_BURST: positiveInt(DEFAULT_TENANT_LIMITS.createBurst),
   MCP_SHUTDOWN_GRACE_MS: positiveInt(10_000),
   MCP_SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).default(1000),
   MCP_MIGRATE_ON_START: z.enum(['true', 'false']).default('false'),
@@ -312,6 +329,11 @@ function buildConfig(
         maxTaskIds: env.MCP_LISTEN_MAX_TASK_IDS,
         maxBufferedBytes: env.MCP_LISTEN_BUFFER_BYTES,
         loadConcurrency: env.MCP_LISTEN_LOAD_CONCURRENCY,
+      },
+      tenantLimits: {
+        maxInFlight: env.TENANT_MAX_IN_FLIGHT,
+        createRatePerS: env.TENANT_CREATE_RATE,
+        createBurst: env.TENANT_CREATE_BURST,
       },
       shutdownGraceMs: env.MCP_SHUTDOWN_GRACE_MS,
       shutdownDelayMs: env.MCP_SHUTDOWN_DELAY_MS,

@@ -95,11 +95,7 @@ describe('claimFairly', () => {
   it('lets a wake-up whose task is gone or held take the fairest waiting task', async () => {
     const bulk = await queue(heavy, 2);
     await claimLease(db, bulk[0]!, 'worker-other', 30_000);
-    expect(await claim([bulk[0]!, newTaskId(), 'not-a-task-id'])).toEqual([
-      bulk[1],
-      null,
-      null,
-    ]);
+    expect(await claim([bulk[0]!, newTaskId(), 'not-a-task-id'])).toEqual([bulk[1], null, null]);
   });
 
   it('keeps a claimed-before task on its own wake-up (its delay stands), whoever waits', async () => {

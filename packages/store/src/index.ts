@@ -105,3 +105,4 @@ export {
 } from './task-service.js';
 export { recordToolMissing, recordToolVersion, type ToolRecord } from './tool-record.js';
 export { describeConnectionFailure, maskPassword } from './connection-failure.js';
+export { countTasksInFlight } from './tenant-load.js';

@@ -201,6 +201,8 @@ export const toolsCall: MethodHandler = async (ctx, services) => {
   const taskId = gathered.taskId ?? newTaskId();
 
   if (servesAsTask(tool, finalArgs, ctx.tasksDeclared)) {
+    // A tenant over its in-flight cap or create rate gets a 429 before anything is written.
+    await services.admission.admit(ctx.identity.tenant);
     // Once the commit starts the client must get the handle: a 504 here would leave a task
     // running that nobody can see or cancel, and a retry would create a second one.
     ctx.disarmDeadline();
