@@ -166,6 +166,7 @@ export function createTaskRunner(options: TaskRunnerOptions): TaskRunner {
       if (claim === null) return 'skipped';
       const { fence, task, tool: toolRecord } = claim;
       const taskId = fence.taskId;
+      metrics.claims.inc({ task: taskId === wakeUpTaskId ? 'named' : 'fairer' });
       onClaimed?.(taskId);
       const controller = new AbortController();
       const cancellation = trackCancellation(task, controller);
