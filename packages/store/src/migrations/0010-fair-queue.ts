@@ -29,19 +29,19 @@ export const fairQueue: Migration = {
       CREATE INDEX tasks_fair_queue_by_tenant ON tasks (tenant, fair_round)
       WHERE status = 'working' AND lease_owner IS NULL AND attempts = 0
     `.execute(db);
+    // One expression rather than two statements: the cheaper form per inserted row.
+    // greatest() skips NULLs: nothing waiting at all starts the rounds at 0 again.
     await sql`
       CREATE FUNCTION tasks_assign_fair_round() RETURNS trigger LANGUAGE plpgsql AS $$
-      DECLARE
-        serving bigint;
-        last_of_tenant bigint;
       BEGIN
-        SELECT fair_round INTO serving FROM tasks
-          WHERE status = 'working' AND lease_owner IS NULL AND attempts = 0
-          ORDER BY fair_round LIMIT 1;
-        SELECT fair_round INTO last_of_tenant FROM tasks
-          WHERE tenant = NEW.tenant AND status = 'working' AND lease_owner IS NULL AND attempts = 0
-          ORDER BY fair_round DESC LIMIT 1;
-        NEW.fair_round := greatest(coalesce(serving, 0), coalesce(last_of_tenant + 1, 0));
+        NEW.fair_round := greatest(
+          (SELECT fair_round FROM tasks
+            WHERE status = 'working' AND lease_owner IS NULL AND attempts = 0
+            ORDER BY fair_round LIMIT 1),
+          (SELECT fair_round + 1 FROM tasks
+            WHERE tenant = NEW.tenant AND status = 'working' AND lease_owner IS NULL AND attempts = 0
+            ORDER BY fair_round DESC LIMIT 1),
+          0);
         RETURN NEW;
       END
       $$
