@@ -1,60 +1,33 @@
-import { createDb, migrateToLatest, type Db } from '@mcp-tasks/store';
-import {
-  createTestDatabase,
-  createTestRedis,
-  freePort,
-  launchProcess,
-  type LaunchedProcess,
-  type TestDatabase,
-  type TestRedis,
-} from '@mcp-tasks/testing';
+import type { Db } from '@mcp-tasks/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MCP_TOKENS, remote, rpc, type RpcOptions, type RpcReply } from './support/rpc.js';
+import {
+  createGatewayInfra,
+  type GatewayInfra,
+  type GatewayProcess,
+} from './support/gateway-processes.js';
+import { remote, rpc, type RpcOptions, type RpcReply } from './support/rpc.js';
 
 /**
  * The per-tenant limits over real HTTP, between two real gateway processes sharing one Postgres
  * and one Redis prefix, and no worker (so every task created stays in flight): a cap of 4 tasks
  * in flight and a rate of 1 create a second with a burst of 3, per tenant.
  */
-let database: TestDatabase;
-let redis: TestRedis;
+let infra: GatewayInfra;
 let db: Db;
-const replicas: { process: LaunchedProcess; url: string }[] = [];
+let replicas: GatewayProcess[];
 
 beforeAll(async () => {
-  database = await createTestDatabase('gw_tenant_limits');
-  redis = await createTestRedis('gw_tenant_limits');
-  db = createDb({ connectionString: database.connectionString });
-  await migrateToLatest(db);
-  const env = {
-    DATABASE_URL: database.connectionString,
-    REDIS_URL: redis.url,
-    REDIS_PREFIX: redis.prefix,
-    MCP_AUTH: 'tokens',
-    MCP_TOKENS,
-    REQUEST_STATE_SECRET: 'tenant-limits-request-state-secret-0123456789',
-    LOG_LEVEL: 'warn',
+  infra = await createGatewayInfra('gw_tenant_limits', {
     TENANT_MAX_IN_FLIGHT: '4',
     TENANT_CREATE_RATE: '1',
     TENANT_CREATE_BURST: '3',
-  };
-  for (let i = 0; i < 2; i += 1) {
-    const port = await freePort();
-    const url = `http://127.0.0.1:${port}`;
-    const process = await launchProcess({
-      entry: 'apps/gateway/src/main.ts',
-      env: { ...env, PORT: String(port), HOST: '127.0.0.1' },
-      readyUrl: `${url}/healthz`,
-    });
-    replicas.push({ process, url });
-  }
+  });
+  db = infra.db;
+  replicas = await Promise.all([infra.startGateway(), infra.startGateway()]);
 }, 60_000);
 
 afterAll(async () => {
-  await Promise.allSettled(replicas.map((replica) => replica.process.stop()));
-  await redis?.deleteKeys();
-  await db?.destroy();
-  await database?.drop();
+  await infra?.close();
 });
 
 const SLOW = { name: 'slow_compute', arguments: { seconds: 5 } };
