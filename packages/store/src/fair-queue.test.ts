@@ -107,7 +107,21 @@ describe('claimFairly', () => {
     expect(await claim([newTaskId()])).toEqual([waiting]);
   });
 
-  it('skips a task another transaction is claiming instead of waiting for it', async () => {
+  it('waits for a claimed-before task another transaction is writing, as a claim by id does', async () => {
+    const [resumed] = await queue(heavy, 1);
+    const first = await claimLease(db, resumed!, 'worker-other', 30_000);
+    await releaseLease(db, first!.fence);
+    const { claiming } = await db.transaction().execute(async (trx) => {
+      await sql`UPDATE tasks SET enqueued_at = now() WHERE id = ${resumed}`.execute(trx);
+      // Sent while the row is locked; it can only answer once this transaction commits.
+      const pending = claim([resumed!]);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      return { claiming: pending };
+    });
+    expect(await claiming).toEqual([resumed]);
+  });
+
+  it('skips a waiting task another transaction is claiming instead of waiting for it', async () => {
     const [locked, next] = await queue(heavy, 2);
     await db.transaction().execute(async (trx) => {
       await sql`SELECT id FROM tasks WHERE id = ${locked} FOR UPDATE`.execute(trx);

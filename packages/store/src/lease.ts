@@ -132,20 +132,27 @@ const FAIR_QUEUE = `status = 'working' AND lease_owner IS NULL AND attempts = 0`
  * fairness policy of docs/adr/0003-fair-scheduling-across-tenants.md. A wake-up's own task is
  * taken when it has been claimed before (a resume, a retry after its backoff, a takeover, a
  * release: those keep their own wake-up, and so their delays) or when it is in the round now
- * served (the lowest waiting round). Any other wake-up (its task waits in a later round, or is
+ * served (the lowest waiting round). Only rows it will claim are locked, so a task passed over is
+ * never hidden from the others' picks. Any other wake-up (its task waits in a later round, or is
  * not claimable at all) takes the fairest waiting task instead: lowest round, then oldest. So
- * the wake-up queue says "there is work" and Postgres decides which. Every pick is
- * `SKIP LOCKED`: two workers never wait on each other, and one never takes what another is
- * taking. Cost: the same one statement as a claim by id; the round read is one index head.
+ * the wake-up queue says "there is work" and Postgres decides which. A claimed-before task waits
+ * for a row lock as a claim by id always did (a resume or a sweep committing); every pick from
+ * the fair queue is `SKIP LOCKED`, so workers never wait on each other's picks, and one never
+ * takes what another is taking. Cost: the same one statement as a claim by id; the round read is
+ * one index head.
  */
-const CLAIM_FAIR = `WITH named AS (
-    SELECT id, fair_round, (lease_owner IS NULL AND attempts = 0) AS waiting FROM tasks
+const CLAIM_FAIR = `WITH claimed_before AS (
+    SELECT id FROM tasks
     WHERE id = ANY($3::text[]) AND status = 'working' AND (lease_owner IS NULL OR lease_expires_at <= now())
+      AND NOT (lease_owner IS NULL AND attempts = 0)
+    FOR UPDATE
+  ), in_round AS (
+    SELECT id FROM tasks
+    WHERE id = ANY($3::text[]) AND ${FAIR_QUEUE}
+      AND fair_round <= (SELECT fair_round FROM tasks WHERE ${FAIR_QUEUE} ORDER BY fair_round LIMIT 1)
     FOR UPDATE SKIP LOCKED
   ), own AS (
-    SELECT id FROM named
-    WHERE NOT waiting OR fair_round <= (
-      SELECT fair_round FROM tasks WHERE ${FAIR_QUEUE} ORDER BY fair_round LIMIT 1)
+    SELECT id FROM claimed_before UNION ALL SELECT id FROM in_round
   ), fair AS (
     SELECT id FROM tasks
     WHERE ${FAIR_QUEUE} AND id <> ALL (ARRAY(SELECT id FROM own))
