@@ -1,7 +1,7 @@
 /**
  * Store benchmark: `pnpm --filter @mcp-tasks/store bench` (BENCH_TASKS=500 by default).
- * On a fresh throwaway database it times, one task at a time, createTask, claimLease and
- * completeTask, and next to them a raw single-row INSERT into a plain table: the floor one round
+ * On a fresh throwaway database it times, one task at a time, createTask, claimLease,
+ * claimFairly (the worker's claim, on a backlog of two tenants) and completeTask, and next to them a raw single-row INSERT into a plain table: the floor one round
  * trip and one commit cost on this server. Prints latencies, round trips per task and the ratio to
  * the baseline. Nothing is asserted: the numbers are for reading, not for gating.
  */
@@ -9,7 +9,7 @@ import { sql } from 'kysely';
 import { newTaskId } from '@mcp-tasks/tasks';
 import { createTestDatabase } from '@mcp-tasks/testing';
 import { createDb } from '../src/database.js';
-import { claimLease } from '../src/lease.js';
+import { claimFairly, claimLease } from '../src/lease.js';
 import { completeTask } from '../src/fenced-task-writes.js';
 import { migrateToLatest } from '../src/migrate.js';
 import { createTask } from '../src/task-repository.js';
@@ -112,6 +112,24 @@ try {
       fences.push(claim.fence);
     }),
   );
+  // The worker's claim, each wake-up naming its own task, on a backlog two tenants share.
+  const backlog = Array.from({ length: tasks }, () => newTaskId());
+  for (const [i, id] of backlog.entries()) {
+    await createTask(db, {
+      id,
+      owner: { tenant: i % 2 === 0 ? 'bench' : 'other', principal: 'bench' },
+      operation: { method: 'tools/call', toolName: 'slow_compute', arguments: { seconds: 1 } },
+      ttlMs: 3_600_000,
+      pollIntervalMs: 1_000,
+      statusMessage: null,
+    });
+  }
+  results.push(
+    await measure('claimFairly', tasks, async (i) => {
+      const [claim] = await claimFairly(db, [backlog[i]!], 'bench-worker', 60_000);
+      if (claim === null || claim === undefined) throw new Error('nothing claimable');
+    }),
+  );
   results.push(
     await measure('completeTask', tasks, (i) =>
       completeTask(db, fences[i]!, { content: [{ type: 'text', text: 'done' }] }),
@@ -144,7 +162,8 @@ try {
     `\nstore benchmark: ${tasks} tasks, sequential, one connection in use at a time, Postgres ${version.rows[0]?.v}`,
   );
   console.table(rows);
-  const lifecycle = results.slice(1);
+  // One claim per task: the worker's (claimFairly); claimLease is the same claim by id, for comparison.
+  const lifecycle = results.slice(1).filter((r) => r.name !== 'claimLease');
   const sum = (pick: (r: Measured) => number) => lifecycle.reduce((a, r) => a + pick(r), 0);
   console.log(
     `lifecycle (create + claim + complete): ${sum((r) => r.roundTrips).toFixed(2)} round trips and ` +
