@@ -32,11 +32,15 @@ export interface BatchedLeaseWritesOptions {
 export function createBatchedLeaseWrites(options: BatchedLeaseWritesOptions): BatchedLeaseWrites {
   const { db, workerId, leaseMs, maxBatchSize = 64 } = options;
 
-  // One statement for one wake-up or many: a lone claim goes out at once all the same.
+  // The same statement for one wake-up or many; a shared one the database refuses (a lost
+  // deadlock) goes again one wake-up at a time, so each caller gets its own answer.
   const claim = createNaturalBatcher<string, Claim | null>({
     maxBatchSize,
-    run: async (taskIds) =>
-      (await claimFairly(db, taskIds, workerId, leaseMs)).map((value) => ({ ok: true, value })),
+    run: singleOrShared({
+      single: async (taskId) => (await claimFairly(db, [taskId], workerId, leaseMs))[0] ?? null,
+      shared: async (taskIds) =>
+        (await claimFairly(db, taskIds, workerId, leaseMs)).map((value) => ({ ok: true, value })),
+    }),
   });
 
   const final = createNaturalBatcher<{ fence: Fence; write: FinalWrite }, void>({
