@@ -54,6 +54,19 @@ const db = createDb({
   },
 });
 
+const benchTask = (id: string, tenant: string) => ({
+  id,
+  owner: { tenant, principal: 'bench' },
+  operation: {
+    method: 'tools/call' as const,
+    toolName: 'slow_compute',
+    arguments: { seconds: 1 },
+  },
+  ttlMs: 3_600_000,
+  pollIntervalMs: 1_000,
+  statusMessage: null,
+});
+
 async function measure(
   name: string,
   count: number,
@@ -94,16 +107,7 @@ try {
     ),
   );
   results.push(
-    await measure('createTask', tasks, (i) =>
-      createTask(db, {
-        id: ids[i]!,
-        owner: { tenant: 'bench', principal: 'bench' },
-        operation: { method: 'tools/call', toolName: 'slow_compute', arguments: { seconds: 1 } },
-        ttlMs: 3_600_000,
-        pollIntervalMs: 1_000,
-        statusMessage: null,
-      }),
-    ),
+    await measure('createTask', tasks, (i) => createTask(db, benchTask(ids[i]!, 'bench'))),
   );
   results.push(
     await measure('claimLease', tasks, async (i) => {
@@ -114,16 +118,8 @@ try {
   );
   // The worker's claim, each wake-up naming its own task, on a backlog two tenants share.
   const backlog = Array.from({ length: tasks }, () => newTaskId());
-  for (const [i, id] of backlog.entries()) {
-    await createTask(db, {
-      id,
-      owner: { tenant: i % 2 === 0 ? 'bench' : 'other', principal: 'bench' },
-      operation: { method: 'tools/call', toolName: 'slow_compute', arguments: { seconds: 1 } },
-      ttlMs: 3_600_000,
-      pollIntervalMs: 1_000,
-      statusMessage: null,
-    });
-  }
+  for (const [i, id] of backlog.entries())
+    await createTask(db, benchTask(id, i % 2 === 0 ? 'bench' : 'other'));
   results.push(
     await measure('claimFairly', tasks, async (i) => {
       const [claim] = await claimFairly(db, [backlog[i]!], 'bench-worker', 60_000);
