@@ -44,6 +44,13 @@ interface Reply {
   error?: { data?: { reason?: string; retryAfterMs?: number } };
 }
 
+/** The one gateway's base URL (a stack's gateways always have one). */
+function gatewayOf(stack: StackHandle): string {
+  const url = stack.gateways[0]?.url;
+  if (url === undefined) throw new Error('the stack has no gateway');
+  return url;
+}
+
 async function call(
   gatewayUrl: string,
   token: string,
@@ -68,7 +75,7 @@ async function createTask(
   counts: { rateLimited: number },
 ): Promise<string> {
   for (;;) {
-    const reply = await call(stack.gateways[0]!.url, token, 'tools/call', {
+    const reply = await call(gatewayOf(stack), token, 'tools/call', {
       name: 'slow_compute',
       arguments: { seconds },
     });
@@ -82,7 +89,7 @@ async function createTask(
 }
 
 async function statusOf(stack: StackHandle, token: string, taskId: string): Promise<string> {
-  const reply = await call(stack.gateways[0]!.url, token, 'tasks/get', { taskId });
+  const reply = await call(gatewayOf(stack), token, 'tasks/get', { taskId });
   return String(reply.result?.status);
 }
 
