@@ -23,6 +23,7 @@ import { createMetrics, type GatewayMetrics } from './metrics.js';
 import { createRequestStateCodec } from './mrtr/request-state.js';
 import type { TaskChangeFeed } from './task-feed.js';
 import type { WorkerLiveness } from './worker-liveness.js';
+import { ADMIT_EVERYONE, type TenantAdmission } from './quotas/tenant-admission.js';
 
 export const SERVER_INFO: Implementation = { name: 'mcp-tasks-gateway', version: '0.1.0' };
 
@@ -63,6 +64,8 @@ export interface GatewayOptions {
   listTtlMs?: number;
   /** Adds whether any worker consumes this gateway's queue to /readyz (never fails it). */
   workerLiveness?: Pick<WorkerLiveness, 'check'>;
+  /** Per-tenant limits on creating tasks (quotas/); none when absent. */
+  admission?: TenantAdmission;
 }
 
 export interface GatewayVariables {
@@ -121,6 +124,7 @@ export function createGateway(options: GatewayOptions): Hono<GatewayVariables> {
     metrics,
     serverInfo: options.serverInfo ?? SERVER_INFO,
     pollLimits: config.pollRateLimit ? createPollLimits() : undefined,
+    admission: options.admission ?? ADMIT_EVERYONE,
     shutdownSignal,
     listen: {
       limits: listenLimits,

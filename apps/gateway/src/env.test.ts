@@ -78,6 +78,33 @@ describe('parseEnv', () => {
     });
   });
 
+  it('limits each tenant by default (10,000 in flight, 100 creates a second, 200 at once); 0 turns a limit off', () => {
+    const unset = parseEnv(base);
+    const off = parseEnv({ ...base, TENANT_MAX_IN_FLIGHT: '0', TENANT_CREATE_RATE: '0' });
+    if (!unset.ok || !off.ok) throw new Error('expected a valid configuration');
+    expect(unset.config.tenantLimits).toEqual({
+      maxInFlight: 10_000,
+      createRatePerS: 100,
+      createBurst: 200,
+    });
+    expect(off.config.tenantLimits).toMatchObject({ maxInFlight: 0, createRatePerS: 0 });
+    expect(
+      parseEnv({
+        ...base,
+        TENANT_MAX_IN_FLIGHT: '-1',
+        TENANT_CREATE_RATE: 'fast',
+        TENANT_CREATE_BURST: '0',
+      }),
+    ).toEqual({
+      ok: false,
+      problems: [
+        'TENANT_MAX_IN_FLIGHT: Too small: expected number to be >=0',
+        'TENANT_CREATE_RATE: Invalid input: expected number, received NaN',
+        'TENANT_CREATE_BURST: Too small: expected number to be >0',
+      ],
+    });
+  });
+
   it('fails when MCP_AUTH is missing: no auth mode is a default', () => {
     const { MCP_AUTH: _omit, ...rest } = base;
     const result = parseEnv(rest);

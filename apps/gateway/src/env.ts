@@ -8,6 +8,7 @@ import { TOOL_PACKS } from '@mcp-tasks/tools';
 import { z } from 'zod';
 import { isSafeJwksUrl } from './auth/jwks-url.js';
 import { DEFAULT_LISTEN_LIMITS, type ListenLimits } from './mcp/listen-limits.js';
+import type { TenantLimits } from './quotas/tenant-admission.js';
 
 /**
  * The gateway's whole configuration, parsed once from the environment. Nothing else in the app
@@ -44,6 +45,8 @@ export interface GatewayConfig {
   createQueueMaxAgeMs: number;
   sseKeepAliveMs: number;
   listenLimits: ListenLimits;
+  /** TENANT_MAX_IN_FLIGHT, TENANT_CREATE_RATE, TENANT_CREATE_BURST (0 turns one off). */
+  tenantLimits: TenantLimits;
   shutdownGraceMs: number;
   shutdownDelayMs: number;
   migrateOnStart: boolean;
@@ -74,6 +77,17 @@ export interface TokenEntry {
 export const DEV_REQUEST_STATE_SECRET = 'mcp-tasks-dev-request-state-secret-not-for-production';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/**
+ * Per tenant: 10,000 tasks accepted and not finished, and 100 creates a second (200 at once)
+ * across all gateways. Generous for one tenant's real use, tight enough that one tenant cannot
+ * fill the database or the create path for everyone (docs/adr/0003).
+ */
+export const DEFAULT_TENANT_LIMITS: TenantLimits = {
+  maxInFlight: 10_000,
+  createRatePerS: 100,
+  createBurst: 200,
+};
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 const optionalText = z.string().min(1).optional();
@@ -120,6 +134,9 @@ const EnvSchema = z.object({
   MCP_LISTEN_BUFFER_BYTES: positiveInt(DEFAULT_LISTEN_LIMITS.maxBufferedBytes),
   MCP_LISTEN_LOAD_CONCURRENCY: positiveInt(DEFAULT_LISTEN_LIMITS.loadConcurrency),
   MCP_LISTEN_FLAG_TTL_MS: positiveInt(DEFAULT_LISTEN_LIMITS.flagTtlMs),
+  TENANT_MAX_IN_FLIGHT: z.coerce.number().int().min(0).default(DEFAULT_TENANT_LIMITS.maxInFlight),
+  TENANT_CREATE_RATE: z.coerce.number().int().min(0).default(DEFAULT_TENANT_LIMITS.createRatePerS),
+  TENANT_CREATE_BURST: positiveInt(DEFAULT_TENANT_LIMITS.createBurst),
   MCP_SHUTDOWN_GRACE_MS: positiveInt(10_000),
   MCP_SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).default(1000),
   MCP_MIGRATE_ON_START: z.enum(['true', 'false']).default('false'),
@@ -334,6 +351,11 @@ function buildConfig(
         maxBufferedBytes: env.MCP_LISTEN_BUFFER_BYTES,
         loadConcurrency: env.MCP_LISTEN_LOAD_CONCURRENCY,
         flagTtlMs: env.MCP_LISTEN_FLAG_TTL_MS,
+      },
+      tenantLimits: {
+        maxInFlight: env.TENANT_MAX_IN_FLIGHT,
+        createRatePerS: env.TENANT_CREATE_RATE,
+        createBurst: env.TENANT_CREATE_BURST,
       },
       shutdownGraceMs: env.MCP_SHUTDOWN_GRACE_MS,
       shutdownDelayMs: env.MCP_SHUTDOWN_DELAY_MS,

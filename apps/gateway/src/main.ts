@@ -29,6 +29,7 @@ import { createGateway } from './app.js';
 import { createAuthenticator } from './auth/index.js';
 import { parseEnv } from './env.js';
 import { createMetrics } from './metrics.js';
+import { startTenantQuotas } from './quotas/index.js';
 import { createShutdown } from './shutdown.js';
 import { describeListenFailure } from './startup-errors.js';
 import { createTaskChangeFeed } from './task-feed.js';
@@ -160,6 +161,15 @@ async function main(): Promise<void> {
   workerLiveness.start();
   const notReady = new AbortController();
   const draining = new AbortController();
+  const metrics = createMetrics({ collectDefaults: true });
+  const quotas = startTenantQuotas({
+    limits: config.tenantLimits,
+    db,
+    redisUrl: config.redisUrl,
+    redisPrefix: config.redisPrefix,
+    metrics,
+    logger,
+  });
   const app = createGateway({
     taskService,
     queue,
@@ -168,10 +178,11 @@ async function main(): Promise<void> {
     changes,
     logger,
     config,
-    metrics: createMetrics({ collectDefaults: true }),
+    metrics,
     shutdownSignal: draining.signal,
     notReadySignal: notReady.signal,
     workerLiveness,
+    admission: quotas.admission,
   });
 
   // Handlers still running, counted so shutdown does not close the pools under them.
@@ -211,7 +222,7 @@ async function main(): Promise<void> {
       // Creates answered just before the drain have their wake-ups still to send; without this
       // they would wait for the sweeper's grace. Each is bounded by the queue's command timeout.
       await taskService.settleWakeUps();
-      await Promise.allSettled([changes.close(), queue.close()]);
+      await Promise.allSettled([changes.close(), queue.close(), quotas.close()]);
       await closeDbs();
     },
     exit: (code) => process.exit(code),

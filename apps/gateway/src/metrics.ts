@@ -7,6 +7,10 @@ export interface GatewayMetrics {
   tasksCreated: Counter<'tool'>;
   openStreams: Gauge;
   streamsDropped: Counter;
+  tenantLimits: Gauge<'limit'>;
+  tenantRefusals: Counter<'reason'>;
+  tenantInFlightHighest: Gauge;
+  tenantRateFallbacks: Counter;
 }
 
 /** One registry per gateway instance (factories, not the prom-client global), so tests stay apart. */
@@ -42,6 +46,29 @@ export function createMetrics(options: { collectDefaults?: boolean } = {}): Gate
     streamsDropped: new Counter({
       name: 'mcp_sse_streams_dropped_total',
       help: 'subscriptions/listen streams dropped because the client stopped reading',
+      registers: [registry],
+    }),
+    // Per-tenant figures carry no tenant label: tenants are unbounded, a label each would be too.
+    tenantLimits: new Gauge({
+      name: 'mcp_tenant_limit',
+      help: 'The per-tenant limits in effect, by setting (0: off)',
+      labelNames: ['limit'],
+      registers: [registry],
+    }),
+    tenantRefusals: new Counter({
+      name: 'mcp_tenant_refusals_total',
+      help: 'Creates refused with 429 because a tenant was over a limit, by reason (tenant_in_flight_limit, tenant_rate_limited)',
+      labelNames: ['reason'],
+      registers: [registry],
+    }),
+    tenantInFlightHighest: new Gauge({
+      name: 'mcp_tenant_in_flight_highest',
+      help: 'The most tasks in flight of any one tenant this replica counted in its last count (compare with mcp_tenant_limit{limit="TENANT_MAX_IN_FLIGHT"})',
+      registers: [registry],
+    }),
+    tenantRateFallbacks: new Counter({
+      name: 'mcp_tenant_rate_fallbacks_total',
+      help: 'Times Redis did not answer the tenant create-rate bucket and this replica limited on its own for 1 s',
       registers: [registry],
     }),
   };

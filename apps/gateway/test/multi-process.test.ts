@@ -1,71 +1,29 @@
-import { createDb, migrateToLatest, type Db } from '@mcp-tasks/store';
-import {
-  createTestDatabase,
-  createTestRedis,
-  freePort,
-  launchProcess,
-  type LaunchedProcess,
-  type TestDatabase,
-  type TestRedis,
-} from '@mcp-tasks/testing';
+import { createTestDatabase, freePort, launchProcess } from '@mcp-tasks/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  MCP_TOKENS,
-  SMALL_REPORT,
-  remote,
-  rpc,
-  rpcBody,
-  rpcHeaders,
-  sseReader,
-} from './support/rpc.js';
+  createGatewayInfra,
+  type GatewayInfra,
+  type GatewayProcess,
+} from './support/gateway-processes.js';
+import { SMALL_REPORT, remote, rpc, rpcBody, rpcHeaders, sseReader } from './support/rpc.js';
 
 /** Two real gateway processes on two ports sharing one Postgres and one Redis prefix. */
-let database: TestDatabase;
-let redis: TestRedis;
-let db: Db;
-let replicaA: { process: LaunchedProcess; url: string };
-let replicaB: { process: LaunchedProcess; url: string };
-
-async function startReplica(env: Record<string, string>) {
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const process = await launchProcess({
-    entry: 'apps/gateway/src/main.ts',
-    env: { ...env, PORT: String(port), HOST: '127.0.0.1' },
-    readyUrl: `${url}/healthz`,
-  });
-  return { process, url };
-}
-
-let env: Record<string, string>;
+let infra: GatewayInfra;
+let replicaA: GatewayProcess;
+let replicaB: GatewayProcess;
 
 beforeAll(async () => {
-  database = await createTestDatabase('gw_multi');
-  redis = await createTestRedis('gw_multi');
-  db = createDb({ connectionString: database.connectionString });
-  await migrateToLatest(db);
-  env = {
-    DATABASE_URL: database.connectionString,
-    REDIS_URL: redis.url,
-    REDIS_PREFIX: redis.prefix,
-    MCP_AUTH: 'tokens',
-    MCP_TOKENS,
-    REQUEST_STATE_SECRET: 'multi-process-request-state-secret-0123456789',
-    LOG_LEVEL: 'warn',
-  };
+  infra = await createGatewayInfra('gw_multi');
   // B reads through DATABASE_READ_URL (the same primary here: the wait-for-visibility path runs
   // and passes at once, as it does for a read pool that is not a replica).
   [replicaA, replicaB] = await Promise.all([
-    startReplica(env),
-    startReplica({ ...env, DATABASE_READ_URL: database.connectionString }),
+    infra.startGateway(),
+    infra.startGateway({ DATABASE_READ_URL: infra.database.connectionString }),
   ]);
 }, 60_000);
 
 afterAll(async () => {
-  await Promise.allSettled([replicaA?.process.stop(), replicaB?.process.stop()]);
-  await redis?.deleteKeys();
-  await db?.destroy();
-  await database?.drop();
+  await infra?.close();
 });
 
 const createReport = (url: string) => rpc(remote(url), 'tools/call', SMALL_REPORT);
@@ -134,7 +92,7 @@ describe('two gateway replicas', () => {
   });
 
   it('end listen streams gracefully and exit 0 on SIGTERM', async () => {
-    const replica = await startReplica(env);
+    const replica = await infra.startGateway();
     const created = await createReport(replica.url);
     const taskId = created.result.taskId as string;
     const params = { notifications: { taskIds: [taskId] } };
@@ -155,7 +113,7 @@ describe('two gateway replicas', () => {
   });
 
   it('on SIGTERM fail /readyz first while still serving requests, then exit 0', async () => {
-    const replica = await startReplica({ ...env, MCP_SHUTDOWN_DELAY_MS: '5000' });
+    const replica = await infra.startGateway({ MCP_SHUTDOWN_DELAY_MS: '5000' });
     const exit = replica.process.stop(30_000);
     const deadline = Date.now() + 4_000;
     let readiness = 200;
@@ -175,7 +133,11 @@ describe('two gateway replicas', () => {
     try {
       const refused = await launchProcess({
         entry: 'apps/gateway/src/main.ts',
-        env: { ...env, DATABASE_URL: empty.connectionString, PORT: String(await freePort()) },
+        env: {
+          ...infra.env,
+          DATABASE_URL: empty.connectionString,
+          PORT: String(await freePort()),
+        },
       });
       await expect(refused.exited).resolves.toBe(1);
       expect(refused.output()).toContain('database schema check failed');

@@ -20,28 +20,30 @@ export function createJobHandler(options: {
 }): (job: RunTaskJob) => Promise<void> {
   const { runner, requeue, logger, metrics } = options;
   return async (job) => {
+    // The attempt may hold another task than the wake-up named (claimFairly): both need one.
+    let claimedTaskId: string | undefined;
     try {
-      const outcome = await runner.run(job.taskId);
+      const outcome = await runner.run(job.taskId, (taskId) => {
+        claimedTaskId = taskId;
+      });
       metrics.jobs.inc({ outcome });
     } catch (error) {
       metrics.jobs.inc({ outcome: 'error' });
+      const taskId = claimedTaskId ?? job.taskId;
       if (!isTransientInfrastructureError(error)) {
-        logger.error(
-          { err: error, taskId: job.taskId },
-          'wake-up failed; the sweeper will re-dispatch',
-        );
+        logger.error({ err: error, taskId }, 'wake-up failed; the sweeper will re-dispatch');
         return;
       }
-      logger.warn(
-        { err: error, taskId: job.taskId },
-        'infrastructure unavailable; retrying the wake-up',
-      );
-      await requeueOrLeaveToSweeper(requeue, logger, {
-        taskId: job.taskId,
-        reason: 'retry',
-        delayMs: options.leaseMs,
-        what: 'requeue',
-      });
+      logger.warn({ err: error, taskId }, 'infrastructure unavailable; retrying the wake-up');
+      const taskIds = new Set([job.taskId, taskId]);
+      for (const retried of taskIds) {
+        await requeueOrLeaveToSweeper(requeue, logger, {
+          taskId: retried,
+          reason: 'retry',
+          delayMs: options.leaseMs,
+          what: 'requeue',
+        });
+      }
     }
   };
 }

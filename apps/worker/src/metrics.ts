@@ -16,6 +16,7 @@ export type JobOutcome =
 export interface WorkerMetrics {
   registry: Registry;
   jobs: Counter<'outcome'>;
+  claims: Counter<'task'>;
   steps: Counter<'tool'>;
   stepDuration: Histogram<'tool'>;
   leasesLost: Counter;
@@ -36,6 +37,12 @@ export function createWorkerMetrics(): WorkerMetrics {
       name: 'mcp_worker_jobs_total',
       help: 'Wake-ups processed, by what became of the task',
       labelNames: ['outcome'],
+      registers: [registry],
+    }),
+    claims: new Counter({
+      name: 'mcp_worker_claims_total',
+      help: 'Claims by which task a wake-up took: "named" (its own) or "fairer" (the fairest waiting task instead, docs/adr/0003)',
+      labelNames: ['task'],
       registers: [registry],
     }),
     steps: new Counter({

@@ -18,7 +18,13 @@ function captureLogger() {
 describe('the step log', () => {
   it('writes a start and an end line with task, epoch, step, worker, times and lease deadline, whatever LOG_LEVEL', () => {
     const { logger, lines } = captureLogger();
-    const execution = createStepLog(logger).started({ taskId: 't-1', epoch: 3 }, { n: 1 }, ['a']);
+    const startedAt = performance.now();
+    const execution = createStepLog(logger).started(
+      { taskId: 't-1', epoch: 3 },
+      { n: 1 },
+      ['a'],
+      startedAt,
+    );
     const endedAt = performance.now();
     execution.ended('continue', { endedAt, leaseDeadline: endedAt + 1_500 });
     expect(lines).toHaveLength(2);
@@ -40,6 +46,8 @@ describe('the step log', () => {
       outcome: 'continue',
     });
     expect(end!.startMs).toBe(start!.startMs);
+    // The start is the instant the runner judged the lease by, not when the line was written.
+    expect(start!.startMs as number).toBeCloseTo(performance.timeOrigin + startedAt, 3);
     expect(end!.endMs as number).toBeGreaterThanOrEqual(start!.startMs as number);
     // The lease deadline on the same wall-clock scale as the times, so a checker can compare.
     expect(end!.leaseDeadlineMs as number).toBeCloseTo((end!.endMs as number) + 1_500, 3);

@@ -21,7 +21,17 @@ import type { Logger } from './logger.js';
  * time but fenced out of the store, and no other worker can have started before the deadline.
  */
 export interface StepLog {
-  started(fence: Fence, state: JsonValue, answeredKeys: readonly string[]): StepExecution;
+  /**
+   * `startedAt` (performance.now() clock) is the instant the runner judged the lease held and
+   * chose to run the step: a stall after it (SIGSTOP, a long GC) makes the step a stale tail,
+   * not a step started past its deadline.
+   */
+  started(
+    fence: Fence,
+    state: JsonValue,
+    answeredKeys: readonly string[],
+    startedAt: number,
+  ): StepExecution;
 }
 
 export interface StepExecution {
@@ -36,7 +46,6 @@ export interface StepExecution {
 export const LEASE_EXPIRED_OUTCOME = 'lease-expired';
 
 const toWallClockMs = (monotonicMs: number): number => performance.timeOrigin + monotonicMs;
-const wallClockMs = (): number => toWallClockMs(performance.now());
 
 export function stepIdentity(state: JsonValue, answeredKeys: readonly string[]): string {
   return createHash('sha1')
@@ -49,13 +58,13 @@ export function createStepLog(logger: Logger): StepLog {
   // Its own level: STEP_LOG=on must not need LOG_LEVEL=info (and all that comes with it).
   const log = logger.child({}, { level: 'info' });
   return {
-    started(fence, state, answeredKeys) {
+    started(fence, state, answeredKeys, startedAt) {
       const record = {
         stepLog: 'start' as const,
         taskId: fence.taskId,
         epoch: fence.epoch,
         step: stepIdentity(state, answeredKeys),
-        startMs: wallClockMs(),
+        startMs: toWallClockMs(startedAt),
       };
       log.info(record, 'step started');
       return {

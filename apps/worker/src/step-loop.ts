@@ -64,10 +64,16 @@ export function createStepLoop(
       if (signal.aborted) return await settle.afterAbort(fence, signal.reason as AbortReason);
       if (options.isDraining()) return await settle.afterAbort(fence, 'shutdown');
       if (cancellation.requestedAtCheckpoint()) return await settle.afterAbort(fence, 'cancel');
-      if (!lease.stillHeld()) return await settle.afterAbort(fence, 'lease unconfirmed');
-
+      // One instant for the lease check and the logged start: a stall between them is the
+      // step's tail, past its deadline, and is judged as such when the step ends.
       const started = performance.now();
-      const execution = options.stepLog?.started(fence, state, Object.keys(task.inputResponses));
+      if (!lease.stillHeld(started)) return await settle.afterAbort(fence, 'lease unconfirmed');
+      const execution = options.stepLog?.started(
+        fence,
+        state,
+        Object.keys(task.inputResponses),
+        started,
+      );
       let outcome;
       let thrown: { error: unknown } | undefined;
       try {

@@ -44,8 +44,12 @@ export interface TaskRunnerOptions {
 }
 
 export interface TaskRunner {
-  /** One attempt at a task. Never throws for the task's own failures; infrastructure errors propagate. */
-  run(taskId: string): Promise<JobOutcome>;
+  /**
+   * One attempt for a wake-up: at the task it names, or at the fairest waiting task instead
+   * (claimFairly in the store). Never throws for the task's own failures; infrastructure errors
+   * propagate, after `onClaimed` has said which task the attempt held, if any.
+   */
+  run(taskId: string, onClaimed?: (claimedTaskId: string) => void): Promise<JobOutcome>;
 }
 
 /**
@@ -150,17 +154,20 @@ export function createTaskRunner(options: TaskRunnerOptions): TaskRunner {
   }
 
   return {
-    async run(taskId) {
+    async run(wakeUpTaskId, onClaimed) {
       // A wake-up fetched just as shutdown began: claiming would bump the epoch and spend an
       // attempt only to release at once. Pass the wake-up on to another worker instead.
       if (options.isDraining()) {
-        await options.requeue(taskId, 'released', 0);
+        await options.requeue(wakeUpTaskId, 'released', 0);
         return 'released';
       }
       const claimSentAt = performance.now();
-      const claim = await leaseWrites.claim(taskId);
+      const claim = await leaseWrites.claim(wakeUpTaskId);
       if (claim === null) return 'skipped';
       const { fence, task, tool: toolRecord } = claim;
+      const taskId = fence.taskId;
+      metrics.claims.inc({ task: taskId === wakeUpTaskId ? 'named' : 'fairer' });
+      onClaimed?.(taskId);
       const controller = new AbortController();
       const cancellation = trackCancellation(task, controller);
       const unregister = options.heldTasks.add(fence, controller);

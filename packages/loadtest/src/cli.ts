@@ -2,6 +2,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { CHAOS_PLAN_NAMES, resolveChaosPlans } from './chaos/registry.js';
 import { checkHistory, type CheckResult } from './check/checker.js';
 import type { HistoryRecord } from './history/records.js';
+import { runFairness } from './fairness/fairness-run.js';
 import { runLoad } from './load/run-load.js';
 import { seedFromText } from './load/prng.js';
 import { readHistory } from './history/read-history.js';
@@ -84,8 +85,10 @@ async function run(options: RunOptions): Promise<void> {
       );
     target = {
       url: options.target,
-      owner: { name: 'owner', token },
-      prober: { name: 'prober', token: probeToken },
+      tenants: {
+        heavy: { name: 'heavy', token },
+        light: { name: 'light', token: probeToken },
+      },
     };
   }
   const seed = /^-?\d+$/.test(options.seed) ? Number(options.seed) : seedFromText(options.seed);
@@ -141,9 +144,45 @@ const program = new Command('loadtest')
   )
   .option('--report <dir>', 'write history.jsonl and the HTML report to DIR', nonEmpty)
   .option('--target <url>', 'an existing MCP endpoint instead of a stack of our own (no chaos)')
-  .option('--token <token>', 'with --target: the tenant whose tasks are run')
-  .option('--probe-token <token>', "with --target: a second tenant, probing the first's ids")
+  .option('--token <token>', "with --target: the heavy tenant (80 % of the mix's tasks)")
+  .option(
+    '--probe-token <token>',
+    "with --target: the light tenant (20 %); each tenant probes the other's ids",
+  )
   .action(run);
+program
+  .command('fairness')
+  .description(
+    "issue 24's measurement: one tenant's backlog of slow_compute tasks on 1 gateway + 1 worker, then another tenant's single task; exits 1 unless it completes within the bound",
+  )
+  .option('--backlog <n>', "tasks in the heavy tenant's backlog", positiveInt, 3_000)
+  .option('--backlog-seconds <s>', 'seconds each backlog task runs', positiveInt, 2)
+  .option('--single-seconds <s>', "seconds the light tenant's task runs", positiveInt, 1)
+  .option('--worker-concurrency <n>', "the worker's WORKER_CONCURRENCY", positiveInt, 8)
+  .option('--bound <s>', 'create → completed bound for the single task', positiveInt, 15)
+  .action(
+    async (options: {
+      backlog: number;
+      backlogSeconds: number;
+      singleSeconds: number;
+      workerConcurrency: number;
+      bound: number;
+    }) => {
+      const boundMs = options.bound * 1_000;
+      const result = await runFairness({ ...options, boundMs, log: (line) => console.log(line) });
+      const fifoS = (options.backlog * options.backlogSeconds) / options.workerConcurrency;
+      console.log(
+        `globex's single task: completed ${(result.singleMs / 1_000).toFixed(1)} s after its create (bound ${options.bound} s; first in, first out: after the backlog, ~${Math.round(fifoS)} s)`,
+      );
+      console.log(
+        `acme's backlog still waiting then: ${result.backlogLeft} of ${options.backlog}; worker claims that took a fairer task: ${result.fairerClaims}`,
+      );
+      if (!(result.singleMs <= boundMs)) {
+        console.error('fairness: the single task did not complete within the bound');
+        process.exitCode = 1;
+      }
+    },
+  );
 program
   .command('check')
   .description(

@@ -31,3 +31,9 @@ export {
   type ConsumerHeartbeatReader,
   type ConsumerSighting,
 } from './consumer-heartbeat.js';
+export {
+  createTenantTokenBucket,
+  tenantBucketKey,
+  type TenantTokenBucket,
+  type TokenGrant,
+} from './tenant-token-bucket.js';

@@ -38,6 +38,8 @@ export class ManagedProcess {
   readonly name: string;
   readonly role: ProcessRole;
   readonly url: string | undefined;
+  /** Its /healthz (a worker's metrics port serves /metrics beside it). */
+  readonly readyUrl: string;
   readonly workerId: string | undefined;
   private child: ChildProcess | undefined;
   private exit: Promise<ExitStatus> = Promise.resolve(null);
@@ -50,6 +52,7 @@ export class ManagedProcess {
     this.name = spec.name;
     this.role = spec.role;
     this.url = spec.url;
+    this.readyUrl = spec.readyUrl;
     this.workerId = spec.workerId;
   }
 

@@ -1,7 +1,7 @@
 /**
  * Store benchmark: `pnpm --filter @mcp-tasks/store bench` (BENCH_TASKS=500 by default).
- * On a fresh throwaway database it times, one task at a time, createTask, claimLease and
- * completeTask, and next to them a raw single-row INSERT into a plain table: the floor one round
+ * On a fresh throwaway database it times, one task at a time, createTask, claimLease,
+ * claimFairly (the worker's claim, on a backlog of two tenants) and completeTask, and next to them a raw single-row INSERT into a plain table: the floor one round
  * trip and one commit cost on this server. Prints latencies, round trips per task and the ratio to
  * the baseline. Nothing is asserted: the numbers are for reading, not for gating.
  */
@@ -9,7 +9,7 @@ import { sql } from 'kysely';
 import { newTaskId } from '@mcp-tasks/tasks';
 import { createTestDatabase } from '@mcp-tasks/testing';
 import { createDb } from '../src/database.js';
-import { claimLease } from '../src/lease.js';
+import { claimFairly, claimLease } from '../src/lease.js';
 import { completeTask } from '../src/fenced-task-writes.js';
 import { migrateToLatest } from '../src/migrate.js';
 import { createTask } from '../src/task-repository.js';
@@ -54,6 +54,19 @@ const db = createDb({
   },
 });
 
+const benchTask = (id: string, tenant: string) => ({
+  id,
+  owner: { tenant, principal: 'bench' },
+  operation: {
+    method: 'tools/call' as const,
+    toolName: 'slow_compute',
+    arguments: { seconds: 1 },
+  },
+  ttlMs: 3_600_000,
+  pollIntervalMs: 1_000,
+  statusMessage: null,
+});
+
 async function measure(
   name: string,
   count: number,
@@ -94,22 +107,23 @@ try {
     ),
   );
   results.push(
-    await measure('createTask', tasks, (i) =>
-      createTask(db, {
-        id: ids[i]!,
-        owner: { tenant: 'bench', principal: 'bench' },
-        operation: { method: 'tools/call', toolName: 'slow_compute', arguments: { seconds: 1 } },
-        ttlMs: 3_600_000,
-        pollIntervalMs: 1_000,
-        statusMessage: null,
-      }),
-    ),
+    await measure('createTask', tasks, (i) => createTask(db, benchTask(ids[i]!, 'bench'))),
   );
   results.push(
     await measure('claimLease', tasks, async (i) => {
       const claim = await claimLease(db, ids[i]!, 'bench-worker', 60_000);
       if (claim === null) throw new Error(`task ${ids[i]} not claimable`);
       fences.push(claim.fence);
+    }),
+  );
+  // The worker's claim, each wake-up naming its own task, on a backlog two tenants share.
+  const backlog = Array.from({ length: tasks }, () => newTaskId());
+  for (const [i, id] of backlog.entries())
+    await createTask(db, benchTask(id, i % 2 === 0 ? 'bench' : 'other'));
+  results.push(
+    await measure('claimFairly', tasks, async (i) => {
+      const [claim] = await claimFairly(db, [backlog[i]!], 'bench-worker', 60_000);
+      if (claim === null || claim === undefined) throw new Error('nothing claimable');
     }),
   );
   results.push(
@@ -144,7 +158,8 @@ try {
     `\nstore benchmark: ${tasks} tasks, sequential, one connection in use at a time, Postgres ${version.rows[0]?.v}`,
   );
   console.table(rows);
-  const lifecycle = results.slice(1);
+  // One claim per task: the worker's (claimFairly); claimLease is the same claim by id, for comparison.
+  const lifecycle = results.slice(1).filter((r) => r.name !== 'claimLease');
   const sum = (pick: (r: Measured) => number) => lifecycle.reduce((a, r) => a + pick(r), 0);
   console.log(
     `lifecycle (create + claim + complete): ${sum((r) => r.roundTrips).toFixed(2)} round trips and ` +

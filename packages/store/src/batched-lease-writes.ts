@@ -1,7 +1,7 @@
 import type { Db } from './database.js';
 import { StaleLeaseError } from './errors.js';
 import { writeFinal, writeFinals, type FinalWrite } from './fenced-task-writes.js';
-import { claimLease, claimLeases, type Claim, type Fence } from './lease.js';
+import { claimFairly, type Claim, type Fence } from './lease.js';
 import { createNaturalBatcher, singleOrShared, type BatchOutcome } from './natural-batcher.js';
 
 /**
@@ -12,7 +12,10 @@ import { createNaturalBatcher, singleOrShared, type BatchOutcome } from './natur
  * answer, after the statement that carried it committed.
  */
 export interface BatchedLeaseWrites {
-  /** claimLease: the claim, or null when the task is not claimable (or its id is malformed). */
+  /**
+   * The claim for one wake-up (claimFairly): the task it names, or the fairest waiting task
+   * instead when that one waits in a later round or is not claimable; null when nothing is.
+   */
   claim(taskId: string): Promise<Claim | null>;
   /** completeTask / failTask / markCancelled under the fence; StaleLeaseError if it no longer holds. */
   writeFinal(fence: Fence, write: FinalWrite): Promise<void>;
@@ -29,19 +32,14 @@ export interface BatchedLeaseWritesOptions {
 export function createBatchedLeaseWrites(options: BatchedLeaseWritesOptions): BatchedLeaseWrites {
   const { db, workerId, leaseMs, maxBatchSize = 64 } = options;
 
+  // The same statement for one wake-up or many; a shared one the database refuses (a lost
+  // deadlock) goes again one wake-up at a time, so each caller gets its own answer.
   const claim = createNaturalBatcher<string, Claim | null>({
     maxBatchSize,
     run: singleOrShared({
-      single: (taskId) => claimLease(db, taskId, workerId, leaseMs),
-      shared: async (taskIds) => {
-        const claims = await claimLeases(db, taskIds, workerId, leaseMs);
-        // The same wake-up delivered twice: only its first delivery runs the attempt.
-        return taskIds.map((taskId) => {
-          const won = claims.get(taskId) ?? null;
-          claims.delete(taskId);
-          return { ok: true, value: won };
-        });
-      },
+      single: async (taskId) => (await claimFairly(db, [taskId], workerId, leaseMs))[0] ?? null,
+      shared: async (taskIds) =>
+        (await claimFairly(db, taskIds, workerId, leaseMs)).map((value) => ({ ok: true, value })),
     }),
   });
 

@@ -45,6 +45,7 @@ export {
 export { getTaskViewForPrincipal } from './task-view.js';
 export { DEFAULT_LISTEN_FLAG_TTL_MS, flagListenedTasks } from './listen-repository.js';
 export {
+  claimFairly,
   claimLease,
   claimLeases,
   releaseLease,
@@ -114,6 +115,7 @@ export {
 export { recordToolMissing, recordToolVersion, type ToolRecord } from './tool-record.js';
 export { enqueueGraceProblem, minimumEnqueueGraceMs } from './create-window.js';
 export { describeConnectionFailure, maskPassword } from './connection-failure.js';
+export { countTasksInFlight } from './tenant-load.js';
 export {
   describeReplicationDurability,
   readReplicationDurability,

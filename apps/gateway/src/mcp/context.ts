@@ -8,6 +8,7 @@ import type { RequestStateCodec } from '../mrtr/request-state.js';
 import type { TaskChangeFeed } from '../task-feed.js';
 import type { ListenLimits, LoadQueue, StreamSlots } from './listen-limits.js';
 import type { PollLimits } from './poll-rate-limit.js';
+import type { TenantAdmission } from '../quotas/tenant-admission.js';
 
 /** What the method handlers need, built once per gateway. */
 export interface McpServices {
@@ -23,6 +24,8 @@ export interface McpServices {
   metrics: GatewayMetrics;
   serverInfo: Implementation;
   pollLimits: PollLimits | undefined;
+  /** The per-tenant in-flight cap and create rate, asked before a task is created. */
+  admission: TenantAdmission;
   /** subscriptions/listen bounds, stream admission and the bounded load queue (per replica). */
   listen: { limits: ListenLimits; slots: StreamSlots; loadQueue: LoadQueue };
   /** Aborted when the process starts shutting down: listen streams end gracefully. */

@@ -186,6 +186,8 @@ export const toolsCall: MethodHandler = async (ctx, services) => {
   const taskId = gathered.taskId ?? newTaskId();
 
   if (servesAsTask(tool, finalArgs, ctx.tasksDeclared)) {
+    // A tenant over its in-flight cap or create rate gets a 429 before anything is written.
+    await services.admission.admit(ctx.identity.tenant);
     const derivedId = gathered.taskId !== undefined;
     // The request timeout stands while the create waits for its INSERT (a 504 then drops it
     // unsent); once it is taken into one the client must get the handle: a 504 after that would

@@ -55,6 +55,11 @@ export async function startBenchStack(options: {
             // Nothing routes to it: stop at once, well within the launcher's kill grace (a
             // killed process writes no CPU profile).
             MCP_SHUTDOWN_DELAY_MS: '0',
+            // The per-tenant limits run, far out of the way: the bench's one tenant measures
+            // their cost (a recount a second, a token lease), never their refusals.
+            TENANT_MAX_IN_FLIGHT: '100000000',
+            TENANT_CREATE_RATE: '1000000',
+            TENANT_CREATE_BURST: '1000000',
           },
           readyUrl: `${url}/healthz`,
           readyTimeoutMs: 60_000,

@@ -3,7 +3,7 @@ import { isTerminalStatus } from '@mcp-tasks/tasks';
 import { createClient } from '@mcp-tasks/client';
 import type { HistoryRecorder } from '../history/recorder.js';
 import { sendRecorded, type Endpoint, type SentReply, type Tenant } from './endpoints.js';
-import type { AnswerStyle, LifecyclePlan } from './mix.js';
+import type { AnswerStyle, LifecyclePlan, TenantRole } from './mix.js';
 import { createRng, type Rng } from './prng.js';
 import { createRecordingFetch } from './recording-fetch.js';
 
@@ -11,9 +11,8 @@ export interface LoadContext {
   recorder: HistoryRecorder;
   /** Gateway replicas and the proxy; creates and polls pick among them. */
   endpoints: Endpoint[];
-  owner: Tenant;
-  /** The second tenant, reading the owner's task ids. */
-  prober: Tenant;
+  /** The two tenants of the mix (mix.ts): each plan's task is one's, the other probes it. */
+  tenants: Record<TenantRole, Tenant>;
   taskBoundMs: number;
 }
 
@@ -60,6 +59,8 @@ export async function runLifecycle(
   plan: LifecyclePlan,
 ): Promise<LifecycleOutcome> {
   const rng = createRng(plan.seed);
+  const owner = ctx.tenants[plan.tenant];
+  const prober = ctx.tenants[plan.tenant === 'heavy' ? 'light' : 'heavy'];
   const outcome: LifecycleOutcome = { errors: 0 };
   const send = async (
     endpoint: Endpoint,
@@ -76,7 +77,7 @@ export async function runLifecycle(
   const creator = rng.pick(ctx.endpoints);
   const created = await send(
     creator,
-    ctx.owner,
+    owner,
     'tools/call',
     { name: plan.tool, arguments: plan.arguments },
     { boundMs: ctx.taskBoundMs },
@@ -95,7 +96,7 @@ export async function runLifecycle(
   async function* polled(): AsyncGenerator<Seen> {
     while (Date.now() < deadline) {
       await sleep(pollMs);
-      const seen = await send(pollTarget(rng, ctx.endpoints, creator), ctx.owner, 'tasks/get', {
+      const seen = await send(pollTarget(rng, ctx.endpoints, creator), owner, 'tasks/get', {
         taskId,
       });
       pollMs = seen.pollIntervalMs ?? pollMs;
@@ -111,8 +112,8 @@ export async function runLifecycle(
     const endpoint = pollTarget(rng, ctx.endpoints, creator);
     const client = createClient({
       url: endpoint.url,
-      token: ctx.owner.token,
-      fetch: createRecordingFetch(ctx.recorder, endpoint, ctx.owner),
+      token: owner.token,
+      fetch: createRecordingFetch(ctx.recorder, endpoint, owner),
       backoff: SUBSCRIBER_BACKOFF,
     });
     try {
@@ -127,14 +128,14 @@ export async function runLifecycle(
   }
 
   if (plan.probe) {
-    await send(rng.pick(ctx.endpoints), ctx.prober, 'tasks/get', { taskId }, { probe: true });
+    await send(rng.pick(ctx.endpoints), prober, 'tasks/get', { taskId }, { probe: true });
   }
   if (isTerminalStatus(outcome.status as never)) return outcome;
   for await (const seen of plan.follow === 'subscribe' ? subscribed() : polled()) {
     if (seen.status === undefined) continue;
     outcome.status = seen.status;
     if (plan.cancelAfterPolls === seenCount)
-      await send(rng.pick(ctx.endpoints), ctx.owner, 'tasks/cancel', { taskId });
+      await send(rng.pick(ctx.endpoints), owner, 'tasks/cancel', { taskId });
     seenCount += 1;
     if (isTerminalStatus(seen.status as never)) break;
     if (seen.status !== 'input_required') continue;
@@ -148,7 +149,7 @@ export async function runLifecycle(
         triedUnknownKey = true;
         await send(
           rng.pick(ctx.endpoints),
-          ctx.owner,
+          owner,
           'tasks/update',
           { taskId, inputResponses: { [UNKNOWN_KEY]: answerFor('full', plan, UNKNOWN_KEY) } },
           { inputKeys: [UNKNOWN_KEY] },
@@ -163,7 +164,7 @@ export async function runLifecycle(
       for (let i = 0; i < times; i += 1) {
         const reply = await send(
           rng.pick(ctx.endpoints),
-          ctx.owner,
+          owner,
           'tasks/update',
           { taskId, inputResponses },
           { inputKeys: keys },
@@ -187,18 +188,18 @@ export async function runLifecycle(
 /** After the load: every task read by its owner from every replica, into the history. */
 export async function readFinals(
   ctx: LoadContext,
-  taskIds: readonly string[],
+  tasks: readonly { taskId: string; tenant: TenantRole }[],
   concurrency: number,
 ): Promise<void> {
   let next = 0;
   const reader = async () => {
-    while (next < taskIds.length) {
-      const taskId = taskIds[next++]!;
+    while (next < tasks.length) {
+      const { taskId, tenant } = tasks[next++]!;
       for (const endpoint of ctx.endpoints)
         await sendRecorded(
           ctx.recorder,
           endpoint,
-          ctx.owner,
+          ctx.tenants[tenant],
           'tasks/get',
           { taskId },
           { final: true },

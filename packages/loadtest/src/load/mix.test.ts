@@ -10,7 +10,7 @@ describe('the seeded mix', () => {
     expect(a.map((p) => p.index)).toEqual([...Array(500).keys()]);
   });
 
-  it('covers every tool, answer style, cancels, probes, pollers and subscribers', () => {
+  it('covers every tool, answer style, cancels, probes, pollers, subscribers and both tenants', () => {
     const mix = generateMix(7, 500);
     expect(new Set(mix.map((p) => p.tool))).toEqual(
       new Set(['slow_compute', 'multi_input', 'failing_job']),
@@ -21,6 +21,10 @@ describe('the seeded mix', () => {
     expect(mix.some((p) => p.cancelAfterPolls !== undefined)).toBe(true);
     expect(mix.some((p) => p.probe)).toBe(true);
     expect(new Set(mix.map((p) => p.follow))).toEqual(new Set(['poll', 'subscribe']));
+    // Two tenants, the heavy one with most of the tasks.
+    const light = mix.filter((p) => p.tenant === 'light').length;
+    expect(light).toBeGreaterThan(50);
+    expect(light).toBeLessThan(150);
     for (const p of mix.filter((x) => x.tool === 'slow_compute')) {
       expect(p.arguments.label).toBe(`job-${p.index}`);
       expect([1, 2, 3]).toContain(p.arguments.seconds);

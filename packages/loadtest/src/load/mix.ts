@@ -8,14 +8,26 @@ export type AnswerStyle =
   | 'unknown-key' // an extra key nobody asked for, then the real ones
   | 'decline'; // every key declined
 
+/**
+ * The two-tenant mix: most lifecycles belong to a heavy tenant, the rest to a light one, and each
+ * tenant probes the other's ids. With the workers busy, the heavy tenant keeps a queue of its own
+ * waiting, which is where fair scheduling shows: the light tenant's tasks still start soon.
+ */
+export type TenantRole = 'heavy' | 'light';
+
+/** The light tenant's share of lifecycles. */
+const LIGHT_SHARE = 0.2;
+
 export interface LifecyclePlan {
   index: number;
+  /** Whose task it is; the other tenant probes it. */
+  tenant: TenantRole;
   tool: 'slow_compute' | 'multi_input' | 'failing_job';
   arguments: Record<string, string | number>;
   answer: AnswerStyle;
   /** Sends tasks/cancel after this many polls (none when undefined). */
   cancelAfterPolls?: number;
-  /** The second tenant reads this task's id. */
+  /** The other tenant reads this task's id. */
   probe: boolean;
   /** How the client waits: `tasks/get` at pollIntervalMs, or `subscriptions/listen` (the client's subscribe). */
   follow: 'poll' | 'subscribe';
@@ -48,6 +60,7 @@ function planOne(rng: Rng, index: number): LifecyclePlan {
     probe: rng.chance(0.2),
     seed: rng.int(0, 0x7fffffff),
     follow: rng.chance(SUBSCRIBER_SHARE) ? 'subscribe' : 'poll',
+    tenant: rng.chance(LIGHT_SHARE) ? 'light' : 'heavy',
   };
 }
 

@@ -35,7 +35,7 @@ import { createRunProgress } from '../report/progress.js';
 import type { HistoryRecord } from '../history/records.js';
 import type { Endpoint, Tenant } from './endpoints.js';
 import { readFinals, runLifecycle, type LoadContext } from './lifecycle.js';
-import { generateMix } from './mix.js';
+import { generateMix, type TenantRole } from './mix.js';
 import { createRng } from './prng.js';
 import { createStepTracker } from './step-tracker.js';
 
@@ -55,7 +55,7 @@ export interface LoadOptions {
   /** Where history.jsonl goes (a temp dir when unset). */
   dir?: string;
   /** An existing deployment instead of a stack of our own. */
-  target?: { url: string; owner: Tenant; prober: Tenant };
+  target?: { url: string; tenants: Record<TenantRole, Tenant> };
   log(line: string): void;
 }
 
@@ -67,8 +67,7 @@ export interface LoadRun {
 
 interface Topology {
   endpoints: Endpoint[];
-  owner: Tenant;
-  prober: Tenant;
+  tenants: Record<TenantRole, Tenant>;
   stack?: StackHandle;
   servers: Partial<Record<'redis' | 'postgres', RestartableServer>>;
   cluster?: FailoverCluster;
@@ -81,11 +80,10 @@ async function startTopology(
   onLogLine: (text: string) => void,
 ): Promise<Topology> {
   if (options.target !== undefined) {
-    const { url, owner, prober } = options.target;
+    const { url, tenants } = options.target;
     return {
       endpoints: [{ replica: 'target', url }],
-      owner,
-      prober,
+      tenants,
       servers: {},
       links: new Map(),
       teardown: async () => {},
@@ -192,8 +190,7 @@ async function startTopology(
         ...started.gateways.map((g) => ({ replica: g.name, url: `${g.url}/mcp` })),
         { replica: 'proxy', url: started.url },
       ],
-      owner: tenantOf('alice', 'acme'),
-      prober: tenantOf('mallory', 'globex'),
+      tenants: { heavy: tenantOf('alice', 'acme'), light: tenantOf('mallory', 'globex') },
       stack: started,
       servers,
       cluster,
@@ -229,8 +226,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadRun> {
   const ctx: LoadContext = {
     recorder,
     endpoints: topology.endpoints,
-    owner: topology.owner,
-    prober: topology.prober,
+    tenants: topology.tenants,
     taskBoundMs: options.taskBoundMs,
   };
   recorder.run({
@@ -250,7 +246,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadRun> {
   const plans = generateMix(options.seed, options.tasks);
   const counts = { created: 0, finished: 0, errors: 0, chaos: 0 };
   const progress = createRunProgress({ total: plans.length });
-  const taskIds: string[] = [];
+  const created: { taskId: string; tenant: TenantRole }[] = [];
   const stopChaos = new AbortController();
   const chaosDone =
     topology.stack === undefined || options.chaos.length === 0
@@ -283,7 +279,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadRun> {
       const plan = plans[next++]!;
       const outcome = await runLifecycle(ctx, plan);
       if (outcome.taskId !== undefined) {
-        taskIds.push(outcome.taskId);
+        created.push({ taskId: outcome.taskId, tenant: plan.tenant });
         counts.created += 1;
       }
       counts.finished += 1;
@@ -298,8 +294,8 @@ export async function runLoad(options: LoadOptions): Promise<LoadRun> {
     progress.stop();
     // Give the last restarted processes a moment to be reachable before the final reads.
     await sleep(1_000);
-    options.log(`load done: ${taskIds.length} tasks; reading each from every replica`);
-    await readFinals(ctx, taskIds, options.concurrency);
+    options.log(`load done: ${created.length} tasks; reading each from every replica`);
+    await readFinals(ctx, created, options.concurrency);
   } finally {
     stopChaos.abort();
     progress.stop();

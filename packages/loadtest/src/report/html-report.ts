@@ -37,6 +37,10 @@ function summaryRows(summary: RunSummary): [string, string][] {
     ['stale tails (past lease, writes fenced)', String(summary.staleTails)],
     ['create latency', l(summary.createLatency)],
     ['end-to-end latency', l(summary.endToEndLatency)],
+    ...Object.entries(summary.startLatencyByTenant).map(([tenant, latency]): [string, string] => [
+      `create → first step, tenant ${tenant}`,
+      l(latency),
+    ]),
     ['tasks/s', summary.tasksPerSecond.toFixed(1)],
     ...Object.entries(summary.errorsByCode).map(([code, n]): [string, string] => [
       `errors ${code}`,

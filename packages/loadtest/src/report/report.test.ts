@@ -38,6 +38,11 @@ describe('the run summary', () => {
     // 199 tasks end 65 ms after their create; the retaken one (created at 7.9 s, seen completed at 9.605 s) 1705 ms after.
     expect(summary.endToEndLatency.p50).toBeCloseTo(65, 0);
     expect(summary.endToEndLatency.max).toBeCloseTo(1_705, -1);
+    // Every task's first step starts 20 ms after its create (the retaken one's 90 ms after).
+    expect(Object.keys(summary.startLatencyByTenant)).toEqual(['acme']);
+    expect(summary.startLatencyByTenant.acme).toMatchObject({ count: 200 });
+    expect(summary.startLatencyByTenant.acme!.p50).toBeCloseTo(20, 0);
+    expect(summary.startLatencyByTenant.acme!.max).toBeCloseTo(90, 0);
     expect(summary.tasksPerSecond).toBeCloseTo(200 / 19.96, 1);
     expect(summary.recoveries).toHaveLength(1);
     expect(summary.recoveries[0]).toMatchObject({ affected: 1, recovered: 1 });
@@ -55,6 +60,7 @@ describe('the run summary', () => {
       'violations',
       'create latency',
       'end-to-end latency',
+      'create → first step, tenant acme',
       'tasks/s',
       'transport: ECONNREFUSED',
       'kill-worker-1',

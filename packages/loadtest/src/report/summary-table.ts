@@ -23,6 +23,9 @@ export function renderSummaryTable(summary: RunSummary, color = false): string {
     { 'stale tails (past lease, writes fenced)': String(summary.staleTails) },
     { 'create latency': percentiles(summary.createLatency) },
     { 'end-to-end latency': percentiles(summary.endToEndLatency) },
+    ...Object.entries(summary.startLatencyByTenant).map(([tenant, latency]) => ({
+      [`create → first step, tenant ${tenant}`]: percentiles(latency),
+    })),
     { 'tasks/s': summary.tasksPerSecond.toFixed(1) },
     { duration: `${summary.durationS.toFixed(1)} s` },
   );

@@ -33,6 +33,8 @@ export interface RunSummary {
   staleTails: number;
   createLatency: LatencySummary;
   endToEndLatency: LatencySummary;
+  /** From a task's create to its first step starting, by owning tenant: the wait in the queue. */
+  startLatencyByTenant: Record<string, LatencySummary>;
   tasksPerSecond: number;
   /** JSON-RPC errors by code; transport failures as `transport: <first word>`. */
   errorsByCode: Record<string, number>;
@@ -117,6 +119,7 @@ export function summarizeRun(records: readonly HistoryRecord[], check: CheckResu
   const tasks = [...check.history.tasks.values()];
   const counts = { completed: 0, cancelled: 0, failed: 0, unfinished: 0 };
   const endToEnd = createLatencyRecorder();
+  const startByTenant = new Map<string, ReturnType<typeof createLatencyRecorder>>();
   let firstCreate = Infinity;
   let lastTerminal = 0;
   for (const task of tasks) {
@@ -124,6 +127,13 @@ export function summarizeRun(records: readonly HistoryRecord[], check: CheckResu
     const last = task.observations.at(-1)?.status;
     if (last === 'completed' || last === 'cancelled' || last === 'failed') counts[last] += 1;
     else counts.unfinished += 1;
+    if (task.steps.length > 0) {
+      const started = Math.min(...task.steps.map((step) => step.startMs));
+      let recorder = startByTenant.get(task.ownerTenant);
+      if (recorder === undefined)
+        startByTenant.set(task.ownerTenant, (recorder = createLatencyRecorder()));
+      recorder.record(started - task.createRequestT);
+    }
     const terminal = firstTerminal(task);
     if (terminal === undefined) continue;
     endToEnd.record(terminal.replyT - task.createRequestT);
@@ -157,6 +167,11 @@ export function summarizeRun(records: readonly HistoryRecord[], check: CheckResu
     staleTails: check.staleTails.length,
     createLatency: createLatency.summary(),
     endToEndLatency: endToEnd.summary(),
+    startLatencyByTenant: Object.fromEntries(
+      [...startByTenant]
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([tenant, recorder]) => [tenant, recorder.summary()]),
+    ),
     tasksPerSecond: spanS > 0 ? terminalCount / spanS : 0,
     errorsByCode,
     answers: summarizeAnswers(records),

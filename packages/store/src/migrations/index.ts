@@ -5,6 +5,8 @@ import { orphanIndexes } from './0003-orphan-indexes.js';
 import { toolVersion } from './0005-tool-version.js';
 import { notifyListenedOnly } from './0007-notify-listened-only.js';
 import { listenFlagsExpire } from './0008-listen-flags-expire.js';
+import { fairQueue } from './0010-fair-queue.js';
+import { inFlightByTenant } from './0011-in-flight-by-tenant.js';
 
 /**
  * Every migration this build knows, by name. Code, not files read at run time, so a bundled build
@@ -18,6 +20,8 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0005_tool_version': toolVersion,
   '0007_notify_listened_only': notifyListenedOnly,
   '0008_listen_flags_expire': listenFlagsExpire,
+  '0010_fair_queue': fairQueue,
+  '0011_in_flight_by_tenant': inFlightByTenant,
 };
 
 export const migrationProvider: MigrationProvider = {
