@@ -21,6 +21,7 @@ let database: TestDatabase;
 let redis: TestRedis;
 let gateway: LaunchedProcess;
 let port: number;
+const BODY_LIMIT = 64 * 1024;
 
 beforeAll(async () => {
   database = await createTestDatabase('gw_malformed_http');
@@ -41,6 +42,7 @@ beforeAll(async () => {
       LOG_LEVEL: 'info',
       PORT: String(port),
       HOST: '127.0.0.1',
+      MCP_MAX_BODY_BYTES: String(BODY_LIMIT),
     },
     readyUrl: `http://127.0.0.1:${port}/healthz`,
   });
@@ -106,5 +108,57 @@ describe('a malformed chunked body', () => {
     expect(lines.some((line) => line.msg.startsWith('Invalid Request: the request body'))).toBe(
       true,
     );
+  });
+});
+
+/**
+ * Writes the whole request before reading anything, as simple clients do, slowly (past
+ * @hono/node-server's 500 ms drain), then reads what the server wrote before it closed.
+ */
+function sendSlowlyThenRead(head: string, body: Buffer, pieces: number, pauseMs: number) {
+  return new Promise<string>((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    let answer = '';
+    socket.setEncoding('latin1');
+    socket.pause();
+    socket.on('error', reject);
+    socket.on('data', (chunk: string) => (answer += chunk));
+    socket.on('close', () => resolve(answer));
+    socket.setTimeout(10_000, () => socket.destroy(new Error('no answer within 10 s')));
+    void (async () => {
+      socket.write(head, 'latin1');
+      const size = Math.ceil(body.length / pieces);
+      for (let at = 0; at < body.length; at += size) {
+        await new Promise((done) => setTimeout(done, pauseMs));
+        socket.write(body.subarray(at, at + size));
+      }
+      socket.resume();
+    })();
+  });
+}
+
+describe('a body over MCP_MAX_BODY_BYTES', () => {
+  it('is read and dropped up to four times the limit, so a client that writes it all first still reads its 413', async () => {
+    const body = Buffer.alloc(BODY_LIMIT * 2, 'y');
+    const head = [
+      'POST /mcp HTTP/1.1',
+      `Host: 127.0.0.1:${port}`,
+      'Content-Type: application/json',
+      'Accept: application/json, text/event-stream',
+      `Authorization: Bearer ${TOKENS.alice}`,
+      'MCP-Protocol-Version: 2026-07-28',
+      'Mcp-Method: server/discover',
+      `Content-Length: ${body.length}`,
+      'Connection: close',
+      '',
+      '',
+    ].join('\r\n');
+    const answer = await sendSlowlyThenRead(head, body, 8, 150);
+    expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+    expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual({
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32600, message: `Request body exceeds ${BODY_LIMIT} bytes` },
+    });
   });
 });

@@ -93,7 +93,43 @@ describe('body reading', () => {
     ).rejects.toMatchObject({ status: 413 });
   });
 
-  it('refuses a declared length over the limit before reading anything', async () => {
+  /** A body stream that records how many bytes were pulled from it. */
+  function countedStream(chunks: number, chunkSize: number) {
+    const pulled = { bytes: 0, cancelled: false };
+    let left = chunks;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (left-- === 0) return controller.close();
+        pulled.bytes += chunkSize;
+        controller.enqueue(new Uint8Array(chunkSize).fill(32));
+      },
+      cancel() {
+        pulled.cancelled = true;
+      },
+    });
+    return { body, pulled };
+  }
+
+  it('reads and drops an oversized stream up to four times the limit, then stops', async () => {
+    const { body, pulled } = countedStream(20, 500);
+    const request = new Request('http://x/mcp', { method: 'POST', body, duplex: 'half' });
+    await expect(readBodyWithLimit(request, 1000)).rejects.toMatchObject({ status: 413 });
+    expect(pulled).toEqual({ bytes: 4000, cancelled: true });
+  });
+
+  it('answers a declared length beyond four times the limit without reading the body', async () => {
+    const { body, pulled } = countedStream(20, 500);
+    const request = new Request('http://x/mcp', {
+      method: 'POST',
+      headers: { 'content-length': '4001' },
+      body,
+      duplex: 'half',
+    });
+    await expect(readBodyWithLimit(request, 1000)).rejects.toMatchObject({ status: 413 });
+    expect(pulled.bytes).toBeLessThanOrEqual(500);
+  });
+
+  it('refuses a declared length over the limit (the body read and dropped first)', async () => {
     await expect(readBodyWithLimit(declaring('1001', '{}'), 1000)).rejects.toMatchObject({
       status: 413,
       message: 'Request body exceeds 1000 bytes',

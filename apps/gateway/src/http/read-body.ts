@@ -22,6 +22,14 @@ function decodeUtf8(bytes: Uint8Array): string {
 const DECIMAL_LENGTH = /^\d+$/;
 
 /**
+ * How far past the limit a body is still read (and dropped) before the 413 is sent. A client that
+ * writes its whole request before reading, as most do, only sees the answer if we read what it
+ * sends: closing with its bytes unread makes the kernel reset the connection, which throws the
+ * queued 413 away. Beyond this the answer goes out at once and the connection is closed.
+ */
+export const DISCARD_FACTOR = 4;
+
+/**
  * Reads the body without ever buffering more than `limit` bytes. With a declared Content-Length
  * within the limit, the body is read whole: Node's HTTP parser delivers exactly that many bytes,
  * and on @hono/node-server `arrayBuffer()` reads them straight off the socket, where `body`
@@ -47,7 +55,10 @@ export async function readBodyWithLimit(request: Request, limit: number): Promis
 async function readBody(request: Request, limit: number): Promise<string> {
   const declared = request.headers.get('content-length');
   if (declared !== null && DECIMAL_LENGTH.test(declared)) {
-    if (Number(declared) > limit) throw tooLarge(limit);
+    if (Number(declared) > limit) {
+      if (Number(declared) <= limit * DISCARD_FACTOR) await discard(request.body);
+      throw tooLarge(limit);
+    }
     const bytes = new Uint8Array(await request.arrayBuffer());
     if (bytes.byteLength > limit) throw tooLarge(limit);
     return decodeUtf8(bytes);
@@ -61,12 +72,37 @@ async function readBody(request: Request, limit: number): Promise<string> {
     if (done) break;
     size += value.byteLength;
     if (size > limit) {
-      await reader.cancel().catch(() => undefined);
+      await discardFrom(reader, limit * DISCARD_FACTOR - size);
       throw tooLarge(limit);
     }
     chunks.push(value);
   }
   return decodeUtf8(Buffer.concat(chunks));
+}
+
+async function discard(body: ReadableStream<Uint8Array> | null): Promise<void> {
+  if (body !== null) await discardFrom(body.getReader(), Number.POSITIVE_INFINITY);
+}
+
+/**
+ * Reads and drops chunks until the stream ends or `allowance` bytes more have come. A read that
+ * fails (the client gave up) ends it quietly: the answer is the 413 either way.
+ */
+async function discardFrom(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  allowance: number,
+): Promise<void> {
+  try {
+    let left = allowance;
+    while (left > 0) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      left -= value.byteLength;
+    }
+  } catch {
+    return;
+  }
+  await reader.cancel().catch(() => undefined);
 }
 
 /** JSON.parse is already strict (no comments, no trailing commas); an empty body is a parse error too. */
