@@ -77,7 +77,9 @@ describe.skipIf(unavailable !== null)('the replica waiter against a real streami
     let created: Awaited<ReturnType<typeof createTask>>;
     try {
       created = await createTask(primary, newTask());
-      const error = await createReplicaWaiter(replica, { timeoutMs: 300 })
+      // Long enough for a poll to answer on a busy machine: the error names the replay position
+      // the last answered poll saw.
+      const error = await createReplicaWaiter(replica, { timeoutMs: 2_000 })
         .waitUntilReadable(created.task.id)
         .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ReplicaLagError);

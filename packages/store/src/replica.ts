@@ -45,6 +45,11 @@ export function createReplicaWaiter(readDb: Db, options: { timeoutMs: number }):
   let looping = false;
   let arrived = false;
   let wake: (() => void) | undefined;
+  /**
+   * The replica's replay position at the last poll that answered: a deadline that passes while a
+   * poll is in flight (or just before the next one) still names how far the replica had got.
+   */
+  let lastReplay: string | null = null;
 
   const settle = (taskId: string, error?: unknown): void => {
     for (const entry of waiting.get(taskId) ?? []) {
@@ -74,7 +79,8 @@ export function createReplicaWaiter(readDb: Db, options: { timeoutMs: number }):
     `.execute(readDb);
     const row = result.rows[0];
     for (const id of row?.ids ?? []) settle(id);
-    expireLate(row?.replay ?? null);
+    lastReplay = row?.replay ?? lastReplay;
+    expireLate(lastReplay);
   };
 
   /**
@@ -88,7 +94,7 @@ export function createReplicaWaiter(readDb: Db, options: { timeoutMs: number }):
       if (nearest === undefined) return;
       timer = setTimeout(
         () => {
-          expireLate(null);
+          expireLate(lastReplay);
           arm();
         },
         Math.max(0, nearest - Date.now()),
@@ -134,7 +140,7 @@ export function createReplicaWaiter(readDb: Db, options: { timeoutMs: number }):
         await pollWithinDeadlines(ids);
       } catch (error) {
         if (notReadableYet(error)) {
-          expireLate(null);
+          expireLate(lastReplay);
         } else {
           // The replica is unreachable or refused the query: the tasks this poll was for get the
           // error; those that arrived while it was in flight get a poll of their own.
