@@ -210,6 +210,9 @@ export async function writeFinals(
 /**
  * An attempt died of an unexpected error: keep the message, give the lease back so a retry can
  * claim; counts one more failure (the retry budget). A pending cancel request takes effect instead.
+ * The row is marked enqueued in the same statement: the retry's delayed wake-up follows, and an
+ * unheld row with its old mark would let a sweep in between wake it early, cutting the backoff
+ * short. Should the wake-up be lost, the sweeper wakes the task once the mark is a grace old.
  */
 export async function recordAttemptFailure(
   db: Db,
@@ -223,6 +226,7 @@ export async function recordAttemptFailure(
       last_attempt_error: message,
       lease_owner: null,
       lease_expires_at: null,
+      enqueued_at: sql<Date>`now()`,
       ...cancelIfRequested(),
     })
     .where(holds(fence))

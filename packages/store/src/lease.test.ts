@@ -4,6 +4,7 @@ import { alice, createStoreFixture, newTask, rawRow, type StoreFixture } from '.
 import type { Db } from './database.js';
 import { StaleLeaseError } from './errors.js';
 import { claimLease, releaseLease, renewLease, type Fence } from './lease.js';
+import { databaseNow, findOrphans } from './sweeper-repository.js';
 import {
   completeTask,
   failTask,
@@ -315,6 +316,23 @@ describe('worker writes', () => {
     const retry = (await claimLease(db, fence.taskId, 'worker-2', 30_000))!;
     expect(retry.task.failures).toBe(1);
     expect(await recordAttemptFailure(db, retry.fence, 'again')).toEqual({ failures: 2 });
+  });
+
+  it('marks the row enqueued with the failure, so no sweep wakes the retry before its backoff', async () => {
+    const fence = await claimedTask();
+    // Its last wake-up went out long ago: only the failure's own mark keeps the sweeper off.
+    await db
+      .updateTable('tasks')
+      .set({ enqueued_at: new Date(Date.now() - 3_600_000) })
+      .where('id', '=', fence.taskId)
+      .execute();
+    await recordAttemptFailure(db, fence, 'boom');
+    const now = await databaseNow(db);
+    const sweep = { enqueueGraceMs: 5_000, limit: 1_000 };
+    expect(await findOrphans(db, now, sweep)).not.toContain(fence.taskId);
+    // Should its delayed wake-up be lost, the sweeper wakes it once the mark is a grace old.
+    const later = new Date(now.getTime() + 6_000);
+    expect(await findOrphans(db, later, sweep)).toContain(fence.taskId);
   });
 
   describe.each(workerWrites)('%s', (_name, write) => {
