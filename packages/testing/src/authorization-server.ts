@@ -1,0 +1,171 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import { exportJWK, generateKeyPair, type JWK } from 'jose';
+import Provider, { errors, type Configuration } from 'oidc-provider';
+
+/** A client of the authorization server: its tokens carry `tenant` in the tenant claim. */
+export interface AuthorizationServerClient {
+  clientId: string;
+  clientSecret: string;
+  tenant: string;
+}
+
+export interface AuthorizationServerOptions {
+  /** Resource indicators (RFC 8707) it issues JWT access tokens for, each with its scopes. */
+  resources: Record<string, { scope: string }>;
+  clients: readonly AuthorizationServerClient[];
+  /** The claim the tenant goes in (default `tenant`). */
+  tenantClaim?: string;
+  /** Access token lifetime (default 300 s). */
+  accessTokenTtlS?: number;
+  /**
+   * `openid-only`: RFC 8414 metadata answers 404, as with identity providers that publish only
+   * OpenID discovery (the fallback a resource server must take). Default: both.
+   */
+  metadata?: 'both' | 'openid-only';
+}
+
+export interface TokenRequest {
+  clientId: string;
+  resource: string;
+  scope?: string;
+  /** Overrides the client's secret (to provoke invalid_client). */
+  clientSecret?: string;
+}
+
+export interface AuthorizationServer {
+  /** The issuer (`iss`), `http://127.0.0.1:<port>`. */
+  issuer: string;
+  tokenEndpoint: string;
+  /** A client-credentials grant with a resource indicator: an RFC 9068 JWT access token. */
+  clientCredentialsToken(request: TokenRequest): Promise<string>;
+  /** Signs from now on with a new key, still publishing the old one (a routine rotation). */
+  rotateKeys(): Promise<void>;
+  /** The `kid` signing new tokens now. */
+  currentKid(): string;
+  close(): Promise<void>;
+}
+
+async function signingKey(): Promise<JWK> {
+  const { privateKey } = await generateKeyPair('RS256', { extractable: true });
+  return { ...(await exportJWK(privateKey)), kid: randomUUID(), alg: 'RS256', use: 'sig' };
+}
+
+/**
+ * A real OpenID provider (`oidc-provider`, certified) on a loopback port, issuing RFC 9068 JWT
+ * access tokens for the resources it is given, to the clients it is given. A key rotation swaps
+ * the provider behind the same port, so the issuer and its URLs stay the same.
+ */
+export async function startAuthorizationServer(
+  options: AuthorizationServerOptions,
+): Promise<AuthorizationServer> {
+  const tenantClaim = options.tenantClaim ?? 'tenant';
+  const tenants = new Map(options.clients.map((client) => [client.clientId, client.tenant]));
+  let keys: JWK[] = [await signingKey()];
+  let handler: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => {
+    res.statusCode = 503;
+    res.end();
+  };
+  const server = createServer((req, res) => {
+    if (
+      options.metadata === 'openid-only' &&
+      req.url?.startsWith('/.well-known/oauth-authorization-server') === true
+    ) {
+      res.statusCode = 404;
+      res.end();
+      return;
+    }
+    handler(req, res);
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  const configuration = (): Configuration => ({
+    clients: options.clients.map((client) => ({
+      client_id: client.clientId,
+      client_secret: client.clientSecret,
+      grant_types: ['client_credentials'],
+      redirect_uris: [],
+      response_types: [],
+    })),
+    jwks: { keys },
+    cookies: { keys: ['authorization-server-test-cookie-key'] },
+    ttl: { ClientCredentials: options.accessTokenTtlS ?? 300 },
+    scopes: [
+      'openid',
+      'offline_access',
+      ...new Set(Object.values(options.resources).flatMap((r) => r.scope.split(' '))),
+    ],
+    features: {
+      clientCredentials: { enabled: true },
+      devInteractions: { enabled: false },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: () => undefined,
+        useGrantedResource: () => true,
+        getResourceServerInfo: (_ctx, resourceIndicator) => {
+          const resource = options.resources[resourceIndicator];
+          if (resource === undefined) throw new errors.InvalidTarget();
+          return {
+            scope: resource.scope,
+            audience: resourceIndicator,
+            accessTokenFormat: 'jwt',
+            accessTokenTTL: options.accessTokenTtlS ?? 300,
+            jwt: { sign: { alg: 'RS256' } },
+          };
+        },
+      },
+    },
+    extraTokenClaims: (_ctx, token) => {
+      const clientId = (token as { clientId?: string }).clientId;
+      const tenant = clientId === undefined ? undefined : tenants.get(clientId);
+      return tenant === undefined ? {} : { [tenantClaim]: tenant };
+    },
+  });
+  const install = (): void => {
+    const callback = new Provider(issuer, configuration()).callback();
+    // Koa's handler returns a promise it handles itself (errors become HTTP answers).
+    handler = (req, res) => void callback(req, res);
+  };
+  install();
+
+  const tokenEndpoint = `${issuer}/token`;
+  return {
+    issuer,
+    tokenEndpoint,
+    async clientCredentialsToken(request) {
+      const client = options.clients.find((entry) => entry.clientId === request.clientId);
+      const secret = request.clientSecret ?? client?.clientSecret ?? '';
+      const body = new URLSearchParams({
+        grant_type: 'client_credentials',
+        resource: request.resource,
+      });
+      if (request.scope !== undefined) body.set('scope', request.scope);
+      const response = await fetch(tokenEndpoint, {
+        method: 'POST',
+        headers: {
+          authorization: `Basic ${Buffer.from(`${encodeURIComponent(request.clientId)}:${encodeURIComponent(secret)}`).toString('base64')}`,
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+        body,
+      });
+      const json = (await response.json()) as Record<string, unknown>;
+      if (!response.ok || typeof json.access_token !== 'string') {
+        throw new Error(`token endpoint answered ${response.status}: ${JSON.stringify(json)}`);
+      }
+      return json.access_token;
+    },
+    async rotateKeys() {
+      keys = [await signingKey(), ...keys];
+      install();
+    },
+    currentKid: () => keys[0]?.kid ?? '',
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
