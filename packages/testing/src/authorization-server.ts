@@ -10,6 +10,8 @@ export interface AuthorizationServerClient {
   clientId: string;
   clientSecret: string;
   tenant: string;
+  /** Lifetime of this client's access tokens (default: the server's). */
+  accessTokenTtlS?: number;
 }
 
 export interface AuthorizationServerOptions {
@@ -64,6 +66,10 @@ export async function startAuthorizationServer(
   const tenantClaim = options.tenantClaim ?? 'tenant';
   const tenants = new Map(options.clients.map((client) => [client.clientId, client.tenant]));
   let keys: JWK[] = [await signingKey()];
+  const ttlOf = (clientId: string): number =>
+    options.clients.find((entry) => entry.clientId === clientId)?.accessTokenTtlS ??
+    options.accessTokenTtlS ??
+    300;
   let handler: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => {
     res.statusCode = 503;
     res.end();
@@ -93,7 +99,10 @@ export async function startAuthorizationServer(
     })),
     jwks: { keys },
     cookies: { keys: ['authorization-server-test-cookie-key'] },
-    ttl: { ClientCredentials: options.accessTokenTtlS ?? 300 },
+    ttl: {
+      // The JWT's exp comes from here for this grant, not from the resource server's info.
+      ClientCredentials: (_ctx, _token, client) => ttlOf(client.clientId),
+    },
     scopes: [
       'openid',
       'offline_access',
@@ -106,14 +115,14 @@ export async function startAuthorizationServer(
         enabled: true,
         defaultResource: () => undefined,
         useGrantedResource: () => true,
-        getResourceServerInfo: (_ctx, resourceIndicator) => {
+        getResourceServerInfo: (_ctx, resourceIndicator, client) => {
           const resource = options.resources[resourceIndicator];
           if (resource === undefined) throw new errors.InvalidTarget();
           return {
             scope: resource.scope,
             audience: resourceIndicator,
             accessTokenFormat: 'jwt',
-            accessTokenTTL: options.accessTokenTtlS ?? 300,
+            accessTokenTTL: ttlOf(client.clientId),
             jwt: { sign: { alg: 'RS256' } },
           };
         },
