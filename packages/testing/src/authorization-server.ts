@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
-import Provider, { errors, type Configuration } from 'oidc-provider';
+import type { Configuration } from 'oidc-provider';
 
 /** A client of the authorization server: its tokens carry `tenant` in the tenant claim. */
 export interface AuthorizationServerClient {
@@ -63,6 +63,9 @@ async function signingKey(): Promise<JWK> {
 export async function startAuthorizationServer(
   options: AuthorizationServerOptions,
 ): Promise<AuthorizationServer> {
+  // Loaded here, not at the top: every test importing @mcp-tasks/testing would load it (and see
+  // its runtime warnings) otherwise.
+  const { default: Provider, errors } = await import('oidc-provider');
   const tenantClaim = options.tenantClaim ?? 'tenant';
   const tenants = new Map(options.clients.map((client) => [client.clientId, client.tenant]));
   let keys: JWK[] = [await signingKey()];
