@@ -123,36 +123,31 @@ export interface AccessToken {
   expiresAt?: number;
 }
 
-/** A client-credentials grant (RFC 6749 §4.4) with the resource indicator (RFC 8707). */
-export async function requestClientCredentialsToken(
-  options: ClientCredentialsOptions,
-  authorization: Pick<AuthorizationInfo, 'tokenEndpoint' | 'resource' | 'scopesSupported'>,
-): Promise<AccessToken> {
+export interface TokenResponse extends AccessToken {
+  refreshToken?: string;
+  scope?: string;
+}
+
+/** One token request (RFC 6749 §3.2); the error names the endpoint and what it said. */
+export async function postTokenRequest(
+  tokenEndpoint: string,
+  body: URLSearchParams,
+  options: { fetch?: FetchLike; basic?: { clientId: string; clientSecret: string } } = {},
+): Promise<TokenResponse> {
   const fetchFn = options.fetch ?? globalThis.fetch.bind(globalThis);
-  const body = new URLSearchParams({
-    grant_type: 'client_credentials',
-    resource: authorization.resource,
-  });
-  const scope = options.scope ?? authorization.scopesSupported.join(' ');
-  if (scope !== '') body.set('scope', scope);
-  const basic = btoa(
-    `${encodeURIComponent(options.clientId)}:${encodeURIComponent(options.clientSecret)}`,
-  );
+  const headers: Record<string, string> = {
+    'content-type': 'application/x-www-form-urlencoded',
+    accept: 'application/json',
+  };
+  if (options.basic !== undefined) {
+    const { clientId, clientSecret } = options.basic;
+    headers.authorization = `Basic ${btoa(`${encodeURIComponent(clientId)}:${encodeURIComponent(clientSecret)}`)}`;
+  }
   let response: Response;
   try {
-    response = await fetchFn(authorization.tokenEndpoint, {
-      method: 'POST',
-      headers: {
-        authorization: `Basic ${basic}`,
-        'content-type': 'application/x-www-form-urlencoded',
-        accept: 'application/json',
-      },
-      body,
-    });
+    response = await fetchFn(tokenEndpoint, { method: 'POST', headers, body });
   } catch (error) {
-    throw new OAuthError(
-      `cannot reach ${authorization.tokenEndpoint}: ${(error as Error).message}`,
-    );
+    throw new OAuthError(`cannot reach ${tokenEndpoint}: ${(error as Error).message}`);
   }
   const json = (await response.json().catch(() => ({}))) as Record<string, unknown>;
   if (!response.ok || typeof json.access_token !== 'string') {
@@ -160,15 +155,40 @@ export async function requestClientCredentialsToken(
       typeof json.error === 'string'
         ? `${json.error}${typeof json.error_description === 'string' ? `: ${json.error_description}` : ''}`
         : `HTTP ${response.status}`;
-    throw new OAuthError(
-      `${authorization.tokenEndpoint} refused the client credentials (${reason})`,
-    );
+    const what =
+      body.get('grant_type') === 'client_credentials'
+        ? 'the client credentials'
+        : `the ${body.get('grant_type') ?? 'token'} request`;
+    throw new OAuthError(`${tokenEndpoint} refused ${what} (${reason})`);
   }
   return {
     accessToken: json.access_token,
     ...(typeof json.expires_in === 'number'
       ? { expiresAt: Date.now() + json.expires_in * 1000 }
       : {}),
+    ...(typeof json.refresh_token === 'string' ? { refreshToken: json.refresh_token } : {}),
+    ...(typeof json.scope === 'string' ? { scope: json.scope } : {}),
+  };
+}
+
+/** A client-credentials grant (RFC 6749 §4.4) with the resource indicator (RFC 8707). */
+export async function requestClientCredentialsToken(
+  options: ClientCredentialsOptions,
+  authorization: Pick<AuthorizationInfo, 'tokenEndpoint' | 'resource' | 'scopesSupported'>,
+): Promise<AccessToken> {
+  const body = new URLSearchParams({
+    grant_type: 'client_credentials',
+    resource: authorization.resource,
+  });
+  const scope = options.scope ?? authorization.scopesSupported.join(' ');
+  if (scope !== '') body.set('scope', scope);
+  const token = await postTokenRequest(authorization.tokenEndpoint, body, {
+    ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+    basic: { clientId: options.clientId, clientSecret: options.clientSecret },
+  });
+  return {
+    accessToken: token.accessToken,
+    ...(token.expiresAt === undefined ? {} : { expiresAt: token.expiresAt }),
   };
 }
 

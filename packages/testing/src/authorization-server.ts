@@ -22,6 +22,8 @@ export interface AuthorizationServerOptions {
   tenantClaim?: string;
   /** Access token lifetime (default 300 s). */
   accessTokenTtlS?: number;
+  /** Users who can log in through the authorization code flow: account id → tenant. */
+  accounts?: Record<string, string>;
   /**
    * `openid-only`: RFC 8414 metadata answers 404, as with identity providers that publish only
    * OpenID discovery (the fallback a resource server must take). Default: both.
@@ -47,6 +49,12 @@ export interface AuthorizationServer {
   rotateKeys(): Promise<void>;
   /** The `kid` signing new tokens now. */
   currentKid(): string;
+  /**
+   * Plays the user's browser: follows an authorization URL through the login and consent pages
+   * (logging in as `accountId`, consenting to everything asked) and answers the redirect URL it
+   * ends at, which carries the code (the caller delivers it to the client's loopback server).
+   */
+  approve(authorizationUrl: string, accountId: string): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -113,7 +121,10 @@ export async function startAuthorizationServer(
     ],
     features: {
       clientCredentials: { enabled: true },
-      devInteractions: { enabled: false },
+      // Its login page takes any account id; consent grants everything asked (see approve()).
+      devInteractions: { enabled: true },
+      // Open dynamic client registration (RFC 7591), as MCP clients expect to find.
+      registration: { enabled: true },
       resourceIndicators: {
         enabled: true,
         defaultResource: () => undefined,
@@ -131,9 +142,15 @@ export async function startAuthorizationServer(
         },
       },
     },
+    issueRefreshToken: (_ctx, client) => client.grantTypeAllowed('refresh_token'),
     extraTokenClaims: (_ctx, token) => {
-      const clientId = (token as { clientId?: string }).clientId;
-      const tenant = clientId === undefined ? undefined : tenants.get(clientId);
+      const { clientId, accountId } = token as { clientId?: string; accountId?: string };
+      const tenant =
+        accountId !== undefined
+          ? options.accounts?.[accountId]
+          : clientId === undefined
+            ? undefined
+            : tenants.get(clientId);
       return tenant === undefined ? {} : { [tenantClaim]: tenant };
     },
   });
@@ -175,6 +192,49 @@ export async function startAuthorizationServer(
       install();
     },
     currentKid: () => keys[0]?.kid ?? '',
+    async approve(authorizationUrl, accountId) {
+      const cookies = new Map<string, string>();
+      const go = async (url: string, init: RequestInit = {}): Promise<Response> => {
+        const response = await fetch(url, {
+          ...init,
+          redirect: 'manual',
+          headers: {
+            ...(init.headers as Record<string, string> | undefined),
+            cookie: [...cookies].map(([name, value]) => `${name}=${value}`).join('; '),
+          },
+        });
+        for (const line of response.headers.getSetCookie()) {
+          const [pair = ''] = line.split(';');
+          const at = pair.indexOf('=');
+          cookies.set(pair.slice(0, at), pair.slice(at + 1));
+        }
+        return response;
+      };
+      let response = await go(authorizationUrl);
+      let current = authorizationUrl;
+      for (let step = 0; step < 20; step += 1) {
+        const location = response.headers.get('location');
+        if (location !== null) {
+          current = new URL(location, current).href;
+          if (!current.startsWith(issuer)) return current;
+          response = await go(current);
+          continue;
+        }
+        const page = await response.text();
+        const action = /action="([^"]+)"/.exec(page)?.[1];
+        if (action === undefined) throw new Error(`no form at ${current}: ${page.slice(0, 300)}`);
+        const form: Record<string, string> = page.includes('value="login"')
+          ? { prompt: 'login', login: accountId, password: 'any' }
+          : { prompt: 'consent' };
+        current = new URL(action, current).href;
+        response = await go(current, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams(form).toString(),
+        });
+      }
+      throw new Error(`the authorization did not end in a redirect: ${current}`);
+    },
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

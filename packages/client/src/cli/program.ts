@@ -3,6 +3,7 @@ import { ConnectionError, HttpError, InputRequiredError, McpError } from '../err
 import type { TaskHandle } from '../task-handle.js';
 import { isTerminal, type InputHandler, type InputResponses, type TaskSnapshot } from '../types.js';
 import { buildToolArguments, collectArg } from './arguments.js';
+import { loginWithBrowser } from '../node/browser-login.js';
 import { CredentialStore, type StoredLogin } from '../node/credential-store.js';
 import { discoverAuthorization, OAuthError, requestClientCredentialsToken } from '../oauth.js';
 import { canPrompt, connect, endpointUrl, type ConnectionOptions } from './context.js';
@@ -289,7 +290,7 @@ export function buildProgram(setExit: (code: ExitCode) => void): Command {
 
   withJson(withConnection(program.command('login')))
     .description(
-      'log in to an endpoint with OAuth client credentials, found from its metadata; later commands use (and refresh) the token',
+      'log in to an endpoint with OAuth, found from its metadata: in the browser (authorization code + PKCE), or with --client-id and --client-secret; later commands use (and refresh) the token',
     )
     .addOption(new Option('--client-id <id>', 'OAuth client id').env('MCP_CLIENT_ID'))
     .addOption(
@@ -298,17 +299,20 @@ export function buildProgram(setExit: (code: ExitCode) => void): Command {
     .option('--scope <scopes>', 'scopes to ask for (default: those the endpoint lists)')
     .action(async (options: LoginOptions) => {
       const url = endpointUrl(options);
-      if (options.clientId === undefined || options.clientSecret === undefined) {
-        throw new CliExit(
-          ExitCode.Usage,
-          'login needs --client-id and --client-secret (or MCP_CLIENT_ID and MCP_CLIENT_SECRET); the browser login (authorization code) is not supported yet',
-        );
+      // An exported but empty MCP_CLIENT_ID / MCP_CLIENT_SECRET means unset.
+      if (options.clientId === '') delete options.clientId;
+      if (options.clientSecret === '') delete options.clientSecret;
+      if (options.clientSecret !== undefined && options.clientId === undefined) {
+        throw new CliExit(ExitCode.Usage, '--client-secret needs --client-id (or MCP_CLIENT_ID)');
       }
-      const login = await loginWithClientCredentials(url, {
-        clientId: options.clientId,
-        clientSecret: options.clientSecret,
-        ...(options.scope === undefined ? {} : { scope: options.scope }),
-      });
+      const login =
+        options.clientSecret === undefined
+          ? await browserLogin(url, options)
+          : await loginWithClientCredentials(url, {
+              clientId: options.clientId ?? '',
+              clientSecret: options.clientSecret,
+              ...(options.scope === undefined ? {} : { scope: options.scope }),
+            });
       const store = new CredentialStore(options.configDir);
       await store.save(login);
       const summary = { url, issuer: login.issuer, clientId: login.clientId, scope: login.scope };
@@ -329,6 +333,23 @@ export function buildProgram(setExit: (code: ExitCode) => void): Command {
     });
 
   return program;
+}
+
+/** The browser login: the URL to open goes to stderr; the code comes back to a loopback port. */
+async function browserLogin(url: string, options: LoginOptions): Promise<StoredLogin> {
+  try {
+    return await loginWithBrowser({
+      url,
+      ...(options.clientId === undefined ? {} : { clientId: options.clientId }),
+      ...(options.scope === undefined ? {} : { scope: options.scope }),
+      onAuthorizationUrl: (authorizationUrl) => {
+        process.stderr.write(`open this URL in a browser to log in:\n  ${authorizationUrl}\n`);
+      },
+    });
+  } catch (error) {
+    if (error instanceof OAuthError) throw new CliExit(ExitCode.ServerError, error.message);
+    throw error;
+  }
 }
 
 /** Discovers where to log in, proves the credentials with one token, and answers what to store. */

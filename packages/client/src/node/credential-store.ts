@@ -3,17 +3,26 @@ import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { TokenSource } from '../client.js';
-import { requestClientCredentialsToken, type AuthorizationInfo } from '../oauth.js';
+import {
+  OAuthError,
+  postTokenRequest,
+  requestClientCredentialsToken,
+  type AccessToken,
+  type AuthorizationInfo,
+  type TokenResponse,
+} from '../oauth.js';
 
 /** How `mcp-tasks login` logged in to one endpoint: enough to get the next token alone. */
 export interface StoredLogin {
-  grant: 'client_credentials';
+  /** client_credentials keeps the secret; authorization_code (browser login) a refresh token. */
+  grant: 'client_credentials' | 'authorization_code';
   url: string;
   issuer: string;
   tokenEndpoint: string;
   resource: string;
   clientId: string;
-  clientSecret: string;
+  clientSecret?: string;
+  refreshToken?: string;
   scope?: string;
   accessToken?: string;
   /** Epoch ms. */
@@ -111,19 +120,13 @@ export function storedLoginTokenSource(
     ) {
       return token;
     }
-    pending ??= requestClientCredentialsToken(
-      {
-        url: current.url,
-        clientId: current.clientId,
-        clientSecret: current.clientSecret,
-        ...(current.scope === undefined ? {} : { scope: current.scope }),
-      },
-      authorizationOf(current),
-    )
-      .then(async (fresh) => {
+    pending ??= nextToken(current)
+      .then(async (fresh: TokenResponse) => {
         const { expiresAt: _old, ...rest } = current;
         const next: StoredLogin = { ...rest, accessToken: fresh.accessToken };
         if (fresh.expiresAt !== undefined) next.expiresAt = fresh.expiresAt;
+        // Providers that rotate refresh tokens invalidate the old one with this answer.
+        if (fresh.refreshToken !== undefined) next.refreshToken = fresh.refreshToken;
         await store.save(next);
         return next;
       })
@@ -131,4 +134,31 @@ export function storedLoginTokenSource(
     current = await pending;
     return current.accessToken;
   };
+}
+
+/** A new token for a stored login: client credentials again, or the refresh token. */
+async function nextToken(login: StoredLogin): Promise<TokenResponse | AccessToken> {
+  if (login.grant === 'client_credentials') {
+    return requestClientCredentialsToken(
+      {
+        url: login.url,
+        clientId: login.clientId,
+        clientSecret: login.clientSecret ?? '',
+        ...(login.scope === undefined ? {} : { scope: login.scope }),
+      },
+      authorizationOf(login),
+    );
+  }
+  if (login.refreshToken === undefined) {
+    throw new OAuthError(`the login to ${login.url} has expired and holds no refresh token`);
+  }
+  return postTokenRequest(
+    login.tokenEndpoint,
+    new URLSearchParams({
+      grant_type: 'refresh_token',
+      refresh_token: login.refreshToken,
+      client_id: login.clientId,
+      resource: login.resource,
+    }),
+  );
 }
