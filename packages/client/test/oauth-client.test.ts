@@ -2,6 +2,9 @@ import {
   Client,
   ClientCredentialsProvider,
   StreamableHTTPClientTransport,
+  UnauthorizedError,
+  type OAuthClientMetadata,
+  type OAuthClientProvider,
 } from '@modelcontextprotocol/client';
 import type { AuthorizationServer } from '@mcp-tasks/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,7 +26,7 @@ const SHORT = {
   accessTokenTtlS: 2,
 };
 const LABEL = 'client_oauth_sdk';
-const OPTIONS = { clients: [CLIENT, SHORT] };
+const OPTIONS = { clients: [CLIENT, SHORT], accounts: { alice: 'acme' } };
 
 let setup: OAuthGateway;
 let idp: AuthorizationServer;
@@ -60,6 +63,74 @@ describe('the official SDK client with client credentials', () => {
       Buffer.from(token.split('.')[1] ?? '', 'base64url').toString(),
     ) as Record<string, unknown>;
     expect(claims).toMatchObject({ iss: idp.issuer, aud: mcpUrl, scope: SCOPE, tenant: 'acme' });
+    await sdk.close();
+  });
+});
+
+/**
+ * What a desktop MCP client does for a person: it registers itself, sends the user to the
+ * authorization URL, and takes the code from its redirect. Kept in memory; the test is the user.
+ */
+class InteractiveUser implements OAuthClientProvider {
+  authorizationUrl: URL | undefined;
+  private client: Awaited<ReturnType<OAuthClientProvider['clientInformation']>>;
+  private stored: Awaited<ReturnType<OAuthClientProvider['tokens']>>;
+  private verifier = '';
+  get redirectUrl(): string {
+    // Never listened on: the test takes the code from the redirect itself.
+    return 'http://127.0.0.1:9/callback';
+  }
+  get clientMetadata(): OAuthClientMetadata {
+    return {
+      client_name: 'sdk-interactive',
+      redirect_uris: [this.redirectUrl],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+      application_type: 'native',
+    } as OAuthClientMetadata;
+  }
+  clientInformation() {
+    return this.client;
+  }
+  saveClientInformation(information: NonNullable<typeof this.client>) {
+    this.client = information;
+  }
+  tokens() {
+    return this.stored;
+  }
+  saveTokens(tokens: NonNullable<typeof this.stored>) {
+    this.stored = tokens;
+  }
+  redirectToAuthorization(url: URL) {
+    this.authorizationUrl = url;
+  }
+  saveCodeVerifier(verifier: string) {
+    this.verifier = verifier;
+  }
+  codeVerifier() {
+    return this.verifier;
+  }
+}
+
+describe('the official SDK client with the authorization code flow', () => {
+  it('registers itself, sends the user to consent, and connects with the code it gets back', async () => {
+    const user = new InteractiveUser();
+    const client = () =>
+      new Client(
+        { name: 'oauth-sdk-interactive', version: '1.0.0' },
+        { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+      );
+    const first = new StreamableHTTPClientTransport(new URL(mcpUrl), { authProvider: user });
+    await expect(client().connect(first)).rejects.toBeInstanceOf(UnauthorizedError);
+    const authorizationUrl = user.authorizationUrl?.href ?? '';
+    expect(new URL(authorizationUrl).searchParams.get('resource')).toBe(mcpUrl);
+    const redirect = await idp.approve(authorizationUrl, 'alice');
+    await first.finishAuth(new URL(redirect).searchParams);
+    const sdk = client();
+    await sdk.connect(new StreamableHTTPClientTransport(new URL(mcpUrl), { authProvider: user }));
+    const { tools } = await sdk.listTools();
+    expect(tools.map((tool) => tool.name)).toContain('generate_report');
     await sdk.close();
   });
 });
