@@ -81,14 +81,15 @@ class InteractiveUser implements OAuthClientProvider {
     return 'http://127.0.0.1:9/callback';
   }
   get clientMetadata(): OAuthClientMetadata {
-    return {
+    const metadata: OAuthClientMetadata = {
       client_name: 'sdk-interactive',
       redirect_uris: [this.redirectUrl],
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],
       token_endpoint_auth_method: 'none',
       application_type: 'native',
-    } as OAuthClientMetadata;
+    };
+    return metadata;
   }
   clientInformation() {
     return this.client;
