@@ -5,7 +5,8 @@ import { Hono } from 'hono';
 import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import type { Authenticator } from './auth/index.js';
-import type { GatewayConfig } from './env.js';
+import { protectedResourceMetadata, resourceMetadataPaths } from './auth/resource-metadata.js';
+import type { GatewayConfig, ResourceMetadataConfig } from './env.js';
 import { HttpProtocolError, mapError } from './errors.js';
 import { lazyChildLogger, type LazyLogger } from './http/lazy-child-logger.js';
 import { requestIdFrom } from './http/request-id.js';
@@ -66,6 +67,8 @@ export interface GatewayOptions {
   workerLiveness?: Pick<WorkerLiveness, 'check'>;
   /** Per-tenant limits on creating tasks (quotas/); none when absent. */
   admission?: TenantAdmission;
+  /** Served as RFC 9728 Protected Resource Metadata; absent: those paths are 404. */
+  resourceMetadata?: ResourceMetadataConfig | undefined;
 }
 
 export interface GatewayVariables {
@@ -160,9 +163,12 @@ export function createGateway(options: GatewayOptions): Hono<GatewayVariables> {
       return c.json({ status: 'draining' }, 503);
     const log = c.get('log')();
     const workersCheck = options.workerLiveness?.check();
+    const authReady = options.auth.ready?.bind(options.auth);
     const checks = await Promise.all([
       ...options.taskService.databaseChecks.map(({ name, check }) => probe(name, check, 2000, log)),
       probe('redis', () => options.queue.ping(), 2000, log),
+      // Without the provider's keys no token can be verified: this replica serves nobody.
+      ...(authReady === undefined ? [] : [probe('identity_provider', authReady, 2000, log)]),
     ]);
     // Workers are reported, not checked: a fresh cluster whose workers are still starting must
     // not take every gateway out of the load balancer (tasks are durable and wait).
@@ -177,6 +183,18 @@ export function createGateway(options: GatewayOptions): Hono<GatewayVariables> {
       ready ? 200 : 503,
     );
   });
+
+  if (options.resourceMetadata !== undefined) {
+    const document = protectedResourceMetadata(options.resourceMetadata);
+    for (const path of resourceMetadataPaths(options.resourceMetadata.resource)) {
+      app.get(path, (c) => {
+        // Public by nature; browser-based MCP clients read it from another origin.
+        c.header('Access-Control-Allow-Origin', '*');
+        c.header('Cache-Control', 'public, max-age=300');
+        return c.json(document);
+      });
+    }
+  }
 
   app.get('/metrics', async (c) => {
     c.header('Content-Type', metrics.registry.contentType);

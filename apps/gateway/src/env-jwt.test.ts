@@ -67,11 +67,55 @@ describe('parseEnv with MCP_AUTH=jwt', () => {
       audience: 'https://mcp.example.com',
       typ: 'at+jwt',
       maxTokenAgeSeconds: 86_400,
+      requiredScopes: [],
+      jwksRefetchCooldownMs: 30_000,
+      resourceMetadata: {
+        resource: 'https://mcp.example.com',
+        authorizationServers: ['https://idp.example.com/'],
+        scopesSupported: [],
+      },
     });
     const custom = parseEnv({ ...withJwks, MCP_JWT_MAX_TOKEN_AGE_S: '600' });
     expect(custom.ok && custom.config.auth).toMatchObject({ maxTokenAgeSeconds: 600 });
     expect(problemsOf({ ...withJwks, MCP_JWT_MAX_TOKEN_AGE_S: '0' })).toEqual([
       'MCP_JWT_MAX_TOKEN_AGE_S: Too small: expected number to be >0',
     ]);
+  });
+
+  it('discovers the keys from MCP_JWT_ISSUER alone, which must then be https (or loopback http)', () => {
+    const alone = { ...base, MCP_JWT_ISSUER: 'https://idp.example.com/', MCP_JWT_AUDIENCE: 'x' };
+    const result = parseEnv(alone);
+    expect(result.ok && result.config.auth).toMatchObject({
+      secret: undefined,
+      jwksUrl: undefined,
+      issuer: 'https://idp.example.com/',
+    });
+    expect(problemsOf({ ...alone, MCP_JWT_ISSUER: 'http://idp.example.com/' })).toEqual([
+      'MCP_JWT_ISSUER: must be an https URL (plain http only for a loopback host) to discover the keys from it; or set MCP_JWKS_URL',
+    ]);
+    expect(problemsOf({ ...alone, MCP_JWT_ISSUER: 'http://127.0.0.1:9000/' })).toEqual([]);
+    expect(problemsOf({ ...alone, MCP_JWT_ISSUER: undefined })).toEqual([
+      "MCP_JWT_ISSUER: required when MCP_AUTH=jwt without MCP_JWT_SECRET or MCP_JWKS_URL (the keys are discovered from the issuer's metadata)",
+    ]);
+  });
+
+  it('refuses a secret and a JWKS URL together, and a non-URL resource or authorization server', () => {
+    expect(problemsOf({ ...withJwks, MCP_JWT_SECRET: 'j'.repeat(32) })).toEqual([
+      'MCP_JWT_SECRET / MCP_JWKS_URL: set one, not both',
+    ]);
+    expect(
+      problemsOf({ ...withJwks, MCP_RESOURCE_URL: 'ftp://x/mcp', MCP_AUTHORIZATION_SERVERS: 'x' }),
+    ).toEqual(['MCP_RESOURCE_URL: must be an http(s) URL (the public URL of /mcp)']);
+    expect(
+      problemsOf({ ...withJwks, MCP_AUTHORIZATION_SERVERS: 'idp, https://ok.example' }),
+    ).toEqual(['MCP_AUTHORIZATION_SERVERS: "idp" is not an http(s) URL (an issuer)']);
+  });
+
+  it('splits MCP_JWT_REQUIRED_SCOPE on spaces: every scope listed is required', () => {
+    const result = parseEnv({ ...withJwks, MCP_JWT_REQUIRED_SCOPE: ' mcp:tasks  tasks:write ' });
+    expect(result.ok && result.config.auth).toMatchObject({
+      requiredScopes: ['mcp:tasks', 'tasks:write'],
+      resourceMetadata: { scopesSupported: ['mcp:tasks', 'tasks:write'] },
+    });
   });
 });

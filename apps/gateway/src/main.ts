@@ -24,16 +24,41 @@ import {
   loadToolModules,
   type ToolCatalogue,
 } from '@mcp-tasks/tools';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { createGateway } from './app.js';
 import { createAuthenticator } from './auth/index.js';
-import { parseEnv } from './env.js';
+import { parseEnv, type GatewayConfig } from './env.js';
 import { createMetrics } from './metrics.js';
 import { startTenantQuotas } from './quotas/index.js';
 import { createShutdown } from './shutdown.js';
 import { describeListenFailure } from './startup-errors.js';
 import { createTaskChangeFeed } from './task-feed.js';
 import { watchWorkerLiveness } from './worker-liveness.js';
+
+/**
+ * Fetches the identity provider's keys once at startup, in the background: a provider that is
+ * down is logged (and fails /readyz) but never keeps the gateway from starting, so a provider
+ * outage cannot turn into a crash loop of every replica.
+ */
+function warmUpIdentityProvider(
+  auth: ReturnType<typeof createAuthenticator>,
+  config: GatewayConfig,
+  logger: Logger,
+): void {
+  if (config.auth.mode === 'jwt' && config.auth.resourceMetadata === undefined) {
+    logger.warn(
+      'MCP_AUTH=jwt without MCP_RESOURCE_URL (or a URL as MCP_JWT_AUDIENCE) and an issuer: no OAuth Protected Resource Metadata is served, so stock MCP clients cannot find where to log in',
+    );
+  }
+  auth.ready?.().then(
+    () => logger.info('identity provider keys fetched'),
+    (error: unknown) =>
+      logger.warn(
+        { err: error },
+        `identity provider unreachable, /readyz fails until it answers: ${(error as Error).message}`,
+      ),
+  );
+}
 
 /** Wiring only: env → dependencies → app → node server, and the way back out on SIGTERM. */
 async function main(): Promise<void> {
@@ -159,6 +184,8 @@ async function main(): Promise<void> {
     logger,
   });
   workerLiveness.start();
+  const auth = createAuthenticator(config.auth);
+  warmUpIdentityProvider(auth, config, logger);
   const notReady = new AbortController();
   const draining = new AbortController();
   const metrics = createMetrics({ collectDefaults: true });
@@ -174,7 +201,7 @@ async function main(): Promise<void> {
     taskService,
     queue,
     catalogue,
-    auth: createAuthenticator(config.auth),
+    auth,
     changes,
     logger,
     config,
@@ -183,6 +210,7 @@ async function main(): Promise<void> {
     notReadySignal: notReady.signal,
     workerLiveness,
     admission: quotas.admission,
+    resourceMetadata: config.auth.mode === 'jwt' ? config.auth.resourceMetadata : undefined,
   });
 
   // Handlers still running, counted so shutdown does not close the pools under them.

@@ -30,12 +30,23 @@ import {
   type StreamMessage,
 } from './wire.js';
 
+/** Where the client gets its bearer token: an async function, so tokens can be refreshed. */
+export type TokenSource = (context: {
+  /** The token the server just refused (401), if that is why it is asked. */
+  rejected?: string;
+}) => string | undefined | Promise<string | undefined>;
+
 export interface ClientOptions {
   /** The MCP endpoint, e.g. `https://tasks.example.com/mcp`. One URL: replicas sit behind it. */
   url: string;
   token?: string;
-  /** Called before every request (a refreshed OAuth token, say); wins over `token`. */
-  getToken?: () => string | undefined | Promise<string | undefined>;
+  /**
+   * Called before every request (a refreshed OAuth token, say); wins over `token`. After a 401
+   * it is called once more with the token that was refused (`rejected`), and the request is
+   * sent again if it returns another one: a token revoked or rotated early costs one round trip,
+   * and a task handle outlives any one token. `clientCredentials()` is one such source.
+   */
+  getToken?: TokenSource;
   fetch?: typeof fetch;
   clientInfo?: Implementation;
   /** Defaults to form elicitation plus the Tasks extension. */
@@ -105,6 +116,11 @@ export interface McpTasksClient {
   ): Promise<PromiseSettledResult<TaskSnapshot>[]>;
 }
 
+function bearerOf(built: BuiltRequest): string | undefined {
+  const header = built.headers.Authorization;
+  return header?.startsWith('Bearer ') === true ? header.slice('Bearer '.length) : undefined;
+}
+
 export function createClient(options: ClientOptions): McpTasksClient {
   const fetchFn = options.fetch ?? globalThis.fetch.bind(globalThis);
   const framing: Framing = {
@@ -116,15 +132,18 @@ export function createClient(options: ClientOptions): McpTasksClient {
   const store = options.store ?? new MemoryHandleStore();
   let nextId = 1;
 
-  const token = async (): Promise<string | undefined> =>
-    options.getToken === undefined ? options.token : await options.getToken();
+  const token = async (rejected?: string): Promise<string | undefined> =>
+    options.getToken === undefined
+      ? options.token
+      : await options.getToken(rejected === undefined ? {} : { rejected });
 
   const build = async (
     method: string,
     params: Record<string, unknown> = {},
     id: RequestId = nextId++,
+    rejected?: string,
   ): Promise<BuiltRequest> => {
-    const bearer = await token();
+    const bearer = await token(rejected);
     return buildRequest(method, params, {
       id,
       framing: framingFor(method, framing),
@@ -153,8 +172,17 @@ export function createClient(options: ClientOptions): McpTasksClient {
     params: Record<string, unknown> = {},
     signal?: AbortSignal,
   ): Promise<RawReply> => {
-    const built = await build(method, params);
-    const response = await post(built, signal);
+    let built = await build(method, params);
+    let response = await post(built, signal);
+    const refused = bearerOf(built);
+    if (response.status === 401 && options.getToken !== undefined && refused !== undefined) {
+      const again = await build(method, params, built.body.id, refused);
+      if (bearerOf(again) !== refused) {
+        await response.body?.cancel();
+        built = again;
+        response = await post(built, signal);
+      }
+    }
     let text: string;
     try {
       text = await response.text();

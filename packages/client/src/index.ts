@@ -20,3 +20,13 @@ export { DEFAULT_BACKOFF, pollDelay, retryDelay, type BackoffPolicy } from './ba
 export { buildRequest, DEFAULT_CAPABILITIES, type BuiltRequest, type Framing } from './wire.js';
 export { DEFAULT_STREAM_IDLE_TIMEOUT_MS, readSseMessages, type SseReadOptions } from './sse.js';
 export * from './types.js';
+export type { TokenSource } from './client.js';
+export {
+  OAuthError,
+  clientCredentials,
+  discoverAuthorization,
+  requestClientCredentialsToken,
+  type AccessToken,
+  type AuthorizationInfo,
+  type ClientCredentialsOptions,
+} from './oauth.js';

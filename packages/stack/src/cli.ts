@@ -1,7 +1,8 @@
 // `pnpm stack`: the docker compose topology as local processes, in one terminal, until Ctrl-C.
 import { join } from 'node:path';
 import { parseArgs, styleText } from 'node:util';
-import { DEMO_TOKENS } from './demo-credentials.js';
+import { startAuthorizationServer, type AuthorizationServer } from '@mcp-tasks/testing';
+import { DEMO_OAUTH_CLIENTS, DEMO_OAUTH_SCOPE, DEMO_TOKENS } from './demo-credentials.js';
 import type { LogLine } from './managed-process.js';
 import { StackStartError } from './preflight.js';
 import {
@@ -14,13 +15,15 @@ import {
 } from './stack.js';
 import { removeStateFile, stackState, writeStateFile } from './state-file.js';
 
-const USAGE = `usage: pnpm stack [--gateways N] [--workers N] [--port P] [--proxy nginx|node]
+const USAGE = `usage: pnpm stack [--gateways N] [--workers N] [--port P] [--proxy nginx|node] [--oauth]
 
 Runs migrations, N gateways (default 3), N workers (default 2) and nginx (infra/nginx/nginx.conf)
 (or, when nginx is not installed or --proxy node, a streaming Node proxy)
 on 127.0.0.1:P (default 8080), on Postgres DATABASE_URL (default ${DEFAULT_DATABASE_URL}) and
 Redis REDIS_URL (default ${DEFAULT_REDIS_URL}). Every app variable (MCP_TOKENS, LOG_LEVEL, …)
-set in the environment is passed to the processes. Ctrl-C stops everything gracefully.`;
+set in the environment is passed to the processes. Ctrl-C stops everything gracefully.
+--oauth also starts a test OAuth authorization server (oidc-provider, demo clients) and runs the
+gateways with MCP_AUTH=jwt behind it, so a stock MCP client can log in by itself.`;
 
 const COLOURS = ['cyan', 'green', 'yellow', 'magenta', 'blue', 'red', 'white'] as const;
 const useColour = process.stdout.isTTY && process.env.NO_COLOR === undefined;
@@ -53,12 +56,30 @@ function positive(name: string, value: string | undefined, fallback: number): nu
   return parsed;
 }
 
-function banner(stack: StackHandle): string {
+function banner(stack: StackHandle, oauth: AuthorizationServer | undefined): string {
   const lines = [
     '',
     `mcp-tasks stack is up: ${stack.gateways.length} gateways, ${stack.workers.length} workers, ${stack.proxyKind === 'nginx' ? 'nginx (infra/nginx/nginx.conf)' : 'the Node proxy'}`,
     `  endpoint   ${stack.url}`,
   ];
+  if (oauth !== undefined) {
+    lines.push(
+      `  issuer     ${oauth.issuer}   (test authorization server; scope ${DEMO_OAUTH_SCOPE})`,
+    );
+    for (const client of DEMO_OAUTH_CLIENTS) {
+      lines.push(
+        `  client     ${client.clientId} / ${client.clientSecret}   (tenant ${client.tenant}; DEMO value)`,
+      );
+    }
+    const first = DEMO_OAUTH_CLIENTS[0];
+    lines.push(
+      `  try        pnpm cli login --url ${stack.url} --client-id ${first.clientId} --client-secret ${first.clientSecret}`,
+      `  state      .stack/state.json`,
+      '  Ctrl-C stops every process gracefully.',
+      '',
+    );
+    return lines.join('\n');
+  }
   for (const [principal, token] of Object.entries(stack.tokens)) {
     const demo = DEMO_TOKENS.find((t) => t.token === token);
     lines.push(
@@ -76,6 +97,7 @@ async function main(): Promise<void> {
       workers: { type: 'string' },
       port: { type: 'string' },
       proxy: { type: 'string' },
+      oauth: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -93,12 +115,37 @@ async function main(): Promise<void> {
   const log = (text: string) => printLine({ name: 'stack', role: 'stack', stream: 'stdout', text });
   const started = Date.now();
 
+  const proxyPort = positive('port', values.port, 8080);
+  let oauth: AuthorizationServer | undefined;
+  let oauthEnv: Record<string, string> = {};
+  if (values.oauth === true) {
+    if (proxyPort === 0) {
+      process.stderr.write(
+        'pnpm stack: --oauth needs a fixed --port (the resource URL names it)\n',
+      );
+      process.exit(2);
+    }
+    // The public URL of /mcp (through the proxy) is the resource clients ask tokens for.
+    const resource = `http://127.0.0.1:${proxyPort}/mcp`;
+    oauth = await startAuthorizationServer({
+      resources: { [resource]: { scope: DEMO_OAUTH_SCOPE } },
+      clients: DEMO_OAUTH_CLIENTS,
+    });
+    oauthEnv = {
+      MCP_AUTH: 'jwt',
+      MCP_JWT_ISSUER: oauth.issuer,
+      MCP_JWT_AUDIENCE: resource,
+      MCP_JWT_REQUIRED_SCOPE: DEMO_OAUTH_SCOPE,
+    };
+  }
+
   let stack: StackHandle;
   try {
     stack = await startStack({
       gateways: positive('gateways', values.gateways, 3),
       workers: positive('workers', values.workers, 2),
-      proxyPort: positive('port', values.port, 8080),
+      proxyPort,
+      env: oauthEnv,
       gatewayBasePort: 18100,
       workerMetricsBasePort: 18200,
       databaseUrl: process.env.DATABASE_URL || DEFAULT_DATABASE_URL,
@@ -110,10 +157,11 @@ async function main(): Promise<void> {
   } catch (error) {
     const message = error instanceof StackStartError ? error.message : String(error);
     process.stderr.write(`pnpm stack: ${message}\n`);
+    await oauth?.close();
     process.exit(1);
   }
   await writeStateFile(statePath, stackState(stack));
-  process.stdout.write(banner(stack));
+  process.stdout.write(banner(stack, oauth));
   log(`ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 
   let stopping = false;
@@ -131,6 +179,7 @@ async function main(): Promise<void> {
     stopping = true;
     log(`${signal}: stopping gracefully (Ctrl-C again to kill)`);
     await stack.stop();
+    await oauth?.close();
     await removeStateFile(statePath);
     log('every process stopped');
     process.exit(0);

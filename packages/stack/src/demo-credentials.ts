@@ -23,3 +23,11 @@ export function tokensByPrincipal(mcpTokens: string): Record<string, string> {
   }
   return tokens;
 }
+
+/** `pnpm stack --oauth`: clients of the test authorization server (DEMO VALUES, NOT SECRETS). */
+export const DEMO_OAUTH_CLIENTS = [
+  { clientId: 'demo-client-alice', clientSecret: 'demo-secret-alice', tenant: 'acme' },
+  { clientId: 'demo-client-mallory', clientSecret: 'demo-secret-mallory', tenant: 'globex' },
+] as const;
+
+export const DEMO_OAUTH_SCOPE = 'mcp:tasks';

@@ -47,3 +47,10 @@ export {
   type FailoverClusterOptions,
   type FailoverEvidence,
 } from './failover-cluster.js';
+export {
+  startAuthorizationServer,
+  type AuthorizationServer,
+  type AuthorizationServerClient,
+  type AuthorizationServerOptions,
+  type TokenRequest,
+} from './authorization-server.js';

@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { TokenEntry } from '../env.js';
-import { bearerToken, unauthorized, type Authenticator, type Identity } from './authenticator.js';
+import { bearerToken, type Authenticator, type Identity } from './authenticator.js';
+import { unauthorized } from './challenge.js';
 
 const digest = (value: string): Buffer => createHash('sha256').update(value).digest();
 

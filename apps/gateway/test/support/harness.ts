@@ -88,6 +88,9 @@ export interface GatewayOverrides {
   workerLiveness?: GatewayOptions['workerLiveness'];
   /** Tools beside the built-in packs (test fixtures). */
   tools?: readonly ToolDefinition[];
+  /** Instead of the test tokens (MCP_TOKENS of rpc.ts). */
+  auth?: GatewayOptions['auth'];
+  resourceMetadata?: GatewayOptions['resourceMetadata'];
 }
 
 export function buildGateway(
@@ -106,13 +109,16 @@ export function buildGateway(
       modules:
         overrides.tools === undefined ? [] : [{ specifier: 'test', tools: [...overrides.tools] }],
     }),
-    auth: createAuthenticator({ mode: 'tokens', tokens: parseTokenList(MCP_TOKENS).tokens }),
+    auth:
+      overrides.auth ??
+      createAuthenticator({ mode: 'tokens', tokens: parseTokenList(MCP_TOKENS).tokens }),
     changes: infra.changes,
     logger: overrides.logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
     config: { ...TEST_CONFIG, ...overrides.config },
     metrics,
     shutdownSignal: shutdown.signal,
     workerLiveness: overrides.workerLiveness,
+    resourceMetadata: overrides.resourceMetadata,
   });
   return { app, metrics, shutdown };
 }

@@ -3,7 +3,10 @@ import { ConnectionError, HttpError, InputRequiredError, McpError } from '../err
 import type { TaskHandle } from '../task-handle.js';
 import { isTerminal, type InputHandler, type InputResponses, type TaskSnapshot } from '../types.js';
 import { buildToolArguments, collectArg } from './arguments.js';
-import { canPrompt, connect, type ConnectionOptions } from './context.js';
+import { loginWithBrowser } from '../node/browser-login.js';
+import { CredentialStore, type StoredLogin } from '../node/credential-store.js';
+import { discoverAuthorization, OAuthError, requestClientCredentialsToken } from '../oauth.js';
+import { canPrompt, connect, endpointUrl, type ConnectionOptions } from './context.js';
 import { CliExit, ExitCode, exitCodeForStatus } from './exit-codes.js';
 import { describeOutcome, describeSnapshot, printJson, statusLine } from './output.js';
 import { promptAll } from './prompts.js';
@@ -18,13 +21,23 @@ Exit codes:
   5  connection error (nothing answered at --url)
   6  the server refused the request (unknown task, bad arguments, bad token, …)
 
-Environment: MCP_URL, MCP_TOKEN, MCP_TASKS_STATE_DIR (handle store, default ~/.local/state/mcp-tasks).`;
+Environment: MCP_URL, MCP_TOKEN, MCP_TASKS_STATE_DIR (handle store, default ~/.local/state/mcp-tasks),
+MCP_CLIENT_ID, MCP_CLIENT_SECRET (login), MCP_TASKS_CONFIG_DIR (logins, default ~/.config/mcp-tasks).`;
 
 function withConnection(command: Command): Command {
   return command
     .addOption(new Option('--url <url>', 'MCP endpoint').env('MCP_URL'))
     .addOption(new Option('--token <token>', 'bearer token').env('MCP_TOKEN'))
-    .addOption(new Option('--state-dir <dir>', 'where unfinished task handles are kept'));
+    .addOption(new Option('--state-dir <dir>', 'where unfinished task handles are kept'))
+    .addOption(
+      new Option('--config-dir <dir>', 'where logins are kept').env('MCP_TASKS_CONFIG_DIR'),
+    );
+}
+
+interface LoginOptions extends ConnectionOptions {
+  clientId?: string;
+  clientSecret?: string;
+  scope?: string;
 }
 
 function withJson(command: Command): Command {
@@ -108,14 +121,14 @@ export function buildProgram(setExit: (code: ExitCode) => void): Command {
   withJson(withConnection(program.command('discover')))
     .description('server/discover: versions, capabilities, server info')
     .action(async (options: ConnectionOptions) => {
-      const result = await connect(options).discover();
+      const result = await (await connect(options)).discover();
       printJson(result);
     });
 
   withJson(withConnection(program.command('tools')))
     .description('tools/list: the tools this endpoint offers')
     .action(async (options: ConnectionOptions) => {
-      const tools = await connect(options).listTools();
+      const tools = await (await connect(options)).listTools();
       if (options.json) return printJson(tools);
       for (const tool of tools) {
         process.stdout.write(`${tool.name}  ${tool.description ?? tool.title ?? ''}\n`);
@@ -135,7 +148,7 @@ export function buildProgram(setExit: (code: ExitCode) => void): Command {
         tool: string,
         options: FollowOptions & { arg?: [string, string][]; argsJson?: string; detach?: boolean },
       ) => {
-        const client = connect(options);
+        const client = await connect(options);
         const pairs = options.arg ?? [];
         const schema =
           pairs.length > 0 ? (await client.listTools()).find((t) => t.name === tool) : undefined;
@@ -178,7 +191,7 @@ export function buildProgram(setExit: (code: ExitCode) => void): Command {
     .description('tasks/get: print one snapshot (exit code from its status; 0 while working)')
     .argument('<taskId>')
     .action(async (taskId: string, options: ConnectionOptions) => {
-      const snapshot = await connect(options).task(taskId).get();
+      const snapshot = await (await connect(options)).task(taskId).get();
       if (options.json) printJson(snapshot);
       else {
         process.stdout.write(`${taskId} ${describeSnapshot(snapshot)}\n`);
@@ -195,7 +208,7 @@ export function buildProgram(setExit: (code: ExitCode) => void): Command {
     .option('--poll', 'poll instead of subscribing')
     .option('--input', 'prompt for input requests while watching (default: leave them to `answer`)')
     .action(async (taskId: string, options: FollowOptions) => {
-      const client = connect(options);
+      const client = await connect(options);
       // Watching never exits for input: someone else (another terminal, `answer`) may give it.
       const final = await follow(client.task(taskId), {
         ...options,
@@ -212,7 +225,7 @@ export function buildProgram(setExit: (code: ExitCode) => void): Command {
       'inputResponses as JSON: {"key": {"action": "accept", "content": {…}}}',
     )
     .action(async (taskId: string, options: ConnectionOptions & { json?: string }) => {
-      const handle = connect(options).task(taskId);
+      const handle = (await connect(options)).task(taskId);
       let answers: InputResponses;
       if (options.json !== undefined) {
         try {
@@ -245,7 +258,7 @@ export function buildProgram(setExit: (code: ExitCode) => void): Command {
     .description('tasks/cancel: ask the task to stop')
     .argument('<taskId>')
     .action(async (taskId: string, options: ConnectionOptions) => {
-      await connect(options).task(taskId).cancel();
+      await (await connect(options)).task(taskId).cancel();
       if (options.json) printJson({ taskId, cancelRequested: true });
       else process.stderr.write(`cancel requested for ${taskId}\n`);
     });
@@ -255,7 +268,7 @@ export function buildProgram(setExit: (code: ExitCode) => void): Command {
     .option('--no-input', 'never prompt; a task that needs input ends with exit 4')
     .option('--poll', 'poll instead of subscribing')
     .action(async (options: FollowOptions) => {
-      const client = connect(options);
+      const client = await connect(options);
       const handles = await client.unfinished();
       if (handles.length === 0) {
         if (options.json) printJson([]);
@@ -275,7 +288,102 @@ export function buildProgram(setExit: (code: ExitCode) => void): Command {
       setExit(code);
     });
 
+  withJson(withConnection(program.command('login')))
+    .description(
+      'log in to an endpoint with OAuth, found from its metadata: in the browser (authorization code + PKCE), or with --client-id and --client-secret; later commands use (and refresh) the token',
+    )
+    .addOption(new Option('--client-id <id>', 'OAuth client id').env('MCP_CLIENT_ID'))
+    .addOption(
+      new Option('--client-secret <secret>', 'OAuth client secret').env('MCP_CLIENT_SECRET'),
+    )
+    .option('--scope <scopes>', 'scopes to ask for (default: those the endpoint lists)')
+    .action(async (options: LoginOptions) => {
+      const url = endpointUrl(options);
+      // An exported but empty MCP_CLIENT_ID / MCP_CLIENT_SECRET means unset.
+      if (options.clientId === '') delete options.clientId;
+      if (options.clientSecret === '') delete options.clientSecret;
+      if (options.clientSecret !== undefined && options.clientId === undefined) {
+        throw new CliExit(ExitCode.Usage, '--client-secret needs --client-id (or MCP_CLIENT_ID)');
+      }
+      const login =
+        options.clientSecret === undefined
+          ? await browserLogin(url, options)
+          : await loginWithClientCredentials(url, {
+              clientId: options.clientId ?? '',
+              clientSecret: options.clientSecret,
+              ...(options.scope === undefined ? {} : { scope: options.scope }),
+            });
+      const store = new CredentialStore(options.configDir);
+      await store.save(login);
+      const summary = { url, issuer: login.issuer, clientId: login.clientId, scope: login.scope };
+      if (options.json) printJson({ loggedIn: true, ...summary });
+      else
+        process.stderr.write(
+          `logged in to ${url} as client ${login.clientId} at ${login.issuer} (saved in ${store.path})\n`,
+        );
+    });
+
+  withJson(withConnection(program.command('logout')))
+    .description('forget the login stored for an endpoint')
+    .action(async (options: ConnectionOptions) => {
+      const url = endpointUrl(options);
+      const removed = await new CredentialStore(options.configDir).remove(url);
+      if (options.json) printJson({ url, loggedOut: removed });
+      else process.stderr.write(removed ? `logged out of ${url}\n` : `no login for ${url}\n`);
+    });
+
   return program;
+}
+
+/** The browser login: the URL to open goes to stderr; the code comes back to a loopback port. */
+async function browserLogin(url: string, options: LoginOptions): Promise<StoredLogin> {
+  try {
+    return await loginWithBrowser({
+      url,
+      ...(options.clientId === undefined ? {} : { clientId: options.clientId }),
+      ...(options.scope === undefined ? {} : { scope: options.scope }),
+      onAuthorizationUrl: (authorizationUrl) => {
+        process.stderr.write(`open this URL in a browser to log in:\n  ${authorizationUrl}\n`);
+      },
+    });
+  } catch (error) {
+    if (error instanceof OAuthError) throw new CliExit(ExitCode.ServerError, error.message);
+    throw error;
+  }
+}
+
+/** Discovers where to log in, proves the credentials with one token, and answers what to store. */
+async function loginWithClientCredentials(
+  url: string,
+  credentials: { clientId: string; clientSecret: string; scope?: string },
+): Promise<StoredLogin> {
+  let authorization;
+  try {
+    authorization = await discoverAuthorization(url);
+  } catch (error) {
+    if (error instanceof OAuthError) throw new CliExit(ExitCode.ServerError, error.message);
+    throw error;
+  }
+  const scope = credentials.scope ?? authorization.scopesSupported.join(' ');
+  let token;
+  try {
+    token = await requestClientCredentialsToken({ url, ...credentials, scope }, authorization);
+  } catch (error) {
+    if (error instanceof OAuthError) throw new CliExit(ExitCode.ServerError, error.message);
+    throw error;
+  }
+  return {
+    grant: 'client_credentials',
+    url,
+    issuer: authorization.issuer,
+    tokenEndpoint: authorization.tokenEndpoint,
+    resource: authorization.resource,
+    clientId: credentials.clientId,
+    clientSecret: credentials.clientSecret,
+    ...(scope === '' ? {} : { scope }),
+    accessToken: token.accessToken,
+    ...(token.expiresAt === undefined ? {} : { expiresAt: token.expiresAt }),
+  };
 }
 
 /** Runs the CLI and answers its exit code; never calls process.exit, so output is flushed. */
@@ -302,6 +410,11 @@ function exitFor(error: unknown): ExitCode {
   if (error instanceof ConnectionError) {
     process.stderr.write(`mcp-tasks: ${error.message}\n`);
     return ExitCode.Connection;
+  }
+  if (error instanceof OAuthError) {
+    // A stored login whose credentials the authorization server no longer takes, say.
+    process.stderr.write(`mcp-tasks: ${error.message}; run mcp-tasks login again\n`);
+    return ExitCode.ServerError;
   }
   if (error instanceof McpError) {
     process.stderr.write(`mcp-tasks: ${describeError(error)}\n`);
