@@ -3,7 +3,7 @@
 # cluster here, so this checks everything a tool can check for real:
 #   - installs nginx and docker-compose from Debian when absent (the stack's and the proxy tests'
 #     real nginx), and kubectl with kustomize v5 when absent (see install_kubectl);
-#   - `docker-compose config -q` on docker-compose.yml;
+#   - `docker-compose config -q` on docker-compose.yml, without and with the `oauth` profile;
 #   - `kubectl kustomize` renders both overlays.
 # The schema, unknown-key, no-drift, .env.example, Dockerfile, KEDA-plan, nginx and stack checks
 # are tests (packages/deploy-checks, packages/stack) that `pnpm test` runs right after.
@@ -54,6 +54,8 @@ kubectl_bin="$(install_kubectl)"
 
 echo "docker-compose config -q"
 docker-compose -f docker-compose.yml config -q
+echo "docker-compose --profile oauth config -q"
+docker-compose -f docker-compose.yml --profile oauth config -q
 
 for overlay in dev prod; do
   count=$("$kubectl_bin" kustomize "k8s/overlays/$overlay" | grep -c '^kind:')

@@ -13,10 +13,13 @@ export const ACCEPTED_NAMES: Record<AppRole, readonly string[]> = {
   migrate: ['DATABASE_URL', 'REDIS_URL', 'LOG_LEVEL'],
 };
 
+/** Read by Node itself, not by an app's parser (a CA to trust, e.g. compose's dev Keycloak CA). */
+const NODE_RUNTIME_NAMES: readonly string[] = ['NODE_EXTRA_CA_CERTS'];
+
 /** Problems an app would report at start with exactly this environment (none = it starts). */
 export function startupProblems(role: AppRole, env: Env): string[] {
   const unknown = Object.keys(env)
-    .filter((name) => !ACCEPTED_NAMES[role].includes(name))
+    .filter((name) => !ACCEPTED_NAMES[role].includes(name) && !NODE_RUNTIME_NAMES.includes(name))
     .map((name) => `${name}: not a variable the ${role} reads`);
   if (role === 'gateway') {
     const parsed = parseGatewayEnv(env);

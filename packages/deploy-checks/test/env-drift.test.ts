@@ -112,10 +112,11 @@ describe('docker-compose.yml: every app service starts with its env', () => {
   // The services built from this repository's Dockerfile (the x-app anchor).
   const apps = Object.entries(compose.services).filter(([, s]) => s.image === 'mcp-tasks:local');
 
-  it('has the three app services, each with its role as the command', () => {
+  it('has the three app services and the oauth profile gateway, each with its role as the command', () => {
     expect(Object.fromEntries(apps.map(([name, s]) => [name, s.command]))).toEqual({
       migrate: ['migrate'],
       gateway: ['gateway'],
+      'gateway-oauth': ['gateway'],
       worker: ['worker'],
     });
   });
