@@ -4,7 +4,7 @@
 #   - installs nginx and docker-compose from Debian when absent (the stack's and the proxy tests'
 #     real nginx), and kubectl with kustomize v5 when absent (see install_kubectl);
 #   - `docker-compose config -q` on docker-compose.yml, without and with the `oauth` profile;
-#   - `kubectl kustomize` renders both overlays.
+#   - `kubectl kustomize` renders the three overlays (dev, prod, oauth).
 # The schema, unknown-key, no-drift, .env.example, Dockerfile, KEDA-plan, nginx and stack checks
 # are tests (packages/deploy-checks, packages/stack) that `pnpm test` runs right after.
 set -euo pipefail
@@ -57,7 +57,7 @@ docker-compose -f docker-compose.yml config -q
 echo "docker-compose --profile oauth config -q"
 docker-compose -f docker-compose.yml --profile oauth config -q
 
-for overlay in dev prod; do
+for overlay in dev prod oauth; do
   count=$("$kubectl_bin" kustomize "k8s/overlays/$overlay" | grep -c '^kind:')
   echo "kubectl kustomize k8s/overlays/$overlay: $count objects"
 done

@@ -28,8 +28,8 @@ describe('demo credentials', () => {
     expect(decode(secret.data.REQUEST_STATE_SECRET)).toBe(DEMO_REQUEST_STATE_SECRET);
   });
 
-  it('are never shipped to prod', () => {
-    const rendered = JSON.stringify(renderOverlay('prod'));
+  it.each(['prod', 'oauth'] as const)('are never shipped to %s', (overlay) => {
+    const rendered = JSON.stringify(renderOverlay(overlay));
     expect(rendered).not.toContain('demo-');
   });
 });

@@ -21,10 +21,10 @@ interface Container {
   envFrom?: { configMapRef?: { name: string }; secretRef?: { name: string } }[];
 }
 
-/** name → data of every ConfigMap and Secret the overlay has (prod: the Secret template). */
+/** name → data of every ConfigMap and Secret the overlay has (prod, oauth: the Secret template). */
 function dataSources(overlay: (typeof OVERLAYS)[number], manifests: Manifest[]) {
   const sources = new Map<string, Record<string, string>>();
-  const secrets = overlay === 'prod' ? readManifestFile('k8s/base/secret.template.yaml') : [];
+  const secrets = overlay === 'dev' ? [] : readManifestFile('k8s/base/secret.template.yaml');
   for (const m of [...manifests, ...secrets]) {
     if (m.kind === 'ConfigMap')
       sources.set(`ConfigMap/${m.metadata.name}`, m.data as Record<string, string>);

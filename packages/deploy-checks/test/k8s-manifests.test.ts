@@ -45,7 +45,7 @@ describe.each(OVERLAYS)('k8s/overlays/%s', (overlay) => {
     ]) {
       expect(kinds).toContain(expected);
     }
-    const namespace = overlay === 'prod' ? 'mcp-tasks' : 'mcp-tasks-dev';
+    const namespace = overlay === 'dev' ? 'mcp-tasks-dev' : 'mcp-tasks';
     for (const m of manifests.filter((m) => m.kind !== 'Namespace')) {
       expect(m.metadata.namespace, `${m.kind}/${m.metadata.name}`).toBe(namespace);
     }
