@@ -65,7 +65,13 @@ describe('following a task on servers that push, poll, or both', () => {
   it('falls back to polling tasks/get on a server without subscriptions/listen (-32601)', async () => {
     const { final, asked, seen, count, server } = await followToTheEnd('polling');
     expect(final.status).toBe('completed');
-    expect(seen).toEqual(['working', 'input_required', 'working', 'completed']);
+    // A poller sees states, not transitions: the short `working` after the answer can fall
+    // between two polls on a busy machine (the server's clock ticks every 150 ms). The order,
+    // and no state reported twice in a row, are what polling promises.
+    expect([
+      ['working', 'input_required', 'working', 'completed'],
+      ['working', 'input_required', 'completed'],
+    ]).toContainEqual(seen);
     expect(asked).toEqual([['job']]);
     expect(server.updates).toEqual([ANSWER]);
     expect(count('subscriptions/listen')).toBe(1);
