@@ -50,6 +50,8 @@ export interface Claim {
   fence: Fence;
   task: Task;
   tool: ToolRecord;
+  /** Step outcomes the task has saved so far (migration 0012): the index of the step to run. */
+  stepsSaved: number;
 }
 
 /**
@@ -77,6 +79,7 @@ function claimOf(row: TaskRow): Claim {
     task: taskRowToTask(row),
     // Read with the claim so the worker needs no second round trip to check checkpoint versions.
     tool: { toolVersion: row.tool_version, toolMissingSince: row.tool_missing_since },
+    stepsSaved: row.steps_saved,
   };
 }
 
