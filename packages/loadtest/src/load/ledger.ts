@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createLedgerSchema, openAccounts } from '@mcp-tasks/example-ledger';
 import pg from 'pg';
+import { mcpRequest, type HttpRequestSpec } from '../bench/mcp-requests.js';
 import type { HistoryRecorder } from '../history/recorder.js';
 import type { Rng } from './prng.js';
 
@@ -16,7 +17,7 @@ const OPENING_BALANCE = 1_000_000;
 /** Each step holds its transaction this long after writing: a window for chaos to land in. */
 const HOLD_MS = 300;
 
-const accountId = (n: number) => `acct-${String(n).padStart(2, '0')}`;
+const accountId = (n: number) => `acct-${String(n).padStart(4, '0')}`;
 
 /** One lifecycle's arguments: 1–3 transfers between distinct accounts. */
 export function ledgerArguments(rng: Rng): Record<string, unknown> {
@@ -29,19 +30,29 @@ export function ledgerArguments(rng: Rng): Record<string, unknown> {
 }
 
 /** Creates the ledger and opens its accounts; answers the total opened. */
-export async function openLedger(databaseUrl: string): Promise<number> {
+export async function openLedger(databaseUrl: string, accounts = ACCOUNTS): Promise<number> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
     await createLedgerSchema(client);
     await openAccounts(
       client,
-      Array.from({ length: ACCOUNTS }, (_, n) => ({ id: accountId(n), balance: OPENING_BALANCE })),
+      Array.from({ length: accounts }, (_, n) => ({ id: accountId(n), balance: OPENING_BALANCE })),
     );
   } finally {
     await client.end();
   }
-  return ACCOUNTS * OPENING_BALANCE;
+  return accounts * OPENING_BALANCE;
+}
+
+/** The bench's transactional task: one transfer between two of `accounts` accounts (no hold). */
+export function transferRequest(turn: number, accounts: number): HttpRequestSpec {
+  const from = (turn * 7919) % accounts;
+  const to = (from + 1 + (turn % (accounts - 1))) % accounts;
+  return mcpRequest('tools/call', {
+    name: 'transfer_funds',
+    arguments: { transfers: [{ from: accountId(from), to: accountId(to), amount: 1 }] },
+  });
 }
 
 interface TaskRow {
