@@ -99,6 +99,23 @@ describe('a step transaction', () => {
     });
   });
 
+  it('renews the lease from the checkpoint’s own statement, not from when the transaction began', async () => {
+    const fence = await claimedTask();
+    const trx = await beginStepTransaction(db, fence, { idleTimeoutMs: 5_000 });
+    const { rows } = await queryInStepTransaction<{ began: Date }>(trx, 'SELECT now() AS began');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await saveCheckpoint(trx, fence, { done: 1 }, null, { leaseMs: 1_000 });
+    await commitStepTransaction(trx);
+    const { lease_expires_at } = await db
+      .selectFrom('tasks')
+      .select('lease_expires_at')
+      .where('id', '=', fence.taskId)
+      .executeTakeFirstOrThrow();
+    // The step's work took 200 ms after BEGIN: an expiry from BEGIN would end the lease that
+    // much before the worker's local deadline.
+    expect(lease_expires_at!.getTime()).toBeGreaterThanOrEqual(rows[0]!.began.getTime() + 1_200);
+  });
+
   it('refuses to open for a fence that no longer holds', async () => {
     const fence = await claimedTask();
     await takeOver(fence);
