@@ -69,7 +69,8 @@ async function readLedger(databaseUrl: string, recorder: HistoryRecorder, openin
   await client.connect();
   try {
     const tasks = await client.query<TaskRow>(
-      `SELECT id, status, steps_saved, arguments->'transfers' AS transfers
+      // A create withdrawn before it committed leaves a tombstone without arguments: no steps.
+      `SELECT id, status, steps_saved, coalesce(arguments->'transfers', '[]') AS transfers
        FROM tasks WHERE tool_name = 'transfer_funds'`,
     );
     const rows = await client.query<{
