@@ -15,6 +15,15 @@ pnpm --filter @mcp-tasks/example-link-audit deploy --prod --legacy "$out/link-au
   console.log('deployed pack exports', names);
 ")
 
+# The ledger example deploys the same way (no recipe of its own beyond the pack itself).
+pnpm --filter @mcp-tasks/example-ledger deploy --prod --legacy "$out/ledger" >/dev/null
+(cd "$out" && node --input-type=module -e "
+  const { tools } = await import('$out/ledger/dist/index.js');
+  const names = tools.map((tool) => tool.name).join(',');
+  if (names !== 'transfer_funds') throw new Error('unexpected tools: ' + names);
+  console.log('deployed pack exports', names);
+")
+
 if [ -f docker-compose.yml ] && command -v docker-compose >/dev/null; then
   # Captured first: `config | grep -q` failed CI with exit 141 once grep, done at the first match,
   # closed the pipe while docker-compose was still writing (SIGPIPE under pipefail).

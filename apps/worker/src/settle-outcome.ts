@@ -12,6 +12,7 @@ import {
   type Db,
   type Fence,
   type FinalWrite,
+  writeFinal as writeFinalNow,
 } from '@mcp-tasks/store';
 import type { JsonObject, JsonValue, Task, TaskError } from '@mcp-tasks/tasks';
 import type { StepOutcome } from '@mcp-tasks/tools';
@@ -36,12 +37,17 @@ export type LastStepOutcome = Exclude<StepOutcome, { kind: 'continue' }>;
 export interface OutcomeSettler {
   /** The attempt stops for `reason` (a cancel, a lost or unconfirmed lease, shutdown). */
   afterAbort(fence: Fence, reason: AbortReason): Promise<JobOutcome>;
-  /** Writes the step's last answer: park for input, complete, or the tool's own cancel. */
+  /**
+   * Writes the step's last answer: park for input, complete, or the tool's own cancel. With the
+   * step's transaction (`trx`), the write joins it (its own statement, never batched with other
+   * tasks') and the caller commits.
+   */
   afterLastStep(
     fence: Fence,
     outcome: LastStepOutcome,
     statusMessage: string | null,
     toolVersion: number,
+    trx?: Db,
   ): Promise<JobOutcome>;
   /**
    * An error ended the attempt. A StaleLeaseError, or an outage hit by our own writes (after the
@@ -117,11 +123,14 @@ export function createOutcomeSettler(options: {
     outcome: LastStepOutcome,
     statusMessage: string | null,
     toolVersion: number,
+    trx?: Db,
   ): Promise<JobOutcome> {
+    const write = (final: FinalWrite) =>
+      trx === undefined ? writeFinal(fence, final) : writeFinalNow(trx, fence, final);
     switch (outcome.kind) {
       case 'input':
         await requestInput(
-          db,
+          trx ?? db,
           fence,
           outcome.inputRequests,
           outcome.state,
@@ -131,14 +140,14 @@ export function createOutcomeSettler(options: {
         return 'input_required';
       case 'complete':
         // A finished result beats a pending cancel (R18: the task may still complete).
-        await writeFinal(fence, {
+        await write({
           status: 'completed',
           result: outcome.result as unknown as JsonObject,
           statusMessage: outcome.statusMessage ?? COMPLETED_MESSAGE,
         });
         return 'completed';
       case 'cancel':
-        await writeFinal(fence, { status: 'cancelled', statusMessage: outcome.statusMessage });
+        await write({ status: 'cancelled', statusMessage: outcome.statusMessage });
         return 'cancelled';
     }
   }

@@ -8,6 +8,7 @@ import type { LeaseKeeper } from './lease-keeper.js';
 import type { JobOutcome, WorkerMetrics } from './metrics.js';
 import type { OutcomeSettler } from './settle-outcome.js';
 import { LEASE_EXPIRED_OUTCOME, type StepLog } from './step-log.js';
+import { openStepEffects } from './step-transaction.js';
 
 /** What the tool's own step threw (or its empty answer): the task's error, whatever its code. */
 export class ToolStepError extends Error {
@@ -25,6 +26,8 @@ export interface StepLoopAttempt {
   args: JsonObject;
   /** The state to run from and the tool version that writes the checkpoints. */
   starting: { state: JsonValue; version: number };
+  /** Step outcomes the task had saved at the claim: the index of the first step to run. */
+  stepsSaved: number;
   signal: AbortSignal;
   lease: LeaseKeeper;
   cancellation: AttemptCancellation;
@@ -52,9 +55,21 @@ export function createStepLoop(
   options: StepLoopOptions,
 ): (attempt: StepLoopAttempt) => Promise<JobOutcome> {
   const { db, leaseMs, metrics, settle } = options;
-  return async ({ fence, task, program, args, starting, signal, lease, cancellation, letGo }) => {
+  return async ({
+    fence,
+    task,
+    program,
+    args,
+    starting,
+    stepsSaved,
+    signal,
+    lease,
+    cancellation,
+    letGo,
+  }) => {
     const toolName = task.operation.toolName;
     let state: JsonValue = starting.state;
+    let stepIndex = stepsSaved;
     let statusMessage = task.statusMessage;
     // Each step starts on a lease just granted or renewed, with the cancel flag just read: the
     // claim did both for the first step (a cancel it saw was settled before), each checkpoint
@@ -76,12 +91,17 @@ export function createStepLoop(
       );
       let outcome;
       let thrown: { error: unknown } | undefined;
+      // The step's own transaction, if it asks for one: idle past a lease, it is rolled back.
+      const effects = openStepEffects(db, fence, leaseMs);
       try {
         outcome = await program.step(state, args, {
           taskId: task.id,
+          stepIndex,
+          idempotencyKey: `${task.id}:${stepIndex}`,
           signal,
           inputResponses: task.inputResponses,
           settings: options.settings,
+          transaction: effects.transaction,
         });
       } catch (error) {
         thrown = { error };
@@ -96,32 +116,60 @@ export function createStepLoop(
       });
       metrics.steps.inc({ tool: toolName });
       metrics.stepDuration.observe({ tool: toolName }, (endedAt - started) / 1_000);
+      const failed = effects.failure();
+      if (failed !== undefined) {
+        // Nothing of the step was written. A fence that no longer held is a lost lease; an
+        // outage is ours (afterError gives the lease back); the tool's own error is the task's.
+        if (failed.by === 'ours') throw failed.error;
+        if (signal.aborted) return await settle.afterAbort(fence, signal.reason as AbortReason);
+        throw new ToolStepError(failed.error);
+      }
       if (thrown !== undefined || outcome === undefined) {
+        await effects.rollback();
         if (signal.aborted) return await settle.afterAbort(fence, signal.reason as AbortReason);
         throw new ToolStepError(
           thrown === undefined ? new Error(`${toolName} step returned nothing`) : thrown.error,
         );
       }
       const reason = signal.aborted ? (signal.reason as AbortReason) : undefined;
-      if (reason === 'lease lost' || reason === 'lease unconfirmed')
+      if (reason === 'lease lost' || reason === 'lease unconfirmed') {
+        await effects.rollback();
         return await settle.afterAbort(fence, reason);
-
-      if (outcome.kind !== 'continue') {
-        letGo();
-        return await settle.afterLastStep(fence, outcome, statusMessage, starting.version);
       }
-      statusMessage = outcome.statusMessage ?? statusMessage;
-      // Saved even when a cancel or shutdown is pending: the progress is kept either way.
-      // The checkpoint renews the lease, so its send time moves the local deadline too.
-      const checkpointSentAt = performance.now();
-      cancellation.answeredByCheckpoint(
-        await saveCheckpoint(db, fence, outcome.state, statusMessage, {
+
+      // With a transaction, the outcome's fenced write joins it and the commit is the step's
+      // end: a StaleLeaseError from that write (another worker claimed) rolls back everything.
+      const trx = effects.handle();
+      try {
+        if (outcome.kind !== 'continue') {
+          letGo();
+          const ended = await settle.afterLastStep(
+            fence,
+            outcome,
+            statusMessage,
+            starting.version,
+            trx,
+          );
+          await effects.commit();
+          return ended;
+        }
+        statusMessage = outcome.statusMessage ?? statusMessage;
+        // Saved even when a cancel or shutdown is pending: the progress is kept either way.
+        // The checkpoint renews the lease, so its send time moves the local deadline too.
+        const checkpointSentAt = performance.now();
+        const saved = await saveCheckpoint(trx ?? db, fence, outcome.state, statusMessage, {
           toolVersion: starting.version,
           leaseMs,
-        }),
-      );
-      lease.confirmed(checkpointSentAt);
+        });
+        await effects.commit();
+        cancellation.answeredByCheckpoint(saved);
+        lease.confirmed(checkpointSentAt);
+      } catch (error) {
+        await effects.rollback();
+        throw error;
+      }
       state = outcome.state;
+      stepIndex += 1;
     }
   };
 }

@@ -1,3 +1,4 @@
+import { formatEffects } from './check/effects.js';
 import { Command, InvalidArgumentError } from 'commander';
 import { CHAOS_PLAN_NAMES, resolveChaosPlans } from './chaos/registry.js';
 import { checkHistory, type CheckResult } from './check/checker.js';
@@ -45,6 +46,7 @@ async function reportOn(
     console.log(
       `stale tail, its writes fenced: task ${t.taskId} step ${t.step} on ${t.worker} (epoch ${t.epoch}) ran ${Math.round(t.endMs - t.leaseDeadlineMs)} ms past its lease deadline, logged ${t.outcome ?? '(no outcome)'}${t.takenOver ? ', taken over after the deadline' : ''}`,
     );
+  if (result.effects !== undefined) console.log(formatEffects(result.effects));
   if (result.ok) {
     console.log(`checker passed: ${result.acknowledgedTasks} acknowledged tasks, no violation`);
     return;

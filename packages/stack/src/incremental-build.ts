@@ -11,6 +11,8 @@ export const RUNTIME_PACKAGES = [
   ['packages/tools', '@mcp-tasks/tools'],
   ['apps/gateway', '@mcp-tasks/gateway'],
   ['apps/worker', '@mcp-tasks/worker'],
+  // Loaded through MCP_TOOL_MODULES by the load test's stack (transfer_funds, the effects check).
+  ['examples/ledger', '@mcp-tasks/example-ledger'],
 ] as const;
 
 async function filesUnder(dir: string, keep: (name: string) => boolean): Promise<string[]> {

@@ -63,6 +63,8 @@ export interface TasksTable {
   listened: Generated<boolean>;
   /** When the listen flag lapses unless a stream renews it (migration 0008); NULL: never. */
   listened_until: Generated<Date | null>;
+  /** Step outcomes saved so far, checkpoints and input rounds (migration 0012): the step index. */
+  steps_saved: Generated<number>;
 }
 
 export interface Database {

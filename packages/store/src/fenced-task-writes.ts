@@ -53,6 +53,7 @@ export async function saveCheckpoint(
     .set({
       checkpoint: checkpoint === null ? null : jsonb(checkpoint),
       status_message: statusMessage,
+      steps_saved: sql<number>`steps_saved + 1`,
       ...(options.toolVersion === undefined ? {} : { tool_version: options.toolVersion }),
       ...(options.leaseMs === undefined ? {} : { lease_expires_at: leaseExpiry(options.leaseMs) }),
     })
@@ -90,6 +91,7 @@ export async function requestInput(
                           ELSE ${CANCELLED_BY_REQUEST} END`,
       issued_input_keys: sql`issued_input_keys || ${keyArray}`,
       checkpoint: checkpoint === null ? null : jsonb(checkpoint),
+      steps_saved: sql<number>`steps_saved + 1`,
       ...(options.toolVersion === undefined ? {} : { tool_version: options.toolVersion }),
       lease_owner: null,
       lease_expires_at: null,

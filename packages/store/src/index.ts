@@ -126,3 +126,12 @@ export {
   isTransientInfrastructureError,
   type InfrastructureFailure,
 } from './infrastructure-failure.js';
+export {
+  beginStepTransaction,
+  commitStepTransaction,
+  queryInStepTransaction,
+  rollbackStepTransaction,
+  type BeginStepTransactionOptions,
+  type StepQueryResult,
+  type StepTransactionHandle,
+} from './step-transaction.js';

@@ -28,6 +28,7 @@ const BY_SQLSTATE: Readonly<Record<string, InfrastructureFailure>> = {
   '57014': 'timed_out', // query_canceled: createDb's statement_timeout
   '40001': 'conflict', // serialization_failure, and a standby's conflict with recovery
   '40P01': 'conflict', // deadlock_detected
+  '25P03': 'connection_lost', // idle_in_transaction_session_timeout: a step transaction left idle
 };
 const BY_SQLSTATE_CLASS: Readonly<Record<string, InfrastructureFailure>> = {
   '08': 'connection_lost', // connection exception

@@ -36,9 +36,15 @@ export function holds(fence: Fence): Expression<SqlBool> {
 export const HOLDS_EACH_FENCE = sql<SqlBool>`(t.id = s.id AND t.lease_epoch = s.epoch
     AND t.status = 'working' AND t.lease_owner IS NOT NULL)`;
 
+/**
+ * From the statement's own start, not `now()` (the transaction's): a checkpoint written in a
+ * step's transaction (step-transaction.ts) renews the lease from the moment it is sent, as the
+ * worker's local deadline assumes, not from when the step's transaction began. Outside a
+ * transaction the two are the same instant.
+ */
 export function leaseExpiry(leaseMs: number): Expression<Date> {
   assertLeaseMs(leaseMs);
-  return sql<Date>`now() + ${leaseMs}::bigint * interval '1 millisecond'`;
+  return sql<Date>`statement_timestamp() + ${leaseMs}::bigint * interval '1 millisecond'`;
 }
 
 function assertLeaseMs(leaseMs: number): void {
@@ -50,6 +56,8 @@ export interface Claim {
   fence: Fence;
   task: Task;
   tool: ToolRecord;
+  /** Step outcomes the task has saved so far (migration 0012): the index of the step to run. */
+  stepsSaved: number;
 }
 
 /**
@@ -77,6 +85,7 @@ function claimOf(row: TaskRow): Claim {
     task: taskRowToTask(row),
     // Read with the claim so the worker needs no second round trip to check checkpoint versions.
     tool: { toolVersion: row.tool_version, toolMissingSince: row.tool_missing_since },
+    stepsSaved: row.steps_saved,
   };
 }
 

@@ -38,6 +38,7 @@ const ROW_COLUMNS: Record<keyof TasksTable, true> = {
   tool_missing_since: true,
   listened: true,
   listened_until: true,
+  steps_saved: true,
 };
 export const TASK_ROW_COLUMNS = Object.keys(ROW_COLUMNS) as (keyof TasksTable)[];
 

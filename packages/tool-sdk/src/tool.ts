@@ -53,17 +53,46 @@ export type StepOutcome =
   | { kind: 'cancel'; statusMessage: string };
 
 export interface StepContext {
-  /**
-   * The task's id: stable across retries, resumes and workers, so `${taskId}:${step}` makes an
-   * idempotency key for an outside effect (a step may run again, see TaskProgram).
-   */
+  /** The task's id: stable across retries, resumes and workers. */
   taskId: string;
+  /**
+   * How many step outcomes the task had saved when this step began (0 for the first step): a
+   * step run again from the same checkpoint sees the same index, the next step the next one.
+   */
+  stepIndex: number;
+  /**
+   * `${taskId}:${stepIndex}`: the same for every execution of this step from this checkpoint, on
+   * any worker, and different for every other step. Send it with an outside effect (an HTTP
+   * `Idempotency-Key`, a unique column of an upsert) so a re-run is recognised as a repeat.
+   */
+  idempotencyKey: string;
+  /**
+   * Runs `work` in this step's transaction on the service's Postgres database: the statements
+   * it runs commit together with the step's outcome (its checkpoint, input round or result),
+   * and only while this worker's lease still holds. A step interrupted before that commit (a
+   * crash, a lost lease, a frozen worker) leaves none of them behind, and its re-run starts
+   * from the same checkpoint. Calls within one step share the one transaction. A rejection of
+   * `work` rolls it back and fails the step (it is retried like any unexpected throw), even if
+   * the step catches it. See docs/writing-tools.md, "Exactly-once database effects".
+   */
+  transaction<T>(work: (tx: StepTransaction) => Promise<T>): Promise<T>;
   /** Aborted when the task is cancelled or the worker loses its lease: stop promptly. */
   signal: AbortSignal;
   /** Every answer received so far, keyed by input key. */
   inputResponses: InputResponses;
   /** Deployment knobs a tool may read (e.g. REPORT_STEP_MS). */
   settings: ToolSettings;
+}
+
+/**
+ * A step's transaction: plain SQL with `$1, $2…` placeholders, on the service's database (the
+ * tool's tables may live in any schema of it). No BEGIN, COMMIT or ROLLBACK of its own.
+ */
+export interface StepTransaction {
+  query<R extends object = Record<string, unknown>>(
+    text: string,
+    values?: readonly unknown[],
+  ): Promise<{ rows: R[]; rowCount: number }>;
 }
 
 /** Deployment knobs the worker passes to every step. Tools of their own read their own env. */
@@ -106,9 +135,10 @@ export interface ToolDefinition<Args extends JsonObject = JsonObject> {
  *
  * At least once: the worker saves the state a step returns before it runs the next one. A step
  * that was interrupted before its outcome was saved (a crash, a kill, a lost lease) runs again,
- * from the same state, on this or another worker. So a step with an outside effect must make that
- * effect idempotent (key it by `ctx.taskId` and the step, e.g. `${taskId}:upload:${index}`) or
- * check for it first; and the state it returns must be all it needs to go on.
+ * from the same state, on this or another worker. Its writes to the service's Postgres made
+ * through `ctx.transaction` commit with that outcome, so they happen exactly once; any other
+ * outside effect must be idempotent (send `ctx.idempotencyKey` with it) or checked for first.
+ * The state a step returns must be all it needs to go on.
  *
  * Failures: return `complete` with `isError: true` for a failure the model should see (R19);
  * throw a ProtocolError to fail the task with that JSON-RPC error (no retry); any other throw is

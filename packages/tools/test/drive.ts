@@ -6,7 +6,15 @@ export function context(
   inputResponses: InputResponses = {},
   signal: StepContext['signal'] = new AbortController().signal,
 ): StepContext {
-  return { taskId: 'test-task', signal, inputResponses, settings: { reportStepMs: 0 } };
+  return {
+    taskId: 'test-task',
+    stepIndex: 0,
+    idempotencyKey: 'test-task:0',
+    signal,
+    inputResponses,
+    settings: { reportStepMs: 0 },
+    transaction: () => Promise.reject(new Error('these tools run no transaction')),
+  };
 }
 
 export interface Run {

@@ -15,6 +15,8 @@ export interface BenchResults {
   tasksGet?: HttpLoadResult[];
   createAtFixedRate?: ConstantRateResult;
   endToEnd?: EndToEndResult[];
+  /** A one-step task without and with ctx.transaction, on the same 1 + 1 stack (e2e-effects). */
+  endToEndEffects?: { plain: EndToEndResult; transactional: EndToEndResult };
   syncCommit?: SyncCommitResult;
 }
 
@@ -158,6 +160,44 @@ export function renderMeasurements(r: BenchResults): string {
         String(x.failures),
       ]);
     tables.push(e);
+  }
+  if (r.endToEndEffects !== undefined) {
+    const { plain: base, transactional } = r.endToEndEffects;
+    const t = new Table({
+      head: [
+        '(e) one-step task, 1 gateway + 1 worker',
+        'clients',
+        'tasks/s',
+        'worker CPU ms/task',
+        'PG commits/task',
+        'tasks',
+        'failures',
+      ],
+      ...plain,
+    });
+    for (const [label, x] of [
+      ['plain (failing_job)', base],
+      ['transactional (transfer_funds, 1 transfer)', transactional],
+    ] as const)
+      t.push([
+        label,
+        String(x.concurrency),
+        n(x.tasksPerS, 1),
+        n(x.workerCpuMsPerTask, 2),
+        n(x.commitsPerTask, 2),
+        String(x.tasks),
+        String(x.failures),
+      ]);
+    t.push([
+      'transactional ÷ plain',
+      '',
+      n(transactional.tasksPerS / base.tasksPerS, 2),
+      '',
+      '',
+      '',
+      '',
+    ]);
+    tables.push(t);
   }
   return tables.map((t) => t.toString()).join('\n');
 }

@@ -24,12 +24,15 @@ export async function startBenchStack(options: {
   cpuProfileDir?: string;
   /** More node flags for every process, e.g. `--trace-gc-nvp` (a probe's diagnostics). */
   nodeArgs?: readonly string[];
+  /** More environment for every process (e.g. MCP_TOOL_MODULES). */
+  env?: Record<string, string>;
 }): Promise<BenchStack> {
   const common = {
     DATABASE_URL: options.databaseUrl,
     REDIS_URL: options.redisUrl,
     REDIS_PREFIX: options.redisPrefix,
     LOG_LEVEL: 'warn',
+    ...options.env,
   };
   const nodeArgs = [
     ...(options.nodeArgs ?? []),

@@ -4,7 +4,7 @@ import { Pool } from 'undici';
 import { startCompletionWatcher } from './completion-watcher.js';
 import type { BenchStack } from './bench-stack.js';
 import { processCpuMs } from './cpu.js';
-import { createTaskRequest, sendMcp } from './mcp-requests.js';
+import { createTaskRequest, sendMcp, type HttpRequestSpec } from './mcp-requests.js';
 import { commandDeltas, redisCommandCalls } from './redis-commandstats.js';
 
 export interface EndToEndResult {
@@ -58,7 +58,10 @@ export async function runEndToEnd(options: {
   concurrency: number;
   durationS: number;
   warmupS: number;
+  /** The task each client creates; default the one-step no-input task (createTaskRequest). */
+  request?: () => HttpRequestSpec;
 }): Promise<EndToEndResult> {
+  const request = options.request ?? createTaskRequest;
   const { stack } = options;
   const watcher = startCompletionWatcher(options.databaseUrl);
   // Keep-alive connections per gateway, as a load tool keeps them (see sendMcp).
@@ -77,11 +80,7 @@ export async function runEndToEnd(options: {
       while (performance.now() < deadline) {
         const index = turn++ % stack.gateways.length;
         try {
-          const created = await sendMcp(
-            stack.gateways[index]!.url,
-            createTaskRequest(),
-            pools[index],
-          );
+          const created = await sendMcp(stack.gateways[index]!.url, request(), pools[index]);
           await watcher.waitFor(created.taskId as string);
           finished += 1;
           if (performance.now() <= deadline) finishedInTime += 1;

@@ -11,6 +11,7 @@ export const FIGURES = [
   'tasks-get',
   'create',
   'e2e',
+  'e2e-effects',
   'sync-commit',
 ] as const;
 export type Figure = (typeof FIGURES)[number];
@@ -21,6 +22,8 @@ const BASELINES_OF: Record<Figure, Figure[]> = {
   'tasks-get': ['hono'],
   create: ['pgbench'],
   e2e: ['pgbench', 'bullmq'],
+  // Its baseline (the plain one-step task) is measured inside it, on the same stack.
+  'e2e-effects': [],
   // Its baseline (synchronous_commit = local) is measured inside it, on the same cluster.
   'sync-commit': [],
 };

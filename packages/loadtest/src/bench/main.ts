@@ -20,6 +20,7 @@ import { runBullmqNoop } from './bullmq-noop.js';
 import { deleteRedisPrefix, waitUntilAllTasksEnded } from './cleanup.js';
 import { runConstantRate } from './constant-rate.js';
 import { renderCpuProfileDir } from './cpu-profile-summary.js';
+import { runEffectsCost } from './effects-cost.js';
 import { runEndToEnd } from './end-to-end.js';
 import { runHttpLoad, type HttpLoadResult } from './http-load.js';
 import {
@@ -213,7 +214,11 @@ async function bench(options: BenchOptions): Promise<void> {
       workerConcurrency: options.concurrency,
       cpuProfileDir: options.cpuProf,
     };
-    const measuresOurs = figures.has('tasks-get') || figures.has('create') || figures.has('e2e');
+    const measuresOurs =
+      figures.has('tasks-get') ||
+      figures.has('create') ||
+      figures.has('e2e') ||
+      figures.has('e2e-effects');
     if (measuresOurs) await buildStalePackages(repoRoot, log);
     const small = measuresOurs
       ? await startBenchStack({ ...stackOptions, gateways: 1, workers: 1 })
@@ -286,6 +291,20 @@ async function bench(options: BenchOptions): Promise<void> {
         results.endToEnd = endToEnd;
       }
       await small.stop();
+    }
+
+    if (figures.has('e2e-effects')) {
+      results.endToEndEffects = await runEffectsCost({
+        databaseUrl: database.connectionString,
+        statsUrl,
+        databaseName: database.name,
+        redisUrl: redis.url,
+        concurrency: options.concurrency,
+        durationS,
+        warmupS,
+        stackOptions,
+        stacks,
+      });
     }
 
     const noCluster = privatePostgresUnavailableReason();

@@ -16,6 +16,7 @@ import {
   type StaleTail,
   type ViolationKind,
 } from './rules.js';
+import { checkEffects, type EffectsSummary } from './effects.js';
 import { indexHistory, type IndexedHistory } from './task-facts.js';
 
 export interface Violation {
@@ -34,6 +35,8 @@ export interface CheckResult {
   /** Steps that ran past their lease deadline, their writes fenced (checkStaleTails). */
   staleTails: StaleTail[];
   acknowledgedTasks: number;
+  /** The ledger check of the transfer_funds tasks, when the run recorded one (checkEffects). */
+  effects: EffectsSummary | undefined;
   history: IndexedHistory;
 }
 
@@ -67,6 +70,8 @@ export function checkHistory(records: readonly HistoryRecord[]): CheckResult {
   findings.push(...checkOverlappingSteps(history));
   const staleTails = findStaleTails(history);
   findings.push(...checkStaleTails(history, staleTails));
+  const effects = checkEffects(records);
+  findings.push(...effects.findings);
   findings.sort((a, b) => a.at - b.at);
   const violations = findings.map((finding) => ({
     kind: finding.kind,
@@ -81,6 +86,7 @@ export function checkHistory(records: readonly HistoryRecord[]): CheckResult {
     reExecutions: findReExecutions(history),
     staleTails,
     acknowledgedTasks: history.tasks.size,
+    effects: effects.summary,
     history,
   };
 }

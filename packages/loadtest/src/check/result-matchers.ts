@@ -42,4 +42,8 @@ export const RESULT_MATCHERS: Readonly<Record<string, ResultMatcher>> = {
     (args) => `Hello, ${(args.name as string | undefined) ?? 'stranger'}! Your task is done.`,
   ),
   generate_report: reportMatcher,
+  transfer_funds: expectText((args) => {
+    const n = (args.transfers as unknown[] | undefined)?.length ?? 0;
+    return `Transferred ${n} of ${n}.`;
+  }),
 };

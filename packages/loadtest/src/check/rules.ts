@@ -17,6 +17,7 @@ export const VIOLATION_KINDS = [
   'stale-step-continued',
   'http-500',
   'unavailable-without-retry-after',
+  'effect-not-exactly-once',
 ] as const;
 export type ViolationKind = (typeof VIOLATION_KINDS)[number];
 

@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { historyNow } from './clock.js';
 import type {
   ChaosRecord,
+  EffectsRecord,
   FinalReadRecord,
   HistoryRecord,
   NotificationRecord,
@@ -25,6 +26,7 @@ export interface HistoryRecorder {
   /** Step lines come with their own times (from the worker's log). */
   step(record: Omit<StepRecord, 'kind'>): void;
   final(fields: Fields<FinalReadRecord>): void;
+  effects(fields: Fields<EffectsRecord>): void;
   /** Records written so far. */
   count(): number;
   /** Flushes and closes the file. */
@@ -77,6 +79,7 @@ export function createHistoryRecorder(path: string): HistoryRecorder {
     chaos: (fields) => write({ kind: 'chaos', t: historyNow(), ...fields }),
     step: (record) => write({ kind: 'step', ...record }),
     final: (fields) => write({ kind: 'final', t: historyNow(), ...fields }),
+    effects: (fields) => write({ kind: 'effects', t: historyNow(), ...fields }),
     count: () => written,
     async close() {
       flush();

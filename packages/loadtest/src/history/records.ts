@@ -135,6 +135,29 @@ export const FinalReadRecordSchema = z.object({
   errorReason: z.string().optional(),
 });
 
+/**
+ * After the load stopped: the ledger of the `transfer_funds` tasks (examples/ledger), read from
+ * Postgres, for the exactly-once check (checkEffects). Per task: the transfers its arguments
+ * asked for, how many of its steps committed (`steps_saved`, plus the last step of a completed
+ * task), and every transfer row the ledger holds for it, by step.
+ */
+export const EffectsRecordSchema = z.object({
+  kind: z.literal('effects'),
+  t: Time,
+  tasks: z.array(
+    z.object({
+      taskId: z.string(),
+      status: TaskStatus,
+      stepsCommitted: z.number().int().min(0),
+      expected: z.array(z.string()),
+      recorded: z.array(z.object({ step: z.number().int(), move: z.string() })),
+    }),
+  ),
+  /** Sum of all balances when the accounts were opened, and at the end. */
+  openingTotal: z.number(),
+  closingTotal: z.number(),
+});
+
 export const HistoryRecordSchema = z.discriminatedUnion('kind', [
   RunRecordSchema,
   RequestRecordSchema,
@@ -143,6 +166,7 @@ export const HistoryRecordSchema = z.discriminatedUnion('kind', [
   ChaosRecordSchema,
   StepRecordSchema,
   FinalReadRecordSchema,
+  EffectsRecordSchema,
 ]);
 
 export type RunRecord = z.infer<typeof RunRecordSchema>;
@@ -152,4 +176,5 @@ export type NotificationRecord = z.infer<typeof NotificationRecordSchema>;
 export type ChaosRecord = z.infer<typeof ChaosRecordSchema>;
 export type StepRecord = z.infer<typeof StepRecordSchema>;
 export type FinalReadRecord = z.infer<typeof FinalReadRecordSchema>;
+export type EffectsRecord = z.infer<typeof EffectsRecordSchema>;
 export type HistoryRecord = z.infer<typeof HistoryRecordSchema>;

@@ -13,8 +13,17 @@ describe('the seeded mix', () => {
   it('covers every tool, answer style, cancels, probes, pollers, subscribers and both tenants', () => {
     const mix = generateMix(7, 500);
     expect(new Set(mix.map((p) => p.tool))).toEqual(
-      new Set(['slow_compute', 'multi_input', 'failing_job']),
+      new Set(['slow_compute', 'multi_input', 'failing_job', 'transfer_funds']),
     );
+    expect(generateMix(7, 500, { ledger: false }).some((p) => p.tool === 'transfer_funds')).toBe(
+      false,
+    );
+    for (const p of mix.filter((x) => x.tool === 'transfer_funds')) {
+      const transfers = p.arguments.transfers as { from: string; to: string; amount: number }[];
+      expect(transfers.length).toBeGreaterThanOrEqual(1);
+      expect(transfers.length).toBeLessThanOrEqual(3);
+      for (const t of transfers) expect(t.from).not.toBe(t.to);
+    }
     expect(new Set(mix.map((p) => p.answer))).toEqual(
       new Set(['full', 'partial', 'twice', 'unknown-key', 'decline']),
     );

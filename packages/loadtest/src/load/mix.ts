@@ -1,3 +1,4 @@
+import { ledgerArguments } from './ledger.js';
 import { createRng, type Rng } from './prng.js';
 
 /** How a lifecycle answers its task's input rounds. */
@@ -22,8 +23,8 @@ export interface LifecyclePlan {
   index: number;
   /** Whose task it is; the other tenant probes it. */
   tenant: TenantRole;
-  tool: 'slow_compute' | 'multi_input' | 'failing_job';
-  arguments: Record<string, string | number>;
+  tool: 'slow_compute' | 'multi_input' | 'failing_job' | 'transfer_funds';
+  arguments: Record<string, unknown>;
   answer: AnswerStyle;
   /** Sends tasks/cancel after this many polls (none when undefined). */
   cancelAfterPolls?: number;
@@ -46,11 +47,21 @@ const ANSWER_STYLES: readonly AnswerStyle[] = [
 /** The share of clients that wait on a subscription instead of polling. */
 const SUBSCRIBER_SHARE = 0.3;
 
-function planOne(rng: Rng, index: number): LifecyclePlan {
-  const roll = rng.int(0, 99);
-  const tool = roll < 55 ? 'slow_compute' : roll < 85 ? 'multi_input' : 'failing_job';
-  const args: Record<string, string | number> =
-    tool === 'slow_compute' ? { seconds: rng.int(1, 3), label: `job-${index}` } : {};
+function pickTool(roll: number, ledger: boolean): LifecyclePlan['tool'] {
+  if (roll < 50) return 'slow_compute';
+  if (roll < 78) return 'multi_input';
+  if (roll < 92) return 'failing_job';
+  return ledger ? 'transfer_funds' : 'slow_compute';
+}
+
+function planOne(rng: Rng, index: number, ledger: boolean): LifecyclePlan {
+  const tool = pickTool(rng.int(0, 99), ledger);
+  const args: Record<string, unknown> =
+    tool === 'slow_compute'
+      ? { seconds: rng.int(1, 3), label: `job-${index}` }
+      : tool === 'transfer_funds'
+        ? ledgerArguments(rng)
+        : {};
   return {
     index,
     tool,
@@ -64,8 +75,16 @@ function planOne(rng: Rng, index: number): LifecyclePlan {
   };
 }
 
-/** The seeded mix of lifecycles: deterministic for a seed. */
-export function generateMix(seed: number, count: number): LifecyclePlan[] {
+/**
+ * The seeded mix of lifecycles: deterministic for a seed. 50 % slow_compute, 28 % multi_input,
+ * 14 % failing_job, 8 % transfer_funds (examples/ledger, the exactly-once check) — slow_compute
+ * instead when `ledger` is false (a `--target` deployment may not have the tool).
+ */
+export function generateMix(
+  seed: number,
+  count: number,
+  options: { ledger?: boolean } = {},
+): LifecyclePlan[] {
   const rng = createRng(seed);
-  return Array.from({ length: count }, (_, index) => planOne(rng, index));
+  return Array.from({ length: count }, (_, index) => planOne(rng, index, options.ledger ?? true));
 }

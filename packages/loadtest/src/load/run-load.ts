@@ -35,6 +35,7 @@ import { createRunProgress } from '../report/progress.js';
 import type { HistoryRecord } from '../history/records.js';
 import type { Endpoint, Tenant } from './endpoints.js';
 import { readFinals, runLifecycle, type LoadContext } from './lifecycle.js';
+import { LEDGER_MODULE, openLedger, recordLedger } from './ledger.js';
 import { generateMix, type TenantRole } from './mix.js';
 import { createRng } from './prng.js';
 import { createStepTracker } from './step-tracker.js';
@@ -72,6 +73,8 @@ interface Topology {
   servers: Partial<Record<'redis' | 'postgres', RestartableServer>>;
   cluster?: FailoverCluster;
   links: Map<string, WorkerLinks>;
+  /** The stack's database, with the ledger opened in it, and the total it opened with. */
+  ledger?: { databaseUrl: string; openingTotal: number };
   teardown(): Promise<void>;
 }
 
@@ -137,6 +140,7 @@ async function startTopology(
       database = await createTestDatabase('loadtest');
       databaseUrl = database.connectionString;
     }
+    const openingTotal = await openLedger(databaseUrl);
     const redis = await createTestRedis('loadtest');
     const redisUrl = privateRedis?.url ?? redis.url;
     if (needs.has('worker-links')) {
@@ -170,6 +174,8 @@ async function startTopology(
         MCP_TOKENS: DEMO_MCP_TOKENS,
         REQUEST_STATE_SECRET: DEMO_REQUEST_STATE_SECRET,
         LEASE_MS: String(options.leaseMs),
+        // Beside the built-in packs: transfer_funds, whose ledger the checker reads at the end.
+        MCP_TOOL_MODULES: LEDGER_MODULE,
         STEP_LOG: 'on',
         LOG_LEVEL: 'warn',
         // Gateways read tasks/get from the standby, as in a deployment with a read replica.
@@ -195,6 +201,7 @@ async function startTopology(
       servers,
       cluster,
       links,
+      ledger: { databaseUrl, openingTotal },
       teardown,
     };
   } catch (error) {
@@ -243,7 +250,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadRun> {
     },
   });
 
-  const plans = generateMix(options.seed, options.tasks);
+  const plans = generateMix(options.seed, options.tasks, { ledger: topology.ledger !== undefined });
   const counts = { created: 0, finished: 0, errors: 0, chaos: 0 };
   const progress = createRunProgress({ total: plans.length });
   const created: { taskId: string; tenant: TenantRole }[] = [];
@@ -296,6 +303,10 @@ export async function runLoad(options: LoadOptions): Promise<LoadRun> {
     await sleep(1_000);
     options.log(`load done: ${created.length} tasks; reading each from every replica`);
     await readFinals(ctx, created, options.concurrency);
+    if (topology.ledger !== undefined) {
+      const { databaseUrl, openingTotal } = topology.ledger;
+      await recordLedger(databaseUrl, recorder, openingTotal);
+    }
   } finally {
     stopChaos.abort();
     progress.stop();

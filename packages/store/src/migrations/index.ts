@@ -7,6 +7,7 @@ import { notifyListenedOnly } from './0007-notify-listened-only.js';
 import { listenFlagsExpire } from './0008-listen-flags-expire.js';
 import { fairQueue } from './0010-fair-queue.js';
 import { inFlightByTenant } from './0011-in-flight-by-tenant.js';
+import { stepsSaved } from './0012-steps-saved.js';
 
 /**
  * Every migration this build knows, by name. Code, not files read at run time, so a bundled build
@@ -22,6 +23,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0008_listen_flags_expire': listenFlagsExpire,
   '0010_fair_queue': fairQueue,
   '0011_in_flight_by_tenant': inFlightByTenant,
+  '0012_steps_saved': stepsSaved,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -8,7 +8,14 @@ import {
   type JsonValue,
 } from '@mcp-tasks/tasks';
 import { resolveCheckpoint, toolVersion } from '../checkpoint-version.js';
-import type { StepOutcome, ToolDefinition, ToolResult, ToolSettings } from '../tool.js';
+import type {
+  StepContext,
+  StepOutcome,
+  StepTransaction,
+  ToolDefinition,
+  ToolResult,
+  ToolSettings,
+} from '../tool.js';
 
 /**
  * An in-process stand-in for the worker and the task row, for tool authors' unit tests: no
@@ -22,6 +29,63 @@ export interface HarnessOptions {
   /** Defaults to a fresh id per run; pass one to test idempotency keys. */
   taskId?: string;
   settings?: Partial<ToolSettings>;
+  /**
+   * Where `ctx.transaction` runs: each step that asks gets a transaction, committed when the
+   * harness saves the step's outcome and rolled back when the step throws or `stepAndCrash`
+   * loses it. Without it, `ctx.transaction` rejects. See `pgHarnessDatabase`.
+   */
+  database?: HarnessDatabase;
+}
+
+/** A source of step transactions for the harness (a real Postgres in tests: pgHarnessDatabase). */
+export interface HarnessDatabase {
+  begin(): Promise<HarnessTransaction>;
+}
+
+export interface HarnessTransaction extends StepTransaction {
+  commit(): Promise<void>;
+  rollback(): Promise<void>;
+}
+
+/** The part of a `pg.Pool` the harness uses (kept structural: the SDK does not depend on pg). */
+export interface PgPoolLike {
+  connect(): Promise<{
+    query(
+      text: string,
+      values?: unknown[],
+    ): Promise<{ rows: Record<string, unknown>[]; rowCount: number | null }>;
+    release(error?: Error): void;
+  }>;
+}
+
+/** Step transactions on a `pg.Pool`, for `startToolTask(tool, args, { database })`. */
+export function pgHarnessDatabase(pool: PgPoolLike): HarnessDatabase {
+  return {
+    async begin() {
+      const client = await pool.connect();
+      await client.query('BEGIN');
+      let done = false;
+      const end = async (command: 'COMMIT' | 'ROLLBACK') => {
+        if (done) return;
+        done = true;
+        try {
+          await client.query(command);
+          client.release();
+        } catch (error) {
+          client.release(error as Error);
+          if (command === 'COMMIT') throw error;
+        }
+      };
+      return {
+        async query<R extends object>(text: string, values: readonly unknown[] = []) {
+          const result = await client.query(text, [...values]);
+          return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
+        },
+        commit: () => end('COMMIT'),
+        rollback: () => end('ROLLBACK'),
+      };
+    },
+  };
 }
 
 export interface ToolRun {
@@ -40,6 +104,8 @@ export interface ToolRun {
   readonly error: { code: number; message: string; data?: unknown } | undefined;
   /** Steps started, including ones that threw or were thrown away by a crash. */
   readonly stepsRun: number;
+  /** Step outcomes saved (checkpoints and input rounds): the next step's `ctx.stepIndex`. */
+  readonly stepsSaved: number;
   /**
    * Runs one step and saves its outcome, as the worker does. An unexpected throw rejects and
    * leaves the checkpoint as it was (the worker would retry the same step); a ProtocolError
@@ -83,6 +149,7 @@ interface Row {
   result: ToolResult | undefined;
   error: { code: number; message: string; data?: unknown } | undefined;
   stepsRun: number;
+  stepsSaved: number;
 }
 
 /** Creates a task for `tool` with `args` (validated as the worker would) and its first checkpoint. */
@@ -114,11 +181,52 @@ export function startToolTask(
     result: undefined,
     error: undefined,
     stepsRun: 0,
+    stepsSaved: 0,
   };
-  return attach(tool, row, { reportStepMs: 0, ...options.settings });
+  return attach(tool, row, { reportStepMs: 0, ...options.settings }, options.database);
 }
 
-function attach(tool: ToolDefinition, row: Row, settings: ToolSettings): ToolRun {
+/** One step's transaction, opened on its first `ctx.transaction` (as the worker's step loop). */
+function stepEffects(database: HarnessDatabase | undefined) {
+  let open: Promise<HarnessTransaction> | undefined;
+  let failure: { error: unknown } | undefined;
+  let queue: Promise<unknown> = Promise.resolve();
+  async function runWork<T>(work: (tx: StepTransaction) => Promise<T>): Promise<T> {
+    if (database === undefined)
+      throw new Error('ctx.transaction needs a database: startToolTask(tool, args, { database })');
+    if (failure !== undefined)
+      throw new Error('this step’s transaction was rolled back; the step will be run again');
+    open ??= database.begin();
+    try {
+      return await work(await open);
+    } catch (error) {
+      failure ??= { error };
+      await (await open.catch(() => undefined))?.rollback();
+      throw error;
+    }
+  }
+  return {
+    transaction: (<T>(work: (tx: StepTransaction) => Promise<T>): Promise<T> => {
+      const next = queue.then(() => runWork(work));
+      queue = next.catch(() => undefined);
+      return next;
+    }) as StepContext['transaction'],
+    failure: () => failure,
+    async end(how: 'commit' | 'rollback'): Promise<void> {
+      const trx = await open?.catch(() => undefined);
+      open = undefined;
+      if (trx === undefined || failure !== undefined) return;
+      await (how === 'commit' ? trx.commit() : trx.rollback());
+    },
+  };
+}
+
+function attach(
+  tool: ToolDefinition,
+  row: Row,
+  settings: ToolSettings,
+  database: HarnessDatabase | undefined,
+): ToolRun {
   const maybeProgram = tool.task;
   if (maybeProgram === undefined) throw new Error(`${tool.name} has no task program`);
   const program = maybeProgram;
@@ -169,15 +277,23 @@ function attach(tool: ToolDefinition, row: Row, settings: ToolSettings): ToolRun
     controller = new AbortController();
     const signal = controller.signal;
     row.stepsRun += 1;
+    const effects = stepEffects(database);
     let outcome: StepOutcome;
     try {
       outcome = await program.step(state, row.args, {
         taskId: row.taskId,
+        stepIndex: row.stepsSaved,
+        idempotencyKey: `${row.taskId}:${row.stepsSaved}`,
         signal,
         inputResponses: { ...row.inputResponses },
         settings,
+        transaction: effects.transaction,
       });
+      // A transaction that failed fails the step, whatever it returned (as in the worker).
+      const failed = effects.failure();
+      if (failed !== undefined) throw failed.error;
     } catch (error) {
+      await effects.end('rollback');
       if (!save) return undefined;
       if (signal.aborted && row.cancelRequested) {
         row.status = 'cancelled';
@@ -195,8 +311,12 @@ function attach(tool: ToolDefinition, row: Row, settings: ToolSettings): ToolRun
     } finally {
       controller = undefined;
     }
-    if (!save) return outcome;
+    if (!save) {
+      await effects.end('rollback');
+      return outcome;
+    }
     apply(outcome);
+    await effects.end('commit');
     return outcome;
   }
 
@@ -206,11 +326,13 @@ function attach(tool: ToolDefinition, row: Row, settings: ToolSettings): ToolRun
         // Saved even when a cancel is pending; the cancel takes effect before the next step.
         row.checkpoint = outcome.state;
         row.checkpointVersion = toolVersion(tool);
+        row.stepsSaved += 1;
         attemptState = outcome.state;
         if (outcome.statusMessage !== undefined) row.statusMessage = outcome.statusMessage;
         return;
       case 'input':
         row.issuedKeys = issueInputKeys(row.issuedKeys, outcome.inputRequests);
+        row.stepsSaved += 1;
         row.checkpoint = outcome.state;
         row.checkpointVersion = toolVersion(tool);
         attemptState = undefined;
@@ -266,6 +388,9 @@ function attach(tool: ToolDefinition, row: Row, settings: ToolSettings): ToolRun
     get stepsRun() {
       return row.stepsRun;
     },
+    get stepsSaved() {
+      return row.stepsSaved;
+    },
     step: () => runStep(true),
     async runUntilStop(maxSteps = 1_000) {
       for (let i = 0; i < maxSteps; i += 1) {
@@ -301,7 +426,7 @@ function attach(tool: ToolDefinition, row: Row, settings: ToolSettings): ToolRun
     resumeOn(next) {
       if (TERMINAL.includes(row.status))
         throw new Error(`cannot resume: the task is ${row.status}`);
-      return attach(next, row, settings);
+      return attach(next, row, settings, database);
     },
   };
   return run;

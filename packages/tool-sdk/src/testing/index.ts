@@ -1,1 +1,10 @@
-export { startToolTask, type HarnessOptions, type HarnessStatus, type ToolRun } from './harness.js';
+export {
+  pgHarnessDatabase,
+  startToolTask,
+  type HarnessDatabase,
+  type HarnessOptions,
+  type HarnessStatus,
+  type HarnessTransaction,
+  type PgPoolLike,
+  type ToolRun,
+} from './harness.js';
