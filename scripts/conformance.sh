@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # `pnpm conformance`: starts the built stack (one gateway, one worker) on a fresh database and a
-# private Redis prefix, runs the official MCP conformance suite (Node 22) against it, stops the stack.
+# private Redis prefix, runs the official MCP conformance suite against it (on the workspace's Node 22: `pnpm conformance`
+# puts node_modules/.bin, with the root devDependency `node`, first on PATH), stops the stack.
 # Scenarios that cannot pass are listed with their reasons in conformance/expected-failures.yml.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 bash scripts/install-tools.sh >/dev/null
-node22="$root/.tools/node22/node_modules/node/bin/node"
 suite="$root/.tools/conformance/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 
 base_url="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test}"
@@ -61,7 +61,7 @@ skipped=()
 for scenario in "${scenarios[@]}"; do
   log="$logs/$scenario.log"
   # shellcheck disable=SC2046
-  if ! "$node22" "$suite" server --url "http://127.0.0.1:$port/mcp" --scenario "$scenario" \
+  if ! node "$suite" server --url "http://127.0.0.1:$port/mcp" --scenario "$scenario" \
     $(spec_args "$scenario") --expected-failures conformance/expected-failures.yml >"$log" 2>&1; then
     printf 'conformance %-32s FAILED (see results/conformance/%s.log)\n' "$scenario" "$scenario"
     tail -n 30 "$log"
