@@ -21,6 +21,11 @@ export {
 } from './errors.js';
 export { taskRowToTask } from './task-row.js';
 export {
+  recordAttemptSpan,
+  type ClaimTrace,
+  type TraceContext,
+} from './trace-context.js';
+export {
   CANCELLED_BY_REQUEST,
   RESUMED_MESSAGE,
   UnstorableArgumentsError,

@@ -1,0 +1,10 @@
+export { parseTracingEnv, type OtlpProtocol, type TracingEnvResult, type TracingSettings } from './tracing-env.js';
+export { startTracing, type RunningTracing, type StartTracingOptions } from './start-tracing.js';
+export {
+  carrierFrom,
+  carrierOf,
+  contextFromCarrier,
+  injectIntoMeta,
+  linkTo,
+  type TraceCarrier,
+} from './trace-carrier.js';
