@@ -36,9 +36,9 @@ function parentOf(ctx: RequestContext, headers: Headers): { parent: Context; lin
 /** The task a request names (tasks/*) or made (a tools/call answered with a task). */
 function taskIdOf(ctx: RequestContext, outcome: HandlerOutcome | undefined): string | undefined {
   if (typeof ctx.params.taskId === 'string') return ctx.params.taskId;
-  if (outcome?.kind !== 'result') return undefined;
-  const task = outcome.result.task as { taskId?: unknown } | undefined;
-  return typeof task?.taskId === 'string' ? task.taskId : undefined;
+  if (outcome?.kind !== 'result' || outcome.result.resultType !== 'task') return undefined;
+  const taskId = outcome.result.taskId;
+  return typeof taskId === 'string' ? taskId : undefined;
 }
 
 /**
