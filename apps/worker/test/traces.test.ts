@@ -139,7 +139,7 @@ describe('traces across the queue hop (gateway and worker processes, OTLP receiv
     ]);
     expect(named(secondChildren, 'task.checkpoint')).toHaveLength(2);
     // Postgres statements from the pg instrumentation, inside the trace.
-    expect(spans.some((span) => span.kind === 3 && span.attributes['db.system'] === 'postgresql')).toBe(true);
+    expect(spans.some((span) => span.kind === 3 && span.attributes['db.system.name'] === 'postgresql')).toBe(true);
     // The tasks/update came with no trace context of its own: a new trace, not this one.
     expect(named(spans, 'tasks/update')).toEqual([]);
   }, 90_000);
