@@ -8,6 +8,8 @@ export interface OtlpReceiver {
   /** The base URL (the exporters append /v1/traces). */
   endpoint: string;
   spans(): readonly CollectedSpan[];
+  /** Spans received, also those not kept. */
+  spanCount(): number;
   /** Each export's content type, in arrival order (which encoding the exporter chose). */
   contentTypes(): readonly string[];
   /** Resolves with the spans once `done` holds for them; rejects with what arrived after timeoutMs. */
@@ -27,8 +29,19 @@ async function readBody(request: IncomingMessage): Promise<Buffer> {
  * POST /v1/traces in http/protobuf and http/json, and keeps every span. Anything else is 404 or
  * 415, so an exporter pointed at the wrong path or speaking another encoding fails visibly.
  */
-export async function startOtlpReceiver(): Promise<OtlpReceiver> {
+export async function startOtlpReceiver(
+  options: {
+    /** false: decode and count only (a benchmark's receiver must not grow without bound). */
+    keepSpans?: boolean;
+  } = {},
+): Promise<OtlpReceiver> {
+  const keep = options.keepSpans ?? true;
   const collected: CollectedSpan[] = [];
+  let count = 0;
+  const accept = (spans: CollectedSpan[]): void => {
+    count += spans.length;
+    if (keep) collected.push(...spans);
+  };
   const types: string[] = [];
   const waiters = new Set<() => void>();
   const server = createServer((request, response) => {
@@ -40,10 +53,10 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     readBody(request).then(
       (body) => {
         if (type === 'application/x-protobuf') {
-          collected.push(...decodeProtobufExport(body));
+          accept(decodeProtobufExport(body));
           response.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
         } else if (type === 'application/json') {
-          collected.push(...decodeJsonExport(JSON.parse(body.toString('utf8'))));
+          accept(decodeJsonExport(JSON.parse(body.toString('utf8'))));
           response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
         } else {
           response.writeHead(415).end();
@@ -62,6 +75,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   return {
     endpoint: `http://127.0.0.1:${address.port}`,
     spans: () => collected,
+    spanCount: () => count,
     contentTypes: () => types,
     waitFor(done, timeoutMs = 30_000) {
       return new Promise((resolve, reject) => {
