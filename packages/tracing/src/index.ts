@@ -1,4 +1,6 @@
-export { parseTracingEnv, type OtlpProtocol, type TracingEnvResult, type TracingSettings } from './tracing-env.js';
+export {
+  TRACING_ENV_NAMES,
+  parseTracingEnv, type OtlpProtocol, type TracingEnvResult, type TracingSettings } from './tracing-env.js';
 export { startTracing, type RunningTracing, type StartTracingOptions } from './start-tracing.js';
 export {
   carrierFrom,

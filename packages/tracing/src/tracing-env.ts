@@ -10,6 +10,16 @@ export type TracingEnvResult =
 
 const PROTOCOLS: readonly string[] = ['http/protobuf', 'http/json'];
 
+/** Every variable parseTracingEnv reads (the apps' READMEs document each: tracing-env.test.ts). */
+export const TRACING_ENV_NAMES = [
+  'OTEL_EXPORTER_OTLP_ENDPOINT',
+  'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
+  'OTEL_TRACES_EXPORTER',
+  'OTEL_EXPORTER_OTLP_PROTOCOL',
+  'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL',
+  'OTEL_SDK_DISABLED',
+] as const;
+
 const nonEmpty = (value: string | undefined): string | undefined =>
   value === undefined || value.trim() === '' ? undefined : value.trim();
 
