@@ -150,6 +150,8 @@ export function traceSettler(settler: OutcomeSettler): OutcomeSettler {
       );
     },
     afterError: (fence, task, error) =>
-      inSpan('task.settle', {}, (span) => settled('error')(span, settler.afterError(fence, task, error))),
+      inSpan('task.settle', {}, (span) =>
+        settled('error')(span, settler.afterError(fence, task, error)),
+      ),
   };
 }

@@ -115,9 +115,12 @@ describe('traces across the queue hop (gateway and worker processes, OTLP receiv
 
     // Two attempts, both children of the request: the first pauses for input, the second ends it.
     const attempts = named(spans, 'task.attempt').sort(
-      (a, b) => Number(a.attributes['mcp_tasks.attempt']) - Number(b.attributes['mcp_tasks.attempt']),
+      (a, b) =>
+        Number(a.attributes['mcp_tasks.attempt']) - Number(b.attributes['mcp_tasks.attempt']),
     );
-    expect(attempts.map((a) => [a.serviceName, a.parentSpanId, a.attributes['mcp_tasks.outcome']])).toEqual([
+    expect(
+      attempts.map((a) => [a.serviceName, a.parentSpanId, a.attributes['mcp_tasks.outcome']]),
+    ).toEqual([
       ['mcp-tasks-worker', request!.spanId, 'input_required'],
       ['mcp-tasks-worker', request!.spanId, 'completed'],
     ]);
@@ -128,18 +131,20 @@ describe('traces across the queue hop (gateway and worker processes, OTLP receiv
     expect(attempts[1]!.attributes['mcp_tasks.takeover']).toBe(false);
     for (const attempt of attempts) {
       const names = childrenOf(spans, attempt).map((span) => span.name);
-      expect(names).toEqual(expect.arrayContaining(['task.job_pickup', 'task.claim', 'task.step', 'task.settle']));
+      expect(names).toEqual(
+        expect.arrayContaining(['task.job_pickup', 'task.claim', 'task.step', 'task.settle']),
+      );
     }
     // Second attempt: approve (continue + checkpoint), render 2 sections (1 checkpoint), complete.
     const secondChildren = childrenOf(spans, attempts[1]!);
-    expect(named(secondChildren, 'task.step').map((s) => s.attributes['mcp_tasks.step.outcome'])).toEqual([
-      'continue',
-      'continue',
-      'complete',
-    ]);
+    expect(
+      named(secondChildren, 'task.step').map((s) => s.attributes['mcp_tasks.step.outcome']),
+    ).toEqual(['continue', 'continue', 'complete']);
     expect(named(secondChildren, 'task.checkpoint')).toHaveLength(2);
     // Postgres statements from the pg instrumentation, inside the trace.
-    expect(spans.some((span) => span.kind === 3 && span.attributes['db.system.name'] === 'postgresql')).toBe(true);
+    expect(
+      spans.some((span) => span.kind === 3 && span.attributes['db.system.name'] === 'postgresql'),
+    ).toBe(true);
     // The tasks/update came with no trace context of its own: a new trace, not this one.
     expect(named(spans, 'tasks/update')).toEqual([]);
   }, 90_000);
@@ -154,11 +159,17 @@ describe('traces across the queue hop (gateway and worker processes, OTLP receiv
         named(inTrace(all, client.traceId), 'task.attempt').length === 1 &&
         named(inTrace(all, client.traceId), 'task.claim').length === 2,
     );
-    const cancel = await stack.rpc('tasks/cancel', { taskId }, { meta: { traceparent: client.traceparent } });
+    const cancel = await stack.rpc(
+      'tasks/cancel',
+      { taskId },
+      { meta: { traceparent: client.traceparent } },
+    );
     expect(cancel.error).toBeUndefined();
     await stack.waitForTask(taskId);
     const spans = inTrace(
-      await receiver.waitFor((all) => named(inTrace(all, client.traceId), 'task.attempt').length === 2),
+      await receiver.waitFor(
+        (all) => named(inTrace(all, client.traceId), 'task.attempt').length === 2,
+      ),
       client.traceId,
     );
     expect(named(spans, 'tasks/cancel')[0]).toMatchObject({
@@ -213,7 +224,9 @@ describe('a worker SIGKILLed mid-task', () => {
       (a) => a.attributes['mcp_tasks.outcome'] === 'completed',
     )!;
     // The killed attempt's span never ended (so was never sent); its claim names it as parent.
-    expect(named(spans, 'task.attempt').some((a) => a.spanId === killedClaim.parentSpanId)).toBe(false);
+    expect(named(spans, 'task.attempt').some((a) => a.spanId === killedClaim.parentSpanId)).toBe(
+      false,
+    );
     expect(takeover).toMatchObject({
       parentSpanId: request!.spanId,
       links: [{ traceId: client.traceId, spanId: killedClaim.parentSpanId }],

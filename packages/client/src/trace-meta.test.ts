@@ -9,8 +9,7 @@ const SPAN = {
   spanId: 'b7ad6b7169203331',
   traceFlags: TraceFlags.SAMPLED,
 };
-const inSpan = <T>(run: () => T): T =>
-  context.with(trace.setSpanContext(ROOT_CONTEXT, SPAN), run);
+const inSpan = <T>(run: () => T): T => context.with(trace.setSpanContext(ROOT_CONTEXT, SPAN), run);
 const metaOf = () =>
   buildRequest('tools/call', { name: 'greet' }, { id: 1, framing: DEFAULT_FRAMING }).body.params
     ._meta as Record<string, unknown>;
@@ -37,7 +36,10 @@ describe('trace context in _meta', () => {
     const built = inSpan(() =>
       buildRequest(
         'tools/call',
-        { name: 'greet', _meta: { traceparent: '00-11111111111111111111111111111111-2222222222222222-01' } },
+        {
+          name: 'greet',
+          _meta: { traceparent: '00-11111111111111111111111111111111-2222222222222222-01' },
+        },
         { id: 1, framing: DEFAULT_FRAMING },
       ),
     );

@@ -177,7 +177,11 @@ function endWakeUpSpan(taskId: string): (sent: boolean) => void {
     attributes: { 'mcp_tasks.task.id': taskId, 'messaging.system': 'bullmq' },
   });
   return (sent) => {
-    if (!sent) span.setStatus({ code: SpanStatusCode.ERROR, message: 'wake-up lost; the sweeper will send it' });
+    if (!sent)
+      span.setStatus({
+        code: SpanStatusCode.ERROR,
+        message: 'wake-up lost; the sweeper will send it',
+      });
     span.end();
   };
 }

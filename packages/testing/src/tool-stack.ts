@@ -152,7 +152,11 @@ export async function startToolStack(options: ToolStackOptions): Promise<ToolSta
   }
 
   let nextId = 1;
-  async function rpc(method: string, params: JsonRecord, extra: RpcExtras = {}): Promise<RpcAnswer> {
+  async function rpc(
+    method: string,
+    params: JsonRecord,
+    extra: RpcExtras = {},
+  ): Promise<RpcAnswer> {
     const headers: Record<string, string> = {
       ...extra.headers,
       'Content-Type': 'application/json',

@@ -22,7 +22,9 @@ export interface TraceCarrier {
 const CARRIER_KEYS = ['traceparent', 'tracestate', 'baggage'] as const;
 
 /** The carrier's string fields of `record` (a `_meta` object); undefined without a traceparent. */
-export function carrierFrom(record: Readonly<Record<string, unknown>> | undefined): TraceCarrier | undefined {
+export function carrierFrom(
+  record: Readonly<Record<string, unknown>> | undefined,
+): TraceCarrier | undefined {
   if (record === undefined || typeof record.traceparent !== 'string') return undefined;
   const carrier: TraceCarrier = { traceparent: record.traceparent };
   if (typeof record.tracestate === 'string') carrier.tracestate = record.tracestate;
@@ -46,7 +48,10 @@ export function carrierOf(from: Context = context.active()): TraceCarrier | unde
 }
 
 /** Writes the active context into `meta` (a request's `params._meta`), keys as SEP-414 names them. */
-export function injectIntoMeta(meta: Record<string, unknown>, from: Context = context.active()): void {
+export function injectIntoMeta(
+  meta: Record<string, unknown>,
+  from: Context = context.active(),
+): void {
   const carrier = carrierOf(from);
   if (carrier === undefined) return;
   for (const key of CARRIER_KEYS) if (carrier[key] !== undefined) meta[key] = carrier[key];

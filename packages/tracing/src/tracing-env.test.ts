@@ -14,7 +14,9 @@ describe('parseTracingEnv', () => {
   it('is on with an endpoint, a traces endpoint or OTEL_TRACES_EXPORTER=otlp, protobuf by default', () => {
     const on = { ok: true, settings: { enabled: true, protocol: 'http/protobuf' } };
     expect(parseTracingEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' })).toEqual(on);
-    expect(parseTracingEnv({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://c:4318/v1/traces' })).toEqual(on);
+    expect(
+      parseTracingEnv({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://c:4318/v1/traces' }),
+    ).toEqual(on);
     expect(parseTracingEnv({ OTEL_TRACES_EXPORTER: 'otlp' })).toEqual(on);
   });
 

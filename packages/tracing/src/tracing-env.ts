@@ -5,8 +5,7 @@ export type OtlpProtocol = 'http/protobuf' | 'http/json';
 export type TracingSettings = { enabled: false } | { enabled: true; protocol: OtlpProtocol };
 
 export type TracingEnvResult =
-  | { ok: true; settings: TracingSettings }
-  | { ok: false; problems: string[] };
+  { ok: true; settings: TracingSettings } | { ok: false; problems: string[] };
 
 const PROTOCOLS: readonly string[] = ['http/protobuf', 'http/json'];
 

@@ -29,7 +29,8 @@ function parentOf(ctx: RequestContext, headers: Headers): { parent: Context; lin
   const httpSpan = trace.getSpanContext(fromHttp);
   const fromMeta = contextFromCarrier(carrierFrom(ctx.meta.raw));
   if (fromMeta === undefined) return { parent: fromHttp, links: [] };
-  const links = httpSpan !== undefined && trace.isSpanContextValid(httpSpan) ? [{ context: httpSpan }] : [];
+  const links =
+    httpSpan !== undefined && trace.isSpanContextValid(httpSpan) ? [{ context: httpSpan }] : [];
   return { parent: fromMeta, links };
 }
 
@@ -51,7 +52,10 @@ export async function traceRequest(
   headers: Headers,
   run: () => Promise<HandlerOutcome>,
 ): Promise<HandlerOutcome> {
-  const toolName = ctx.method === 'tools/call' && typeof ctx.params.name === 'string' ? ctx.params.name : undefined;
+  const toolName =
+    ctx.method === 'tools/call' && typeof ctx.params.name === 'string'
+      ? ctx.params.name
+      : undefined;
   const { parent, links } = parentOf(ctx, headers);
   const span = tracer.startSpan(
     toolName === undefined ? ctx.method : `${ctx.method} ${toolName}`,
@@ -77,7 +81,10 @@ export async function traceRequest(
     return outcome;
   } catch (error) {
     const code = (error as { code?: unknown }).code;
-    span.setAttribute('error.type', typeof code === 'number' ? String(code) : (error as Error).name);
+    span.setAttribute(
+      'error.type',
+      typeof code === 'number' ? String(code) : (error as Error).name,
+    );
     if (typeof code === 'number') span.setAttribute('rpc.response.status_code', String(code));
     span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
     const taskId = taskIdOf(ctx, undefined);

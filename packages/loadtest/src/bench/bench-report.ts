@@ -382,7 +382,15 @@ function tracesTable({ off, on }: TracesCostResult): InstanceType<typeof Table> 
     [`off (${off.length} runs)`, a],
     [`on, every span sampled (${on.length} runs)`, b],
   ] as const)
-    t.push([label, n(x.tasksPerS, 1), n(x.gateway, 2), n(x.worker, 2), n(x.gateway + x.worker, 2), String(x.tasks), String(x.failures)]);
+    t.push([
+      label,
+      n(x.tasksPerS, 1),
+      n(x.gateway, 2),
+      n(x.worker, 2),
+      n(x.gateway + x.worker, 2),
+      String(x.tasks),
+      String(x.failures),
+    ]);
   t.push([
     'on ÷ off',
     n(b.tasksPerS / a.tasksPerS, 2),

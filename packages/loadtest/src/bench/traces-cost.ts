@@ -41,7 +41,12 @@ export async function runTracesCost(options: {
                 OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
               }
             : {};
-        const stack = await startBenchStack({ ...options.stackOptions, gateways: 1, workers: 1, env });
+        const stack = await startBenchStack({
+          ...options.stackOptions,
+          gateways: 1,
+          workers: 1,
+          env,
+        });
         options.stacks.push(stack);
         try {
           const run = await runEndToEnd({ ...options, stack });

@@ -13,7 +13,10 @@ export interface OtlpReceiver {
   /** Each export's content type, in arrival order (which encoding the exporter chose). */
   contentTypes(): readonly string[];
   /** Resolves with the spans once `done` holds for them; rejects with what arrived after timeoutMs. */
-  waitFor(done: (spans: readonly CollectedSpan[]) => boolean, timeoutMs?: number): Promise<readonly CollectedSpan[]>;
+  waitFor(
+    done: (spans: readonly CollectedSpan[]) => boolean,
+    timeoutMs?: number,
+  ): Promise<readonly CollectedSpan[]>;
   close(): Promise<void>;
 }
 
@@ -89,7 +92,10 @@ export async function startOtlpReceiver(
           reject(
             new Error(
               `spans not as expected after ${timeoutMs} ms; received:\n${collected
-                .map((s) => `  ${s.serviceName} ${s.name} ${s.traceId}/${s.spanId} <- ${s.parentSpanId}`)
+                .map(
+                  (s) =>
+                    `  ${s.serviceName} ${s.name} ${s.traceId}/${s.spanId} <- ${s.parentSpanId}`,
+                )
                 .join('\n')}`,
             ),
           );

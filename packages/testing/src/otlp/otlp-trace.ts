@@ -1,4 +1,11 @@
-import { bytesOf, hexOf, numberOf, readMessage, textOf, type WireValue } from './protobuf-reader.js';
+import {
+  bytesOf,
+  hexOf,
+  numberOf,
+  readMessage,
+  textOf,
+  type WireValue,
+} from './protobuf-reader.js';
 
 /** One span as the receiver collected it, the same from http/protobuf and http/json. */
 export interface CollectedSpan {
@@ -20,7 +27,14 @@ export interface CollectedSpan {
   statusCode: number;
 }
 
-const KIND_NAMES = ['', 'SPAN_KIND_INTERNAL', 'SPAN_KIND_SERVER', 'SPAN_KIND_CLIENT', 'SPAN_KIND_PRODUCER', 'SPAN_KIND_CONSUMER'];
+const KIND_NAMES = [
+  '',
+  'SPAN_KIND_INTERNAL',
+  'SPAN_KIND_SERVER',
+  'SPAN_KIND_CLIENT',
+  'SPAN_KIND_PRODUCER',
+  'SPAN_KIND_CONSUMER',
+];
 
 // ---- http/protobuf (opentelemetry/proto/trace/v1/trace.proto) ----
 
@@ -96,7 +110,10 @@ function protobufSpan(value: WireValue, resource: Record<string, unknown>): Coll
     else if (field === 9) attributes.push(inner);
     else if (field === 11) {
       const [name] = fieldsOf(inner, 2);
-      span.events.push({ name: name === undefined ? '' : textOf(name), attributes: keyValues(fieldsOf(inner, 3)) });
+      span.events.push({
+        name: name === undefined ? '' : textOf(name),
+        attributes: keyValues(fieldsOf(inner, 3)),
+      });
     } else if (field === 13) {
       const [traceId] = fieldsOf(inner, 1);
       const [spanId] = fieldsOf(inner, 2);
