@@ -88,7 +88,12 @@ export async function startAttemptTrace(
     .startSpan('task.claim', { startTime: wallTime(times.claimSentAt) }, inAttempt)
     .end(wallTime(times.claimedAt));
   const traceparent = carrierOf(inAttempt)?.traceparent;
-  if (traceparent !== undefined) await recordAttemptSpan(db, fence, traceparent);
+  // Best effort: tracing must never fail an attempt. Lost, the next attempt just has no link.
+  if (traceparent !== undefined) {
+    await recordAttemptSpan(db, fence, traceparent).catch((error: unknown) =>
+      attempt.addEvent('trace_last_attempt not recorded', { 'error.type': (error as Error).name }),
+    );
+  }
   return {
     context: inAttempt,
     end(outcome) {

@@ -42,10 +42,8 @@ afterAll(async () => {
   await receiver?.close();
 });
 
-let counter = 0;
 /** A fresh client trace: a random trace id and the client span's id, as a W3C traceparent. */
 function clientTrace(): { traceId: string; spanId: string; traceparent: string } {
-  counter += 1;
   const hex = (bytes: number) =>
     [...crypto.getRandomValues(new Uint8Array(bytes))]
       .map((b) => b.toString(16).padStart(2, '0'))

@@ -36,6 +36,11 @@ const KIND_NAMES = [
   'SPAN_KIND_CONSUMER',
 ];
 
+const serviceNameOf = (resource: Record<string, unknown>): string => {
+  const name = resource['service.name'];
+  return typeof name === 'string' ? name : '';
+};
+
 // ---- http/protobuf (opentelemetry/proto/trace/v1/trace.proto) ----
 
 function anyValue(value: WireValue): unknown {
@@ -84,7 +89,7 @@ const fieldsOf = (value: WireValue, wanted: number): WireValue[] =>
 
 function protobufSpan(value: WireValue, resource: Record<string, unknown>): CollectedSpan {
   const span: CollectedSpan = {
-    serviceName: String(resource['service.name'] ?? ''),
+    serviceName: serviceNameOf(resource),
     resource,
     traceId: '',
     spanId: '',
@@ -196,7 +201,7 @@ export function decodeJsonExport(body: unknown): CollectedSpan[] {
     for (const scopeSpans of resourceSpans.scopeSpans ?? []) {
       for (const span of scopeSpans.spans ?? []) {
         spans.push({
-          serviceName: String(resource['service.name'] ?? ''),
+          serviceName: serviceNameOf(resource),
           resource,
           traceId: span.traceId.toLowerCase(),
           spanId: span.spanId.toLowerCase(),
