@@ -11,6 +11,7 @@ RUN npm install -g pnpm@10.34.9 --no-audit --no-fund --loglevel=error
 COPY package.json pnpm-lock.yaml pnpm-workspace.yaml tsconfig.base.json ./
 COPY packages/tasks/package.json packages/tasks/
 COPY packages/protocol/package.json packages/protocol/
+COPY packages/tracing/package.json packages/tracing/
 COPY packages/store/package.json packages/store/
 COPY packages/queue/package.json packages/queue/
 COPY packages/tool-sdk/package.json packages/tool-sdk/
@@ -22,6 +23,7 @@ COPY patches patches
 RUN pnpm install --frozen-lockfile --filter @mcp-tasks/gateway... --filter @mcp-tasks/worker...
 COPY packages/tasks packages/tasks
 COPY packages/protocol packages/protocol
+COPY packages/tracing packages/tracing
 COPY packages/store packages/store
 COPY packages/queue packages/queue
 COPY packages/tool-sdk packages/tool-sdk

@@ -40,6 +40,7 @@ export type GatewayAppConfig = Pick<
   | 'taskTtlMs'
   | 'taskPollIntervalMs'
   | 'sseKeepAliveMs'
+  | 'tracing'
 > & { listenLimits?: ListenLimits };
 
 export interface GatewayOptions {
@@ -129,6 +130,7 @@ export function createGateway(options: GatewayOptions): Hono<GatewayVariables> {
     pollLimits: config.pollRateLimit ? createPollLimits() : undefined,
     admission: options.admission ?? ADMIT_EVERYONE,
     shutdownSignal,
+    tracing: config.tracing?.enabled === true,
     listen: {
       limits: listenLimits,
       slots: createStreamSlots(listenLimits),

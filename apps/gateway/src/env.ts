@@ -5,6 +5,7 @@ import {
   enqueueGraceProblem,
 } from '@mcp-tasks/store';
 import { TOOL_PACKS } from '@mcp-tasks/tools';
+import { parseTracingEnv, type TracingSettings } from '@mcp-tasks/tracing';
 import { z } from 'zod';
 import { isSafeJwksUrl } from './auth/jwks-url.js';
 import { DEFAULT_LISTEN_LIMITS, type ListenLimits } from './mcp/listen-limits.js';
@@ -51,6 +52,8 @@ export interface GatewayConfig {
   shutdownDelayMs: number;
   migrateOnStart: boolean;
   logLevel: string;
+  /** From OpenTelemetry's own variables (OTEL_*); absent or off: nothing is traced. */
+  tracing?: TracingSettings;
 }
 
 export type AuthConfig =
@@ -378,11 +381,15 @@ export function parseEnv(source: Record<string, string | undefined>): EnvResult 
     if (problem !== undefined) problems.push(problem);
   }
 
-  if (problems.length > 0 || auth === undefined) return { ok: false, problems };
+  const tracing = parseTracingEnv(source);
+  if (!tracing.ok) problems.push(...tracing.problems);
+
+  if (problems.length > 0 || auth === undefined || !tracing.ok) return { ok: false, problems };
   // Every field parsed (a failed one is a problem above), so the partial env is complete.
   return buildConfig(env as Env, auth, requestStateSecret ?? '', requestStateSecretIsDevDefault, {
     allowedOrigins,
     toolPacks,
+    tracing: tracing.settings,
   });
 }
 
@@ -391,9 +398,9 @@ function buildConfig(
   auth: AuthConfig,
   requestStateSecret: string,
   requestStateSecretIsDevDefault: boolean,
-  lists: Pick<GatewayConfig, 'allowedOrigins' | 'toolPacks'>,
+  lists: Pick<GatewayConfig, 'allowedOrigins' | 'toolPacks' | 'tracing'>,
 ): EnvResult {
-  const { allowedOrigins, toolPacks } = lists;
+  const { allowedOrigins, toolPacks, tracing } = lists;
   return {
     ok: true,
     config: {
@@ -437,6 +444,7 @@ function buildConfig(
       shutdownDelayMs: env.MCP_SHUTDOWN_DELAY_MS,
       migrateOnStart: env.MCP_MIGRATE_ON_START === 'true',
       logLevel: env.LOG_LEVEL,
+      tracing,
     },
   };
 }

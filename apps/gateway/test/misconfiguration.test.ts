@@ -118,4 +118,20 @@ describe('a misconfigured gateway', () => {
       '  - ENQUEUE_GRACE_MS: 5000 ms is shorter than 2 × MCP_VISIBILITY_TIMEOUT_MS + 1000 = 11000 ms, so the sweeper could run a task whose client was told nothing will run; raise it or lower MCP_VISIBILITY_TIMEOUT_MS (give gateways and workers the same values)',
     ]);
   });
+  it('refuses at start an OTLP protocol it does not ship, in one line', async () => {
+    const gateway = await launchProcess({
+      entry: 'apps/gateway/src/main.ts',
+      env: gatewayEnv({
+        DATABASE_URL: database.connectionString,
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318',
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
+        PORT: String(await freePort()),
+      }),
+    });
+    expect(await gateway.exited).toBe(1);
+    expect(gateway.stderr().trim().split('\n')).toEqual([
+      'gateway: invalid configuration:',
+      '  - OTEL_EXPORTER_OTLP_PROTOCOL=grpc: use http/protobuf (the default) or http/json; grpc is not shipped',
+    ]);
+  });
 });

@@ -1,3 +1,4 @@
+import { parseTracingEnv, type TracingSettings } from '@mcp-tasks/tracing';
 import { hostname } from 'node:os';
 import {
   DEFAULT_IDLE_TIMEOUT_MS,
@@ -108,6 +109,8 @@ export interface WorkerConfig {
   shutdownGraceMs: number;
   /** STEP_LOG=on. */
   stepLog: boolean;
+  /** From OpenTelemetry's own variables (OTEL_*); absent or off: nothing is traced. */
+  tracing?: TracingSettings;
 }
 
 function toConfig(env: Env): WorkerConfig {
@@ -180,12 +183,15 @@ export function parseEnv(source: Record<string, string | undefined>): WorkerConf
     Object.entries(source).filter(([, v]) => v !== undefined && v !== ''),
   );
   const parsed = EnvSchema.safeParse(cleaned);
+  const tracing = parseTracingEnv(source);
+  const tracingProblems = tracing.ok ? [] : tracing.problems;
   if (parsed.success) {
-    const problems = crossChecks(parsed.data);
-    if (problems.length > 0) throw new EnvError(problems);
-    return toConfig(parsed.data);
+    const problems = [...crossChecks(parsed.data), ...tracingProblems];
+    if (problems.length > 0 || !tracing.ok) throw new EnvError(problems);
+    return { ...toConfig(parsed.data), tracing: tracing.settings };
   }
-  throw new EnvError(
-    parsed.error.issues.map((issue) => `${issue.path.join('.') || '(env)'}: ${issue.message}`),
-  );
+  throw new EnvError([
+    ...parsed.error.issues.map((issue) => `${issue.path.join('.') || '(env)'}: ${issue.message}`),
+    ...tracingProblems,
+  ]);
 }

@@ -1,45 +1,17 @@
-import { EnvError, parseEnv, type WorkerConfig } from './env.js';
-import { createLogger } from './logger.js';
-import { createShutdown } from './shutdown.js';
-import { StartupError, describeStartupError } from './startup-errors.js';
-import { createWorker } from './worker.js';
+import { parseTracingEnv, startTracing } from '@mcp-tasks/tracing';
 
-/** Entry only: env → worker → start, and the way back out on SIGTERM. */
-
-function loadConfig(): WorkerConfig {
-  try {
-    return parseEnv(process.env);
-  } catch (error) {
-    if (!(error instanceof EnvError)) throw error;
-    process.stderr.write(`${error.message}\n`);
-    process.exit(1);
-  }
-}
-const config = loadConfig();
-
-const logger = createLogger({ level: config.logLevel, workerId: config.workerId });
-process.on('unhandledRejection', (reason) => {
-  logger.fatal({ err: reason }, 'unhandled rejection');
-  process.exit(1);
-});
-
-async function main(): Promise<void> {
-  const worker = await createWorker({ config, logger });
-  await worker.start();
-  const shutdown = createShutdown({
-    worker,
-    logger,
-    graceMs: config.shutdownGraceMs,
-    exit: (code) => process.exit(code),
-  });
-  process.once('SIGTERM', () => void shutdown('SIGTERM'));
-  process.once('SIGINT', () => void shutdown('SIGINT'));
-}
-
-main().catch((error: unknown) => {
-  const described =
-    error instanceof StartupError ? error.message : describeStartupError(error, config);
-  if (described !== undefined) process.stderr.write(`${described}\n`);
-  else logger.fatal({ err: error }, 'worker failed to start');
-  process.exit(1);
-});
+/**
+ * Entry only. Tracing (docs/tracing.md) starts before the worker's modules are loaded, since its
+ * instrumentations patch `pg` and `ioredis` as they are imported; when it is off nothing of the
+ * SDK is loaded. A bad OTEL_* value is reported with every other problem by parseEnv.
+ */
+const tracing = parseTracingEnv(process.env);
+const running =
+  tracing.ok && tracing.settings.enabled
+    ? await startTracing({
+        defaultServiceName: 'mcp-tasks-worker',
+        protocol: tracing.settings.protocol,
+      })
+    : undefined;
+const { startWorker } = await import('./start-worker.js');
+startWorker(running);

@@ -9,6 +9,7 @@ import type { JobOutcome, WorkerMetrics } from './metrics.js';
 import type { OutcomeSettler } from './settle-outcome.js';
 import { LEASE_EXPIRED_OUTCOME, type StepLog } from './step-log.js';
 import { openStepEffects } from './step-transaction.js';
+import { inSpan } from './attempt-trace.js';
 
 /** What the tool's own step threw (or its empty answer): the task's error, whatever its code. */
 export class ToolStepError extends Error {
@@ -43,6 +44,8 @@ export interface StepLoopOptions {
   metrics: WorkerMetrics;
   stepLog?: StepLog;
   settle: OutcomeSettler;
+  /** OpenTelemetry is on: each step and checkpoint is a span of the attempt. */
+  tracing?: boolean;
 }
 
 /**
@@ -93,8 +96,8 @@ export function createStepLoop(
       let thrown: { error: unknown } | undefined;
       // The step's own transaction, if it asks for one: idle past a lease, it is rolled back.
       const effects = openStepEffects(db, fence, leaseMs);
-      try {
-        outcome = await program.step(state, args, {
+      const runStep = () =>
+        program.step(state, args, {
           taskId: task.id,
           stepIndex,
           idempotencyKey: `${task.id}:${stepIndex}`,
@@ -103,6 +106,14 @@ export function createStepLoop(
           settings: options.settings,
           transaction: effects.transaction,
         });
+      try {
+        outcome = await (options.tracing
+          ? inSpan('task.step', { 'mcp_tasks.step.index': stepIndex }, async (span) => {
+              const stepOutcome = await runStep();
+              span.setAttribute('mcp_tasks.step.outcome', stepOutcome?.kind ?? 'none');
+              return stepOutcome;
+            })
+          : runStep());
       } catch (error) {
         thrown = { error };
       }
@@ -157,10 +168,15 @@ export function createStepLoop(
         // Saved even when a cancel or shutdown is pending: the progress is kept either way.
         // The checkpoint renews the lease, so its send time moves the local deadline too.
         const checkpointSentAt = performance.now();
-        const saved = await saveCheckpoint(trx ?? db, fence, outcome.state, statusMessage, {
-          toolVersion: starting.version,
-          leaseMs,
-        });
+        const checkpointState = outcome.state;
+        const save = () =>
+          saveCheckpoint(trx ?? db, fence, checkpointState, statusMessage, {
+            toolVersion: starting.version,
+            leaseMs,
+          });
+        const saved = await (options.tracing
+          ? inSpan('task.checkpoint', { 'mcp_tasks.step.index': stepIndex }, save)
+          : save());
         await effects.commit();
         cancellation.answeredByCheckpoint(saved);
         lease.confirmed(checkpointSentAt);

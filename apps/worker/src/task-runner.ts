@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { context } from '@opentelemetry/api';
 import { ErrorCode, ProtocolError } from '@mcp-tasks/protocol';
 import {
   StaleLeaseError,
@@ -10,6 +11,7 @@ import {
 } from '@mcp-tasks/store';
 import type { Task } from '@mcp-tasks/tasks';
 import type { ToolCatalogue, ToolSettings } from '@mcp-tasks/tools';
+import { startAttemptTrace, traceSettler } from './attempt-trace.js';
 import { trackCancellation, type AttemptCancellation } from './cancellation.js';
 import { abortWith, type HeldTasks } from './held-tasks.js';
 import { startLeaseKeeper, type LeaseKeeper } from './lease-keeper.js';
@@ -41,6 +43,8 @@ export interface TaskRunnerOptions {
   stepLog?: StepLog;
   /** How long a task whose tool no worker has is left for others before it fails (default 5 min). */
   toolMissingFailAfterMs?: number;
+  /** OpenTelemetry is on: each attempt of a traced task is a span (attempt-trace.ts). */
+  tracing?: boolean;
 }
 
 export interface TaskRunner {
@@ -70,7 +74,7 @@ export function createTaskRunner(options: TaskRunnerOptions): TaskRunner {
   });
   // Claims and last writes of this worker's tasks share statements when they arrive together.
   const leaseWrites = createBatchedLeaseWrites({ db, workerId: options.workerId, leaseMs });
-  const settle = createOutcomeSettler({
+  const settler = createOutcomeSettler({
     db,
     leaseWrites,
     leaseMs,
@@ -79,6 +83,7 @@ export function createTaskRunner(options: TaskRunnerOptions): TaskRunner {
     logger,
     metrics,
   });
+  const settle = options.tracing === true ? traceSettler(settler) : settler;
   const runSteps = createStepLoop({
     db,
     leaseMs,
@@ -87,6 +92,7 @@ export function createTaskRunner(options: TaskRunnerOptions): TaskRunner {
     metrics,
     stepLog: options.stepLog,
     settle,
+    tracing: options.tracing,
   });
 
   /**
@@ -159,6 +165,7 @@ export function createTaskRunner(options: TaskRunnerOptions): TaskRunner {
     async run(wakeUpTaskId, onClaimed) {
       // A wake-up fetched just as shutdown began: claiming would bump the epoch and spend an
       // attempt only to release at once. Pass the wake-up on to another worker instead.
+      const pickedUpAt = performance.now();
       if (options.isDraining()) {
         await options.requeue(wakeUpTaskId, 'released', 0);
         return 'released';
@@ -166,6 +173,15 @@ export function createTaskRunner(options: TaskRunnerOptions): TaskRunner {
       const claimSentAt = performance.now();
       const claim = await leaseWrites.claim(wakeUpTaskId);
       if (claim === null) return 'skipped';
+      const attemptTrace =
+        options.tracing === true
+          ? await startAttemptTrace(
+              db,
+              claim,
+              { taskId: wakeUpTaskId, workerId: options.workerId },
+              { pickedUpAt, claimSentAt, claimedAt: performance.now() },
+            )
+          : undefined;
       const { fence, task, tool: toolRecord } = claim;
       const taskId = fence.taskId;
       metrics.claims.inc({ task: taskId === wakeUpTaskId ? 'named' : 'fairer' });
@@ -189,24 +205,31 @@ export function createTaskRunner(options: TaskRunnerOptions): TaskRunner {
       const fields = () => ({ taskId, epoch: fence.epoch, tool: task.operation.toolName });
       if (debug) logger.debug({ ...fields(), attempt: task.attempts }, 'claimed task');
       try {
-        const outcome = await execute(
-          fence,
-          task,
-          toolRecord,
-          claim.stepsSaved,
-          controller.signal,
-          unregister,
-          keeper,
-          cancellation,
-        );
+        const runAttempt = () =>
+          execute(
+            fence,
+            task,
+            toolRecord,
+            claim.stepsSaved,
+            controller.signal,
+            unregister,
+            keeper,
+            cancellation,
+          );
+        const outcome = await (attemptTrace === undefined
+          ? runAttempt()
+          : context.with(attemptTrace.context, runAttempt));
+        attemptTrace?.end(outcome);
         if (debug) logger.debug({ ...fields(), outcome }, 'attempt ended');
         return outcome;
       } catch (error) {
         if (error instanceof StaleLeaseError) {
+          attemptTrace?.end('lease_lost');
           metrics.leasesLost.inc();
           logger.info(fields(), 'lease superseded; stopped without further writes');
           return 'lease_lost';
         }
+        attemptTrace?.fail(error);
         throw error;
       } finally {
         keeper.stop();

@@ -108,6 +108,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     logger,
     metrics,
     stepLog: config.stepLog ? createStepLog(logger) : undefined,
+    tracing: config.tracing?.enabled === true,
   });
 
   // Set by start(); close() stops what was started.

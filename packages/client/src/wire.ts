@@ -6,6 +6,7 @@ import {
   type Implementation,
   type RequestId,
 } from '@mcp-tasks/protocol';
+import { context, propagation } from '@opentelemetry/api';
 
 /** What every request of one client carries in `_meta` (R2, R4). */
 export interface Framing {
@@ -57,6 +58,21 @@ export function framingFor(method: string, framing: Framing): Framing {
   };
 }
 
+const TRACE_KEYS = ['traceparent', 'tracestate', 'baggage'] as const;
+
+/**
+ * The caller's active OpenTelemetry context as `_meta` keys (SEP-414: unprefixed `traceparent`,
+ * `tracestate`, `baggage`), so the server's spans join the caller's trace. Only the API is used:
+ * without an SDK (no propagator registered) or without an active span this adds nothing.
+ */
+export function activeTraceMeta(): Record<string, string> {
+  const carrier: Record<string, string> = {};
+  propagation.inject(context.active(), carrier);
+  const meta: Record<string, string> = {};
+  for (const key of TRACE_KEYS) if (carrier[key] !== undefined) meta[key] = carrier[key];
+  return meta;
+}
+
 export interface JsonRpcRequestBody {
   jsonrpc: '2.0';
   id: RequestId;
@@ -87,6 +103,7 @@ export function buildRequest(
   if (options.token !== undefined) headers.Authorization = `Bearer ${options.token}`;
   const callerMeta = params._meta;
   const meta = {
+    ...activeTraceMeta(),
     ...(typeof callerMeta === 'object' && callerMeta !== null ? callerMeta : {}),
     ...buildRequestMeta(framing),
   };

@@ -6,6 +6,7 @@ import { join, relative, sep } from 'node:path';
 export const RUNTIME_PACKAGES = [
   ['packages/tasks', '@mcp-tasks/tasks'],
   ['packages/protocol', '@mcp-tasks/protocol'],
+  ['packages/tracing', '@mcp-tasks/tracing'],
   ['packages/store', '@mcp-tasks/store'],
   ['packages/queue', '@mcp-tasks/queue'],
   ['packages/tools', '@mcp-tasks/tools'],

@@ -19,6 +19,7 @@ import type {
   TaskStatus,
 } from '@mcp-tasks/tasks';
 import { namePreparedStatements, runPreparedOnPool } from './prepared-statements.js';
+import type { TraceContext } from './trace-context.js';
 
 /** One row of `tasks`, snake_case as in SQL; `taskRowToTask` is the only way into the domain. */
 export interface TasksTable {
@@ -65,6 +66,10 @@ export interface TasksTable {
   listened_until: Generated<Date | null>;
   /** Step outcomes saved so far, checkpoints and input rounds (migration 0012): the step index. */
   steps_saved: Generated<number>;
+  /** The W3C trace context the create ran under (migration 0019); NULL when tracing was off. */
+  trace_context: Generated<TraceContext | null>;
+  /** The `traceparent` of the last attempt span (migration 0019): a takeover links it. */
+  trace_last_attempt: Generated<string | null>;
 }
 
 export interface Database {

@@ -20,6 +20,7 @@ export {
   TaskIdConflictError,
 } from './errors.js';
 export { taskRowToTask } from './task-row.js';
+export { recordAttemptSpan, type ClaimTrace, type TraceContext } from './trace-context.js';
 export {
   CANCELLED_BY_REQUEST,
   RESUMED_MESSAGE,

@@ -6,6 +6,7 @@ import { CANCELLED_BY_REQUEST } from './task-repository.js';
 import { executePrepared } from './prepared-statements.js';
 import { TASK_ROW_COLUMNS, taskRowToTask } from './task-row.js';
 import type { ToolRecord } from './tool-record.js';
+import type { ClaimTrace } from './trace-context.js';
 
 // The lease itself: claim, renew, release, and the fence every write of its holder carries (the
 // writes themselves are in fenced-task-writes.ts).
@@ -58,6 +59,8 @@ export interface Claim {
   tool: ToolRecord;
   /** Step outcomes the task has saved so far (migration 0012): the index of the step to run. */
   stepsSaved: number;
+  /** Where the task's trace continues; null when its create was not traced. */
+  trace: ClaimTrace | null;
 }
 
 /**
@@ -86,6 +89,10 @@ function claimOf(row: TaskRow): Claim {
     // Read with the claim so the worker needs no second round trip to check checkpoint versions.
     tool: { toolVersion: row.tool_version, toolMissingSince: row.tool_missing_since },
     stepsSaved: row.steps_saved,
+    trace:
+      row.trace_context === null
+        ? null
+        : { context: row.trace_context, lastAttempt: row.trace_last_attempt },
   };
 }
 

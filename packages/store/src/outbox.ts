@@ -72,7 +72,7 @@ export interface Outbox {
    * once, or, while more than `maxPendingWakeUps` are unsent, when this one has been sent or
    * reported lost (backpressure).
    */
-  wakeAfterReply(taskId: string): Promise<void>;
+  wakeAfterReply(taskId: string, onSent?: (sent: boolean) => void): Promise<void>;
   /** Resolves when every wake-up wakeAfterReply has deferred was sent or reported lost. */
   settle(): Promise<void>;
   wakeOrphans(taskIds: readonly string[]): Promise<OrphanWakeUp>;
@@ -131,13 +131,16 @@ export function createOutbox(options: OutboxOptions): Outbox {
   };
   return {
     wake,
-    wakeAfterReply(taskId) {
+    wakeAfterReply(taskId, onSent) {
       const sent = new Promise<boolean>((resolve) => {
         deferred.push({ taskId, resolve });
         if (deferred.length === 1) setImmediate(sendDeferred);
       });
       pending.add(sent);
-      void sent.then(() => pending.delete(sent));
+      void sent.then((ok) => {
+        pending.delete(sent);
+        onSent?.(ok);
+      });
       return pending.size > maxPendingWakeUps ? sent.then(() => undefined) : Promise.resolve();
     },
     async settle() {

@@ -12,6 +12,7 @@ import { StoreUnavailableError, TaskIdConflictError } from './errors.js';
 import type { BatchOutcome } from './natural-batcher.js';
 import { executePrepared } from './prepared-statements.js';
 import { TASK_ROW_COLUMNS, taskRowToTask } from './task-row.js';
+import type { TraceContext } from './trace-context.js';
 
 const ROW_COLUMN_LIST = TASK_ROW_COLUMNS.join(', ');
 
@@ -29,6 +30,8 @@ export interface NewTask {
   ttlMs: number | null;
   pollIntervalMs: number | null;
   statusMessage: string | null;
+  /** Where the task's trace continues (trace-context.ts); absent while tracing is off. */
+  traceContext?: TraceContext;
 }
 
 /** One create's outcome: the task, and whether this call inserted it or found its twin. */
@@ -261,17 +264,17 @@ function answerCreate(
 const INSERT_TASKS = `
     WITH input AS (
       SELECT id, tenant, principal, method, tool_name, arguments, ttl_ms, poll_interval_ms,
-             status_message
+             status_message, trace_context
       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::jsonb[],
-                  $7::bigint[], $8::integer[], $9::text[])
+                  $7::bigint[], $8::integer[], $9::text[], $10::jsonb[])
         AS i(id, tenant, principal, method, tool_name, arguments, ttl_ms, poll_interval_ms,
-             status_message)
+             status_message, trace_context)
     ),
     inserted AS (
       INSERT INTO tasks (id, tenant, principal, method, tool_name, arguments, ttl_ms,
-                         poll_interval_ms, status_message)
+                         poll_interval_ms, status_message, trace_context)
       SELECT id, tenant, principal, method, tool_name, arguments, ttl_ms, poll_interval_ms,
-             status_message FROM input
+             status_message, trace_context FROM input
       ON CONFLICT (id) DO NOTHING
       RETURNING ${ROW_COLUMN_LIST}
     )
@@ -307,6 +310,7 @@ async function insertOrFind(
     column((i) => i.ttlMs),
     column((i) => i.pollIntervalMs),
     column((i) => i.statusMessage),
+    column((i) => (i.traceContext === undefined ? null : JSON.stringify(i.traceContext))),
   ]);
   const result = await executePrepared<TaskRow & { created: boolean }>(db, 'insert_tasks', query);
   const rows = new Map<string, { row: TaskRow; created: boolean }>();

@@ -39,6 +39,8 @@ const ROW_COLUMNS: Record<keyof TasksTable, true> = {
   listened: true,
   listened_until: true,
   steps_saved: true,
+  trace_context: true,
+  trace_last_attempt: true,
 };
 export const TASK_ROW_COLUMNS = Object.keys(ROW_COLUMNS) as (keyof TasksTable)[];
 

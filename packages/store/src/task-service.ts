@@ -1,4 +1,6 @@
 import type { InputResponses, Task, TaskOwner, TaskView } from '@mcp-tasks/tasks';
+import { context, trace, SpanStatusCode, type Span } from '@opentelemetry/api';
+import { contextFromCarrier, linkTo } from '@mcp-tasks/tracing';
 import type { Db } from './database.js';
 import { flagListenedTasks } from './listen-repository.js';
 import { CreateOverloadedError, ReplicaLagError, StoreUnavailableError } from './errors.js';
@@ -147,6 +149,43 @@ const DEFAULT_CREATE_BATCH = 256;
 export const DEFAULT_MAX_WAITING_CREATES = 2048;
 export const DEFAULT_MAX_CREATE_WAIT_MS = 5_000;
 
+const tracer = trace.getTracer('@mcp-tasks/store');
+
+/**
+ * The batch's one INSERT as one span (docs/tracing.md), only when some create in it is traced:
+ * a child of the first traced create's request, linked from every traced create's request, so
+ * each create's trace shows the statement it shared.
+ */
+function startInsertSpan(creates: readonly PendingCreate[]): Span | undefined {
+  const carriers = creates.flatMap((create) =>
+    create.input.traceContext === undefined ? [] : [create.input.traceContext],
+  );
+  if (carriers.length === 0) return undefined;
+  return tracer.startSpan(
+    'tasks.insert',
+    {
+      attributes: { 'mcp_tasks.batch.size': creates.length, 'db.system.name': 'postgresql' },
+      links: carriers.flatMap((carrier) => linkTo(carrier.traceparent)),
+    },
+    contextFromCarrier(carriers[0]),
+  );
+}
+
+/** A span from the deferred wake-up's scheduling until BullMQ took it (or it was reported lost). */
+function endWakeUpSpan(taskId: string): (sent: boolean) => void {
+  const span = tracer.startSpan('tasks.wake_up', {
+    attributes: { 'mcp_tasks.task.id': taskId, 'messaging.system': 'bullmq' },
+  });
+  return (sent) => {
+    if (!sent)
+      span.setStatus({
+        code: SpanStatusCode.ERROR,
+        message: 'wake-up lost; the sweeper will send it',
+      });
+    span.end();
+  };
+}
+
 /** One create as the batcher carries it. */
 interface PendingCreate {
   input: NewTask;
@@ -190,12 +229,18 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
   const insertBatch = async (
     creates: readonly PendingCreate[],
   ): Promise<BatchOutcome<CreatedTask>[]> => {
+    const span = startInsertSpan(creates);
     try {
-      return await createTasks(
-        db,
-        creates.map((create) => create.input),
-      );
+      const insertAll = () =>
+        createTasks(
+          db,
+          creates.map((create) => create.input),
+        );
+      return await (span === undefined
+        ? insertAll()
+        : context.with(trace.setSpan(context.active(), span), insertAll));
     } catch (error) {
+      span?.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
       // Not awaited: the database that just failed may hold the withdraw as long as it held the
       // INSERT; it is retried until it lands, within the visibility timeout (see withdrawals.ts).
       if (mayHaveCommitted(error)) {
@@ -207,6 +252,8 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
         ok: false,
         error: new StoreUnavailableError(input.id, derivedId, { cause: error }),
       }));
+    } finally {
+      span?.end();
     }
   };
   const insert = createNaturalBatcher<PendingCreate, CreatedTask>({
@@ -254,10 +301,15 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
         { input, derivedId },
         { onTaken: createOptions.onTaken },
       );
+      const traced = input.traceContext !== undefined;
       if (replica !== undefined) {
+        const span = traced
+          ? tracer.startSpan('tasks.replica_wait', { attributes: { 'mcp_tasks.task.id': task.id } })
+          : undefined;
         try {
           await replica.waitUntilReadable(task.id);
         } catch (error) {
+          span?.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
           // A fresh random id: the client gets an error, not a handle, and no retry can ever name
           // this task, so withdraw it (unheld and never enqueued, so cancelled at once) before the
           // sweeper runs work nobody can see. A derived id is kept: the retry names it again.
@@ -267,6 +319,8 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
           if (!kept) await withdrawals.withdraw([input]);
           if (error instanceof ReplicaLagError) throw error;
           throw new StoreUnavailableError(task.id, kept, { cause: error });
+        } finally {
+          span?.end();
         }
       }
       // A repeat wakes nothing twice: a derived-id repeat wakes only a task no wake-up is known
@@ -274,7 +328,9 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
       // and the created job's id is the task id, so if that first wake-up is still queued the
       // add is a no-op (BullMQ keeps one job per id while it exists).
       const neverWoken = derivedId && !created && !woken && task.status === 'working';
-      if (created || neverWoken) await outbox.wakeAfterReply(task.id);
+      if (created || neverWoken) {
+        await outbox.wakeAfterReply(task.id, traced ? endWakeUpSpan(task.id) : undefined);
+      }
       return task;
     },
     async submitInputResponses(owner, taskId, responses) {

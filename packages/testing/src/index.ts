@@ -21,6 +21,7 @@ export {
   type JsonRecord,
   type RpcAnswer,
   type RpcError,
+  type RpcExtras,
   type ToolStack,
   type ToolStackOptions,
 } from './tool-stack.js';
@@ -54,3 +55,5 @@ export {
   type AuthorizationServerOptions,
   type TokenRequest,
 } from './authorization-server.js';
+export { startOtlpReceiver, type OtlpReceiver } from './otlp/otlp-receiver.js';
+export type { CollectedSpan } from './otlp/otlp-trace.js';

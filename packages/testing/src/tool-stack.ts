@@ -47,6 +47,12 @@ export interface RpcAnswer {
   error?: RpcError;
 }
 
+/** What a test adds to one request beyond the stack's own `_meta` and headers. */
+export interface RpcExtras {
+  meta?: JsonRecord;
+  headers?: Record<string, string>;
+}
+
 export interface ToolStack {
   gatewayUrl: string;
   database: TestDatabase;
@@ -57,8 +63,11 @@ export interface ToolStack {
   workerMetricsUrls: string[];
   /** Starts one more worker (same modules, plus `env`); resolves once it is ready. */
   startWorker(env?: Record<string, string>): Promise<LaunchedProcess>;
-  /** Any MCP request, as a client that declared elicitation and the Tasks extension. */
-  rpc(method: string, params: JsonRecord): Promise<RpcAnswer>;
+  /**
+   * Any MCP request, as a client that declared elicitation and the Tasks extension; `extra` adds
+   * keys to `params._meta` (e.g. `traceparent`) and HTTP headers.
+   */
+  rpc(method: string, params: JsonRecord, extra?: RpcExtras): Promise<RpcAnswer>;
   /** tools/call; answers the result (a task handle for task tools) or throws on a JSON-RPC error. */
   callTool(name: string, args: JsonRecord): Promise<JsonRecord>;
   getTask(taskId: string): Promise<JsonRecord>;
@@ -143,8 +152,13 @@ export async function startToolStack(options: ToolStackOptions): Promise<ToolSta
   }
 
   let nextId = 1;
-  async function rpc(method: string, params: JsonRecord): Promise<RpcAnswer> {
+  async function rpc(
+    method: string,
+    params: JsonRecord,
+    extra: RpcExtras = {},
+  ): Promise<RpcAnswer> {
     const headers: Record<string, string> = {
+      ...extra.headers,
       'Content-Type': 'application/json',
       Accept: 'application/json, text/event-stream',
       'MCP-Protocol-Version': PROTOCOL_VERSION,
@@ -164,6 +178,7 @@ export async function startToolStack(options: ToolStackOptions): Promise<ToolSta
           _meta: {
             'io.modelcontextprotocol/protocolVersion': PROTOCOL_VERSION,
             'io.modelcontextprotocol/clientCapabilities': CLIENT_CAPABILITIES,
+            ...extra.meta,
           },
         },
       }),

@@ -28,6 +28,8 @@ export interface McpServices {
   admission: TenantAdmission;
   /** subscriptions/listen bounds, stream admission and the bounded load queue (per replica). */
   listen: { limits: ListenLimits; slots: StreamSlots; loadQueue: LoadQueue };
+  /** OpenTelemetry is on (docs/tracing.md): requests get spans, creates keep their context. */
+  tracing: boolean;
   /** Aborted when the process starts shutting down: listen streams end gracefully. */
   shutdownSignal: AbortSignal;
   settings: {

@@ -28,6 +28,7 @@ import type { GatewayVariables } from '../app.js';
 import type { McpServices, RequestContext } from './context.js';
 import { handlerFor } from './methods.js';
 import { createRequestDeadline, type RequestDeadline } from './request-deadline.js';
+import { traceRequest } from './request-span.js';
 
 export interface EndpointOptions {
   auth: Authenticator;
@@ -193,7 +194,9 @@ export async function handleMcpPost(
     c.get('log'),
     deadline,
   );
-  const outcome = await deadline.run(handler(ctx, services));
+  const outcome = await (services.tracing
+    ? traceRequest(ctx, request.headers, () => deadline.run(handler(ctx, services)))
+    : deadline.run(handler(ctx, services)));
   c.set('rpcCode', 'ok');
   if (outcome.kind === 'stream') return outcome.response;
   return c.json(jsonRpcResult(message.id, outcome.result), 200);

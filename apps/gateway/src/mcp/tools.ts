@@ -21,6 +21,7 @@ import {
   type JsonObject,
 } from '@mcp-tasks/tasks';
 import type { CallContext, ToolDefinition } from '@mcp-tasks/tools';
+import { carrierOf } from '@mcp-tasks/tracing';
 import { z } from 'zod';
 import { LenientCallToolParamsSchema } from '../wire/lenient-params.js';
 import { digestArguments, type RequestStateBinding } from '../mrtr/request-state.js';
@@ -201,6 +202,7 @@ export const toolsCall: MethodHandler = async (ctx, services) => {
           ttlMs: services.settings.taskTtlMs,
           pollIntervalMs: services.settings.taskPollIntervalMs,
           statusMessage: tool.task?.initialStatusMessage ?? null,
+          traceContext: services.tracing ? carrierOf() : undefined,
         },
         { derivedId, onTaken: () => ctx.disarmDeadline() },
       )

@@ -6,6 +6,7 @@ import type { EndToEndResult } from './end-to-end.js';
 import type { HttpLoadResult } from './http-load.js';
 import type { PgbenchResult } from './pgbench.js';
 import type { SyncCommitResult } from './sync-commit.js';
+import type { TracesCostResult } from './traces-cost.js';
 
 /** What one run measured; a figure left out by `--only` is absent. */
 export interface BenchResults {
@@ -17,6 +18,8 @@ export interface BenchResults {
   endToEnd?: EndToEndResult[];
   /** A one-step task without and with ctx.transaction, on the same 1 + 1 stack (e2e-effects). */
   endToEndEffects?: { plain: EndToEndResult; transactional: EndToEndResult };
+  /** The one-step task with OpenTelemetry tracing off and on, in turns (e2e-traces). */
+  endToEndTraces?: TracesCostResult;
   syncCommit?: SyncCommitResult;
 }
 
@@ -161,6 +164,7 @@ export function renderMeasurements(r: BenchResults): string {
       ]);
     tables.push(e);
   }
+  if (r.endToEndTraces !== undefined) tables.push(tracesTable(r.endToEndTraces));
   if (r.endToEndEffects !== undefined) {
     const { plain: base, transactional } = r.endToEndEffects;
     const t = new Table({
@@ -344,4 +348,57 @@ export function renderComparisons(r: BenchResults): string {
     ]);
   }
   return t.toString();
+}
+
+/** Tracing off and on, each side summed over its rounds: CPU per task and the on ÷ off ratios. */
+function tracesTable({ off, on }: TracesCostResult): InstanceType<typeof Table> {
+  const total = (runs: EndToEndResult[]) => {
+    const tasks = runs.reduce((sum, x) => sum + x.tasks, 0);
+    const weighted = (pick: (x: EndToEndResult) => number) =>
+      runs.reduce((sum, x) => sum + pick(x) * x.tasks, 0) / tasks;
+    return {
+      tasksPerS: runs.reduce((sum, x) => sum + x.tasksPerS, 0) / runs.length,
+      gateway: weighted((x) => x.gatewayCpuMsPerTask),
+      worker: weighted((x) => x.workerCpuMsPerTask),
+      tasks,
+      failures: runs.reduce((sum, x) => sum + x.failures, 0),
+    };
+  };
+  const a = total(off);
+  const b = total(on);
+  const t = new Table({
+    head: [
+      '(e) one-step task, 1 gateway + 1 worker, tracing',
+      'tasks/s',
+      'gateway CPU ms/task',
+      'worker CPU ms/task',
+      'gateway + worker',
+      'tasks',
+      'failures',
+    ],
+    ...plain,
+  });
+  for (const [label, x] of [
+    [`off (${off.length} runs)`, a],
+    [`on, every span sampled (${on.length} runs)`, b],
+  ] as const)
+    t.push([
+      label,
+      n(x.tasksPerS, 1),
+      n(x.gateway, 2),
+      n(x.worker, 2),
+      n(x.gateway + x.worker, 2),
+      String(x.tasks),
+      String(x.failures),
+    ]);
+  t.push([
+    'on ÷ off',
+    n(b.tasksPerS / a.tasksPerS, 2),
+    n(b.gateway / a.gateway, 2),
+    n(b.worker / a.worker, 2),
+    n((b.gateway + b.worker) / (a.gateway + a.worker), 2),
+    '',
+    '',
+  ]);
+  return t;
 }

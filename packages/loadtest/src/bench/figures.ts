@@ -12,6 +12,7 @@ export const FIGURES = [
   'create',
   'e2e',
   'e2e-effects',
+  'e2e-traces',
   'sync-commit',
 ] as const;
 export type Figure = (typeof FIGURES)[number];
@@ -24,6 +25,8 @@ const BASELINES_OF: Record<Figure, Figure[]> = {
   e2e: ['pgbench', 'bullmq'],
   // Its baseline (the plain one-step task) is measured inside it, on the same stack.
   'e2e-effects': [],
+  // Its baseline (tracing off) is measured inside it, in turns with tracing on.
+  'e2e-traces': [],
   // Its baseline (synchronous_commit = local) is measured inside it, on the same cluster.
   'sync-commit': [],
 };

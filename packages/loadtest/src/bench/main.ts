@@ -21,6 +21,7 @@ import { deleteRedisPrefix, waitUntilAllTasksEnded } from './cleanup.js';
 import { runConstantRate } from './constant-rate.js';
 import { renderCpuProfileDir } from './cpu-profile-summary.js';
 import { runEffectsCost } from './effects-cost.js';
+import { runTracesCost } from './traces-cost.js';
 import { runEndToEnd } from './end-to-end.js';
 import { runHttpLoad, type HttpLoadResult } from './http-load.js';
 import {
@@ -218,7 +219,8 @@ async function bench(options: BenchOptions): Promise<void> {
       figures.has('tasks-get') ||
       figures.has('create') ||
       figures.has('e2e') ||
-      figures.has('e2e-effects');
+      figures.has('e2e-effects') ||
+      figures.has('e2e-traces');
     if (measuresOurs) await buildStalePackages(repoRoot, log);
     const small = measuresOurs
       ? await startBenchStack({ ...stackOptions, gateways: 1, workers: 1 })
@@ -295,6 +297,20 @@ async function bench(options: BenchOptions): Promise<void> {
 
     if (figures.has('e2e-effects')) {
       results.endToEndEffects = await runEffectsCost({
+        databaseUrl: database.connectionString,
+        statsUrl,
+        databaseName: database.name,
+        redisUrl: redis.url,
+        concurrency: options.concurrency,
+        durationS,
+        warmupS,
+        stackOptions,
+        stacks,
+      });
+    }
+
+    if (figures.has('e2e-traces')) {
+      results.endToEndTraces = await runTracesCost({
         databaseUrl: database.connectionString,
         statsUrl,
         databaseName: database.name,
