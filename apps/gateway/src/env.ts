@@ -1,3 +1,4 @@
+import { parseConsoleTokens, type ConsoleOperator } from './console/operators.js';
 import {
   DEFAULT_IDLE_TIMEOUT_MS,
   DEFAULT_MAX_CREATE_WAIT_MS,
@@ -51,6 +52,8 @@ export interface GatewayConfig {
   shutdownDelayMs: number;
   migrateOnStart: boolean;
   logLevel: string;
+  /** MCP_CONSOLE_TOKENS: the operator console's credentials; undefined: no console (404). */
+  consoleOperators: ConsoleOperator[] | undefined;
 }
 
 export type AuthConfig =
@@ -158,6 +161,7 @@ const EnvSchema = z.object({
   MCP_SHUTDOWN_GRACE_MS: positiveInt(10_000),
   MCP_SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).default(1000),
   MCP_MIGRATE_ON_START: z.enum(['true', 'false']).default('false'),
+  MCP_CONSOLE_TOKENS: optionalText,
   LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
 });
 
@@ -378,11 +382,16 @@ export function parseEnv(source: Record<string, string | undefined>): EnvResult 
     if (problem !== undefined) problems.push(problem);
   }
 
+  const consoleTokens =
+    env.MCP_CONSOLE_TOKENS === undefined ? undefined : parseConsoleTokens(env.MCP_CONSOLE_TOKENS);
+  problems.push(...(consoleTokens?.problems ?? []));
+
   if (problems.length > 0 || auth === undefined) return { ok: false, problems };
   // Every field parsed (a failed one is a problem above), so the partial env is complete.
   return buildConfig(env as Env, auth, requestStateSecret ?? '', requestStateSecretIsDevDefault, {
     allowedOrigins,
     toolPacks,
+    consoleOperators: consoleTokens?.operators,
   });
 }
 
@@ -391,9 +400,9 @@ function buildConfig(
   auth: AuthConfig,
   requestStateSecret: string,
   requestStateSecretIsDevDefault: boolean,
-  lists: Pick<GatewayConfig, 'allowedOrigins' | 'toolPacks'>,
+  lists: Pick<GatewayConfig, 'allowedOrigins' | 'toolPacks' | 'consoleOperators'>,
 ): EnvResult {
-  const { allowedOrigins, toolPacks } = lists;
+  const { allowedOrigins, toolPacks, consoleOperators } = lists;
   return {
     ok: true,
     config: {
@@ -437,6 +446,7 @@ function buildConfig(
       shutdownDelayMs: env.MCP_SHUTDOWN_DELAY_MS,
       migrateOnStart: env.MCP_MIGRATE_ON_START === 'true',
       logLevel: env.LOG_LEVEL,
+      consoleOperators,
     },
   };
 }

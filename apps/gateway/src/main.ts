@@ -209,6 +209,7 @@ async function main(): Promise<void> {
     shutdownSignal: draining.signal,
     notReadySignal: notReady.signal,
     workerLiveness,
+    console: config.consoleOperators === undefined ? undefined : { operators: config.consoleOperators },
     admission: quotas.admission,
     resourceMetadata: config.auth.mode === 'jwt' ? config.auth.resourceMetadata : undefined,
   });

@@ -144,5 +144,5 @@ export {
   type TaskListRow,
 } from './console/console-queries.js';
 export { MAX_BULK_CANCEL, type CancelTarget } from './console/console-actions.js';
-export { type StoreHealth, type HeldByWorker } from './console/console-health.js';
+export { type StoreHealth, type HeldByWorker, type Throughput } from './console/console-health.js';
 export { MAX_HISTORY_EVENTS, type TaskEvent, type EventMark } from './console/task-events.js';

@@ -95,3 +95,40 @@ export async function readReplicaLagSeconds(readDb: Db): Promise<number | null> 
   `.execute(readDb);
   return row.rows[0]?.lag ?? null;
 }
+
+/** Per minute over the last hour, oldest first: tasks created, completed and failed. */
+export interface Throughput {
+  /** Unix seconds of each minute. */
+  minutes: number[];
+  created: number[];
+  completed: number[];
+  failed: number[];
+}
+
+export async function readThroughput(
+  db: Db,
+  scope: { tenant: string | null },
+): Promise<Throughput> {
+  const tenant = scope.tenant;
+  const rows = await sql<{ minute: number; kind: string; count: string }>`
+    SELECT extract(epoch FROM date_trunc('minute', e.at))::float8 AS minute, e.kind, count(*) AS count
+    FROM task_events e
+    WHERE e.at > now() - interval '1 hour' AND e.kind IN ('created', 'completed', 'failed', 'expired')
+      AND ${tenant === null ? sql`TRUE` : sql`EXISTS (SELECT 1 FROM tasks t WHERE t.id = e.task_id AND t.tenant = ${tenant})`}
+    GROUP BY 1, 2
+  `.execute(db);
+  const start = Math.floor(Date.now() / 60_000) * 60 - 59 * 60;
+  const minutes = Array.from({ length: 60 }, (_, i) => start + i * 60);
+  const series = {
+    created: minutes.map(() => 0),
+    completed: minutes.map(() => 0),
+    failed: minutes.map(() => 0),
+  };
+  for (const row of rows.rows) {
+    const index = Math.round((row.minute - start) / 60);
+    if (index < 0 || index >= 60) continue;
+    const kind = row.kind === 'expired' ? 'failed' : (row.kind as keyof typeof series);
+    series[kind][index] = (series[kind][index] ?? 0) + Number(row.count);
+  }
+  return { minutes, ...series };
+}

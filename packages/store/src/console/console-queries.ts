@@ -141,21 +141,26 @@ export async function listTasksForOperator(
     : { rows: shown };
 }
 
-/** The same rows by id (the live list refreshing what changed), within the scope. */
+/**
+ * The same rows by id (the live list refreshing what changed), within the scope, each with
+ * whether it matches `filter`: a row that stopped matching is still updated where it is shown.
+ */
 export async function getTaskRowsForOperator(
   db: Db,
   scope: OperatorScope,
   taskIds: readonly string[],
-): Promise<TaskListRow[]> {
+  filter: TaskFilter,
+): Promise<(TaskListRow & { matches: boolean })[]> {
   const ids = taskIds.filter(isWellFormedTaskId);
   if (ids.length === 0) return [];
   const rows = await db
     .selectFrom('tasks')
     .select(LIST_COLUMNS)
+    .select((eb) => sql<boolean>`(${filterCondition(eb, { tenant: null }, filter)})`.as('matches'))
     .where('id', 'in', ids)
     .where((eb) => filterCondition(eb, scope, {}))
     .execute();
-  return rows.map(listRow);
+  return rows.map((row) => ({ ...listRow(row), matches: row.matches }));
 }
 
 /** How many tasks an action by this filter would touch (the bulk cancel's preview). */

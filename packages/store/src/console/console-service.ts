@@ -6,7 +6,13 @@ import {
   cancellableFilter,
   type CancelTarget,
 } from './console-actions.js';
-import { readReplicaLagSeconds, readStoreHealth, type StoreHealth } from './console-health.js';
+import {
+  readReplicaLagSeconds,
+  readStoreHealth,
+  readThroughput,
+  type StoreHealth,
+  type Throughput,
+} from './console-health.js';
 import {
   countTasksForOperator,
   getTaskForOperator,
@@ -35,7 +41,12 @@ export interface ConsoleService {
     filter: TaskFilter,
     page: { cursor?: PageCursor; limit: number },
   ): Promise<{ rows: TaskListRow[]; next?: PageCursor }>;
-  getTaskRows(scope: OperatorScope, taskIds: readonly string[]): Promise<TaskListRow[]>;
+  /** Rows by id within the scope, each with whether it matches `filter` (the live list). */
+  getTaskRows(
+    scope: OperatorScope,
+    taskIds: readonly string[],
+    filter: TaskFilter,
+  ): Promise<(TaskListRow & { matches: boolean })[]>;
   getTask(scope: OperatorScope, taskId: string): Promise<Task | undefined>;
   /** The task's events, oldest first; undefined when the task is outside the scope or gone. */
   getHistory(scope: OperatorScope, taskId: string): Promise<TaskEvent[] | undefined>;
@@ -49,6 +60,7 @@ export interface ConsoleService {
     actor: string,
   ): Promise<{ found: boolean; answered: string[] }>;
   health(scope: OperatorScope): Promise<StoreHealth>;
+  throughput(scope: OperatorScope): Promise<Throughput>;
   lastEventId(): Promise<bigint>;
   readEventsAfter(afterId: bigint, limit: number): Promise<EventMark[]>;
 }
@@ -62,7 +74,7 @@ export function createConsoleService(options: {
   const { db, readDb, wakeResumed } = options;
   return {
     listTasks: (scope, filter, page) => listTasksForOperator(db, scope, filter, page),
-    getTaskRows: (scope, taskIds) => getTaskRowsForOperator(db, scope, taskIds),
+    getTaskRows: (scope, taskIds, filter) => getTaskRowsForOperator(db, scope, taskIds, filter),
     getTask: (scope, taskId) => getTaskForOperator(db, scope, taskId),
     async getHistory(scope, taskId) {
       const task = await getTaskForOperator(db, scope, taskId);
@@ -87,6 +99,7 @@ export function createConsoleService(options: {
       if (readDb === undefined || scope.tenant !== null) return health;
       return { ...health, replicaLagSeconds: await readReplicaLagSeconds(readDb) };
     },
+    throughput: (scope) => readThroughput(db, scope),
     lastEventId: () => lastEventId(db),
     readEventsAfter: (afterId, limit) => readEventsAfter(db, afterId, limit),
   };
