@@ -1,3 +1,5 @@
+/** @jsxRuntime automatic */
+/** @jsxImportSource hono/jsx */
 import type { ConsoleService, TaskEvent } from '@mcp-tasks/store';
 import { MAX_BULK_CANCEL } from '@mcp-tasks/store';
 import type { InputResponses, JsonObject, JsonValue } from '@mcp-tasks/tasks';

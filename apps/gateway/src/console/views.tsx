@@ -1,3 +1,6 @@
+/** @jsxRuntime automatic */
+/** @jsxImportSource hono/jsx */
+import { raw } from 'hono/html';
 import type { Child, FC } from 'hono/jsx';
 import type { StoreHealth, TaskEvent, TaskListRow } from '@mcp-tasks/store';
 import type { JsonObject, Task } from '@mcp-tasks/tasks';
@@ -25,41 +28,44 @@ export const Layout: FC<{ title: string; session?: ConsoleSession; children?: Ch
   session,
   children,
 }) => (
-  <html lang="en">
-    <head>
-      <meta charset="utf-8" />
-      <meta name="viewport" content="width=device-width, initial-scale=1" />
-      <title>{`${title} · mcp-tasks console`}</title>
-      <link rel="stylesheet" href="/console/assets/console.css" />
-      {session === undefined ? null : <meta name="csrf-token" content={session.csrfToken} />}
-      <script src="/console/assets/console.js" defer></script>
-    </head>
-    <body>
-      <a class="skip" href="#main">
-        Skip to content
-      </a>
-      <header>
-        <strong>mcp-tasks console</strong>
-        {session === undefined ? null : (
-          <nav aria-label="Console">
-            <a href="/console">Tasks</a>
-            <a href="/console/health">Health</a>
-            <span class="who" data-testid="operator">
-              {session.operator.tenant === null
-                ? 'all tenants'
-                : `tenant ${session.operator.tenant}`}
-              {session.operator.actions ? ' · actions' : ' · read-only'}
-            </span>
-            <form method="post" action="/console/logout" class="inline">
-              <input type="hidden" name="_csrf" value={session.csrfToken} />
-              <button type="submit">Log out</button>
-            </form>
-          </nav>
-        )}
-      </header>
-      <main id="main">{children}</main>
-    </body>
-  </html>
+  <>
+    {raw('<!DOCTYPE html>')}
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <title>{`${title} · mcp-tasks console`}</title>
+        <link rel="stylesheet" href="/console/assets/console.css" />
+        {session === undefined ? null : <meta name="csrf-token" content={session.csrfToken} />}
+        <script src="/console/assets/console.js" defer></script>
+      </head>
+      <body>
+        <a class="skip" href="#main">
+          Skip to content
+        </a>
+        <header>
+          <strong>mcp-tasks console</strong>
+          {session === undefined ? null : (
+            <nav aria-label="Console">
+              <a href="/console">Tasks</a>
+              <a href="/console/health">Health</a>
+              <span class="who" data-testid="operator">
+                {session.operator.tenant === null
+                  ? 'all tenants'
+                  : `tenant ${session.operator.tenant}`}
+                {session.operator.actions ? ' · actions' : ' · read-only'}
+              </span>
+              <form method="post" action="/console/logout" class="inline">
+                <input type="hidden" name="_csrf" value={session.csrfToken} />
+                <button type="submit">Log out</button>
+              </form>
+            </nav>
+          )}
+        </header>
+        <main id="main">{children}</main>
+      </body>
+    </html>
+  </>
 );
 
 export const LoginPage: FC<{ error?: string }> = ({ error }) => (
