@@ -270,9 +270,9 @@ describe.skipIf(missing !== undefined)('the operator console in Chromium', () =>
     );
     const { context, page } = await loggedIn(gateways[1]!, ROOT);
     await page.goto(`${gateways[1]!.url}/console/tasks/${taskId}`);
-    const kinds = await page
-      .locator('#history tbody tr')
-      .evaluateAll((rows) => rows.map((row) => row.getAttribute('data-kind')));
+    const kinds = await Promise.all(
+      (await page.locator('#history tbody tr').all()).map((row) => row.getAttribute('data-kind')),
+    );
     expect(kinds).toContain('lease_taken_over');
     expect(kinds.indexOf('lease_taken_over')).toBeLessThan(kinds.lastIndexOf('claimed'));
     expect(kinds.at(-1)).toBe('completed');
@@ -385,9 +385,9 @@ describe.skipIf(missing !== undefined)('the operator console in Chromium', () =>
     });
     const { context, page } = await loggedIn(gateways[1]!, ACME_OPERATOR);
     await page.goto(`${gateways[1]!.url}/console/tasks/${taskId}`);
-    await page.locator('form[action$="/cancel"] input[name=_csrf]').evaluate((input) => {
-      (input as HTMLInputElement).value = 'forged';
-    });
+    await page.evaluate<void>(
+      `document.querySelector('form[action$="/cancel"] input[name=_csrf]').value = 'forged'`,
+    );
     await page.click('text=Cancel this task');
     await expect(page.locator('h1').textContent()).resolves.toBe('Refused');
     expect((await taskRow(taskId)).cancel_requested_at).toBeNull();
@@ -402,12 +402,12 @@ describe.skipIf(missing !== undefined)('the operator console in Chromium', () =>
     await context.close();
     const narrow = await loggedIn(gateways[1]!, ROOT, 390);
     await narrow.page.goto(`${gateways[1]!.url}/console`);
-    const overflow = await narrow.page.evaluate(() => document.documentElement.scrollWidth);
+    const overflow = await narrow.page.evaluate<number>('document.documentElement.scrollWidth');
     expect(overflow).toBeLessThanOrEqual(390);
     await narrow.page.keyboard.press('Tab');
-    await expect(narrow.page.evaluate(() => document.activeElement?.textContent)).resolves.toBe(
-      'Skip to content',
-    );
+    await expect(
+      narrow.page.evaluate<string | undefined>('document.activeElement?.textContent'),
+    ).resolves.toBe('Skip to content');
     await shot(narrow.page, 'list-390.png');
     await narrow.context.close();
   });

@@ -129,7 +129,8 @@ describe('the operator console', () => {
     const { task } = await createTask(infra.db, newTask(acme));
     const { cookie } = await login(ACME_ACTOR);
     const other = await login(ROOT);
-    for (const form of [{}, { _csrf: other.csrf }, { _csrf: 'x' }]) {
+    const forms: Record<string, string>[] = [{}, { _csrf: other.csrf }, { _csrf: 'x' }];
+    for (const form of forms) {
       const response = await post(`/console/tasks/${task.id}/cancel`, cookie, form);
       expect(response.status).toBe(403);
       expect(await response.text()).toContain('CSRF token is missing or not this session');

@@ -4,7 +4,7 @@ import type { ConsoleService, TaskEvent } from '@mcp-tasks/store';
 import { MAX_BULK_CANCEL } from '@mcp-tasks/store';
 import type { InputResponses, JsonObject, JsonValue } from '@mcp-tasks/tasks';
 import { Hono, type Context } from 'hono';
-import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
+import { deleteCookie, setCookie } from 'hono/cookie';
 import type { Logger } from 'pino';
 import { createSseStream } from '../sse.js';
 import { consoleAssets } from './assets.js';
@@ -62,6 +62,16 @@ const SECURITY_HEADERS: Record<string, string> = {
   'Cache-Control': 'no-store',
 };
 
+function sessionCookieOf(c: {
+  req: { header(name: string): string | undefined };
+}): string | undefined {
+  for (const part of (c.req.header('cookie') ?? '').split(';')) {
+    const [name, ...value] = part.trim().split('=');
+    if (name === SESSION_COOKIE) return value.join('=');
+  }
+  return undefined;
+}
+
 function isSecure(c: Context): boolean {
   return new URL(c.req.url).protocol === 'https:' || c.req.header('x-forwarded-proto') === 'https';
 }
@@ -117,7 +127,7 @@ export function createConsoleRoutes(options: ConsoleRoutesOptions): Hono<Console
     const operator = match?.[1] === undefined ? undefined : sessions.operatorForToken(match[1]);
     const session =
       operator === undefined
-        ? sessions.verify(getCookie(c, SESSION_COOKIE), now())
+        ? sessions.verify(sessionCookieOf(c), now())
         : { operator, cookie: '', csrfToken: '' };
     if (session === undefined)
       return c.json(
@@ -134,7 +144,7 @@ export function createConsoleRoutes(options: ConsoleRoutesOptions): Hono<Console
 
   app.use('*', async (c, next) => {
     if (c.req.path.startsWith('/console/api/')) return next();
-    const session = sessions.verify(getCookie(c, SESSION_COOKIE), now());
+    const session = sessions.verify(sessionCookieOf(c), now());
     if (session === undefined) {
       if (c.req.method === 'GET') return c.redirect('/console/login', 303);
       return c.html(

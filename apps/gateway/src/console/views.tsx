@@ -259,9 +259,10 @@ const AnswerField: FC<{ inputKey: string; name: string; schema: JsonObject }> = 
       <p>
         <label for={id}>{label}</label>
         <select id={id} name={fieldName}>
-          {schema.enum.map((option) => (
-            <option value={String(option)}>{String(option)}</option>
-          ))}
+          {schema.enum.map((option) => {
+            const text = typeof option === 'string' ? option : JSON.stringify(option);
+            return <option value={text}>{text}</option>;
+          })}
         </select>
       </p>
     );

@@ -70,7 +70,10 @@ describe('task_events', () => {
       {
         kind: 'lease_taken_over',
         actor: null,
-        data: expect.objectContaining({ previousWorker: 'worker-dead', previousEpoch: 1 }),
+        data: expect.objectContaining({
+          previousWorker: 'worker-dead',
+          previousEpoch: 1,
+        }) as unknown,
       },
       { kind: 'claimed', actor: null, data: { worker: 'worker-b', epoch: 2, attempt: 2 } },
     ]);
