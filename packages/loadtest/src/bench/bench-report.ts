@@ -1,3 +1,4 @@
+import type { EventsCostResult } from './events-cost.js';
 import Table from 'cli-table3';
 import type { LatencySummary } from '../report/latency.js';
 import type { BullmqResult } from './bullmq-noop.js';
@@ -18,6 +19,8 @@ export interface BenchResults {
   /** A one-step task without and with ctx.transaction, on the same 1 + 1 stack (e2e-effects). */
   endToEndEffects?: { plain: EndToEndResult; transactional: EndToEndResult };
   syncCommit?: SyncCommitResult;
+  /** The task history's triggers on vs. disabled, same database, alternating rounds (events). */
+  taskEvents?: EventsCostResult;
 }
 
 /**
