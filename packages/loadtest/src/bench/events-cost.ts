@@ -88,7 +88,7 @@ export async function runEventsCost(options: {
   warmupS: number;
   rounds?: number;
 }): Promise<EventsCostResult> {
-  const rounds = options.rounds ?? 2;
+  const rounds = options.rounds ?? 3;
   const db = createDb({ connectionString: options.databaseUrl, max: options.concurrency + 2 });
   try {
     await measure(db, options.concurrency, options.warmupS);

@@ -55,7 +55,7 @@ export async function readStoreHealth(
     `.execute(db),
     sql<{ at: Date | null }>`
       SELECT max(at) AS at FROM task_events WHERE kind IN ('enqueued', 'expired')
-        AND id > (SELECT coalesce(max(id), 0) - 100000 FROM task_events)
+        AND at > now() - interval '1 day'
     `.execute(db),
     sql<{ tasks: string; events: string }>`
       SELECT pg_total_relation_size('tasks') AS tasks, pg_total_relation_size('task_events') AS events

@@ -84,8 +84,13 @@ export async function readEventsAfter(
   return rows.rows.map((row) => ({ id: BigInt(row.id), taskId: row.task_id, tenant: row.tenant }));
 }
 
-/** The newest event id (0 when there is none): where a fresh tail starts. */
+/**
+ * The newest event id handed out (0 when there is none): where a fresh tail starts. Read from
+ * the identity's sequence: `id` has a BRIN index only (migration 0017), which cannot give a max.
+ */
 export async function lastEventId(db: Db): Promise<bigint> {
-  const row = await sql<{ id: string | null }>`SELECT max(id) AS id FROM task_events`.execute(db);
+  const row = await sql<{ id: string | null }>`
+    SELECT pg_sequence_last_value(pg_get_serial_sequence('task_events', 'id')) AS id
+  `.execute(db);
   return BigInt(row.rows[0]?.id ?? '0');
 }
