@@ -25,6 +25,10 @@ import { createRequestStateCodec } from './mrtr/request-state.js';
 import type { TaskChangeFeed } from './task-feed.js';
 import type { WorkerLiveness } from './worker-liveness.js';
 import { ADMIT_EVERYONE, type TenantAdmission } from './quotas/tenant-admission.js';
+import { createEventTail } from './console/event-tail.js';
+import type { ConsoleOperator } from './console/operators.js';
+import { createConsoleRoutes } from './console/routes.js';
+import { createSessionKeeper } from './console/session.js';
 
 export const SERVER_INFO: Implementation = { name: 'mcp-tasks-gateway', version: '0.1.0' };
 
@@ -70,6 +74,8 @@ export interface GatewayOptions {
   admission?: TenantAdmission;
   /** Served as RFC 9728 Protected Resource Metadata; absent: those paths are 404. */
   resourceMetadata?: ResourceMetadataConfig | undefined;
+  /** The operator console under /console (MCP_CONSOLE_TOKENS); absent: those paths are 404. */
+  console?: { operators: readonly ConsoleOperator[]; livePollMs?: number } | undefined;
 }
 
 export interface GatewayVariables {
@@ -196,6 +202,28 @@ export function createGateway(options: GatewayOptions): Hono<GatewayVariables> {
         return c.json(document);
       });
     }
+  }
+
+  if (options.console !== undefined && options.console.operators.length > 0) {
+    const tail = createEventTail({
+      console: options.taskService.console,
+      intervalMs: options.console.livePollMs ?? 500,
+      logger,
+    });
+    shutdownSignal.addEventListener('abort', () => tail.close(), { once: true });
+    const workerLiveness = options.workerLiveness;
+    app.route(
+      '/console',
+      createConsoleRoutes({
+        console: options.taskService.console,
+        sessions: createSessionKeeper(options.console.operators),
+        tail,
+        logger,
+        keepAliveMs: config.sseKeepAliveMs,
+        shutdownSignal,
+        ...(workerLiveness === undefined ? {} : { workers: () => workerLiveness.check() }),
+      }),
+    );
   }
 
   app.get('/metrics', async (c) => {

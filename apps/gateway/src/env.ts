@@ -1,3 +1,4 @@
+import { parseConsoleTokens, type ConsoleOperator } from './console/operators.js';
 import {
   DEFAULT_IDLE_TIMEOUT_MS,
   DEFAULT_MAX_CREATE_WAIT_MS,
@@ -54,6 +55,8 @@ export interface GatewayConfig {
   logLevel: string;
   /** From OpenTelemetry's own variables (OTEL_*); absent or off: nothing is traced. */
   tracing?: TracingSettings;
+  /** MCP_CONSOLE_TOKENS: the operator console's credentials; undefined: no console (404). */
+  consoleOperators: ConsoleOperator[] | undefined;
 }
 
 export type AuthConfig =
@@ -161,6 +164,7 @@ const EnvSchema = z.object({
   MCP_SHUTDOWN_GRACE_MS: positiveInt(10_000),
   MCP_SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).default(1000),
   MCP_MIGRATE_ON_START: z.enum(['true', 'false']).default('false'),
+  MCP_CONSOLE_TOKENS: optionalText,
   LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
 });
 
@@ -384,12 +388,17 @@ export function parseEnv(source: Record<string, string | undefined>): EnvResult 
   const tracing = parseTracingEnv(source);
   if (!tracing.ok) problems.push(...tracing.problems);
 
+  const consoleTokens =
+    env.MCP_CONSOLE_TOKENS === undefined ? undefined : parseConsoleTokens(env.MCP_CONSOLE_TOKENS);
+  problems.push(...(consoleTokens?.problems ?? []));
+
   if (problems.length > 0 || auth === undefined || !tracing.ok) return { ok: false, problems };
   // Every field parsed (a failed one is a problem above), so the partial env is complete.
   return buildConfig(env as Env, auth, requestStateSecret ?? '', requestStateSecretIsDevDefault, {
     allowedOrigins,
     toolPacks,
     tracing: tracing.settings,
+    consoleOperators: consoleTokens?.operators,
   });
 }
 
@@ -398,9 +407,9 @@ function buildConfig(
   auth: AuthConfig,
   requestStateSecret: string,
   requestStateSecretIsDevDefault: boolean,
-  lists: Pick<GatewayConfig, 'allowedOrigins' | 'toolPacks' | 'tracing'>,
+  lists: Pick<GatewayConfig, 'allowedOrigins' | 'toolPacks' | 'tracing' | 'consoleOperators'>,
 ): EnvResult {
-  const { allowedOrigins, toolPacks, tracing } = lists;
+  const { allowedOrigins, toolPacks, tracing, consoleOperators } = lists;
   return {
     ok: true,
     config: {
@@ -445,6 +454,7 @@ function buildConfig(
       migrateOnStart: env.MCP_MIGRATE_ON_START === 'true',
       logLevel: env.LOG_LEVEL,
       tracing,
+      consoleOperators,
     },
   };
 }

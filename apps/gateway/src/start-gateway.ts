@@ -210,6 +210,8 @@ async function main(tracing: RunningTracing | undefined): Promise<void> {
     shutdownSignal: draining.signal,
     notReadySignal: notReady.signal,
     workerLiveness,
+    console:
+      config.consoleOperators === undefined ? undefined : { operators: config.consoleOperators },
     admission: quotas.admission,
     resourceMetadata: config.auth.mode === 'jwt' ? config.auth.resourceMetadata : undefined,
   });

@@ -1,4 +1,4 @@
-import { getTask } from '@mcp-tasks/store';
+import { createTaskService, getTask } from '@mcp-tasks/store';
 import { describe, expect, it } from 'vitest';
 import { buildGateway, useGatewayUnderTest } from './support/harness.js';
 import { SERVER_INFO_META, SMALL_REPORT, getTaskResult, rpc } from './support/rpc.js';
@@ -69,6 +69,7 @@ describe('creating a task (R10, R11)', () => {
         flagListened: () => Promise.reject(new Error('unused')),
         settleWakeUps: () => Promise.resolve(),
         databaseChecks: [],
+        console: createTaskService({ db: infra.db, dispatcher: infra.queue }).console,
       },
     });
     const reply = await rpc(failing.app, 'tools/call', SMALL_REPORT, { id: 'boom' });

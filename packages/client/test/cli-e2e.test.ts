@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '../src/index.js';
 import { runCli, startCli, until } from './support/cli.js';
-import { startStack, TOKENS, type Stack } from './support/stack.js';
+import { CONSOLE_TOKEN, startStack, TOKENS, type Stack } from './support/stack.js';
 import { startTcpProxy, type TcpProxy } from './support/tcp-proxy.js';
 
 /**
@@ -43,6 +43,25 @@ async function storedTaskIds(dir: string): Promise<string[]> {
 }
 
 describe('mcp-tasks against real gateway and worker processes', () => {
+  it("prints a finished task's history from the console with `history`", async () => {
+    const env = await freshEnv();
+    const call = await runCli(['call', 'slow_compute', '--arg', 'seconds=1'], env);
+    expect(call.code).toBe(0);
+    const taskId = /task (\S+)/.exec(call.stderr)?.[1] ?? '';
+    const history = await runCli(['history', taskId], { ...env, MCP_CONSOLE_TOKEN: CONSOLE_TOKEN });
+    expect(history.code).toBe(0);
+    const kinds = history.stdout
+      .trim()
+      .split('\n')
+      .map((line) => line.split(' ')[1]);
+    expect(kinds[0]).toBe('created');
+    expect(kinds).toContain('claimed');
+    expect(kinds.at(-1)).toBe('completed');
+    const refused = await runCli(['history', taskId], { ...env, MCP_CONSOLE_TOKEN: TOKENS.alice });
+    expect(refused.code).toBe(6);
+    expect(refused.stderr).toContain('console operator token');
+  });
+
   it('finishes a task after the client was killed mid-wait and restarted with `resume`', async () => {
     const env = await freshEnv();
     const first = startCli(['call', 'slow_compute', '--arg', 'seconds=4'], env);

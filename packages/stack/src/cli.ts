@@ -2,7 +2,12 @@
 import { join } from 'node:path';
 import { parseArgs, styleText } from 'node:util';
 import { startAuthorizationServer, type AuthorizationServer } from '@mcp-tasks/testing';
-import { DEMO_OAUTH_CLIENTS, DEMO_OAUTH_SCOPE, DEMO_TOKENS } from './demo-credentials.js';
+import {
+  DEMO_CONSOLE_TOKEN,
+  DEMO_OAUTH_CLIENTS,
+  DEMO_OAUTH_SCOPE,
+  DEMO_TOKENS,
+} from './demo-credentials.js';
 import type { LogLine } from './managed-process.js';
 import { StackStartError } from './preflight.js';
 import {
@@ -61,6 +66,7 @@ function banner(stack: StackHandle, oauth: AuthorizationServer | undefined): str
     '',
     `mcp-tasks stack is up: ${stack.gateways.length} gateways, ${stack.workers.length} workers, ${stack.proxyKind === 'nginx' ? 'nginx (infra/nginx/nginx.conf)' : 'the Node proxy'}`,
     `  endpoint   ${stack.url}`,
+    `  console    ${new URL('/console', stack.url).href}   (operator token ${process.env.MCP_CONSOLE_TOKENS === undefined ? `${DEMO_CONSOLE_TOKEN}; DEMO value, all tenants, actions` : 'from MCP_CONSOLE_TOKENS'})`,
   ];
   if (oauth !== undefined) {
     lines.push(

@@ -14,6 +14,10 @@ export const DEMO_MCP_TOKENS = DEMO_TOKENS.map((t) => `${t.token}:${t.tenant}:${
 
 export const DEMO_REQUEST_STATE_SECRET = 'demo-request-state-secret-not-for-production';
 
+/** The operator console's demo operator: every tenant, actions allowed (MCP_CONSOLE_TOKENS). */
+export const DEMO_CONSOLE_TOKEN = 'demo-console-token-ops';
+export const DEMO_CONSOLE_TOKENS = `${DEMO_CONSOLE_TOKEN}:*:actions`;
+
 /** principal → token, read back from an MCP_TOKENS value (the demo one or the user's). */
 export function tokensByPrincipal(mcpTokens: string): Record<string, string> {
   const tokens: Record<string, string> = {};

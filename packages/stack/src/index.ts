@@ -13,7 +13,12 @@ export {
   type LogSink,
   type ProcessRole,
 } from './managed-process.js';
-export { DEMO_MCP_TOKENS, DEMO_REQUEST_STATE_SECRET, DEMO_TOKENS } from './demo-credentials.js';
+export {
+  DEMO_CONSOLE_TOKENS,
+  DEMO_MCP_TOKENS,
+  DEMO_REQUEST_STATE_SECRET,
+  DEMO_TOKENS,
+} from './demo-credentials.js';
 export { buildStalePackages } from './incremental-build.js';
 export { StackStartError, ensurePostgres, ensureRedis } from './preflight.js';
 export { renderNginxConfig, readNginxTemplate } from './nginx-config.js';

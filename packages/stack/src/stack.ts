@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
+  DEMO_CONSOLE_TOKENS,
   DEMO_MCP_TOKENS,
   DEMO_REQUEST_STATE_SECRET,
   tokensByPrincipal,
@@ -149,6 +150,7 @@ export async function startStack(options: StackOptions = {}): Promise<StackHandl
     MCP_AUTH: 'tokens',
     MCP_TOKENS: DEMO_MCP_TOKENS,
     REQUEST_STATE_SECRET: DEMO_REQUEST_STATE_SECRET,
+    MCP_CONSOLE_TOKENS: DEMO_CONSOLE_TOKENS,
     ...process.env,
     DATABASE_URL: databaseUrl,
     REDIS_URL: redisUrl,

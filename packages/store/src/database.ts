@@ -72,8 +72,20 @@ export interface TasksTable {
   trace_last_attempt: Generated<string | null>;
 }
 
+/** One row of `task_events` (migration 0017): written by triggers on `tasks` and by console actions. */
+export interface TaskEventsTable {
+  id: Generated<string>;
+  task_id: string;
+  at: Generated<Date>;
+  kind: string;
+  /** Who acted, for console actions (`console:<operator>`); NULL for events the triggers derive. */
+  actor: string | null;
+  data: Generated<JsonObject>;
+}
+
 export interface Database {
   tasks: TasksTable;
+  task_events: TaskEventsTable;
 }
 
 export type TaskRow = Selectable<TasksTable>;

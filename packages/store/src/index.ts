@@ -136,3 +136,14 @@ export {
   type StepQueryResult,
   type StepTransactionHandle,
 } from './step-transaction.js';
+export { createConsoleService, type ConsoleService } from './console/console-service.js';
+export {
+  MAX_PAGE_SIZE,
+  type OperatorScope,
+  type PageCursor,
+  type TaskFilter,
+  type TaskListRow,
+} from './console/console-queries.js';
+export { MAX_BULK_CANCEL, type CancelTarget } from './console/console-actions.js';
+export { type StoreHealth, type HeldByWorker, type Throughput } from './console/console-health.js';
+export { MAX_HISTORY_EVENTS, type TaskEvent, type EventMark } from './console/task-events.js';

@@ -1,3 +1,4 @@
+import { createConsoleService, type ConsoleService } from './console/console-service.js';
 import type { InputResponses, Task, TaskOwner, TaskView } from '@mcp-tasks/tasks';
 import { context, trace, SpanStatusCode, type Span } from '@opentelemetry/api';
 import { contextFromCarrier, linkTo } from '@mcp-tasks/tracing';
@@ -77,6 +78,8 @@ export interface TaskService {
    * before its wake-up is sent (see Outbox.wakeAfterReply); call this before closing the queue.
    */
   settleWakeUps(): Promise<void>;
+  /** The operator console's reads and actions (across owners, within an operator's scope). */
+  readonly console: ConsoleService;
   /** Readiness checks: `postgres` (the primary), and `postgres_read` when a replica is configured. */
   readonly databaseChecks: readonly DatabaseCheck[];
   /**
@@ -359,5 +362,10 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
       await Promise.all([outbox.settle(), withdrawals.settle()]);
     },
     databaseChecks,
+    console: createConsoleService({
+      db,
+      readDb,
+      wakeResumed: (taskId) => outbox.wake(taskId, 'resumed'),
+    }),
   };
 }

@@ -91,6 +91,7 @@ export interface GatewayOverrides {
   /** Instead of the test tokens (MCP_TOKENS of rpc.ts). */
   auth?: GatewayOptions['auth'];
   resourceMetadata?: GatewayOptions['resourceMetadata'];
+  console?: GatewayOptions['console'];
 }
 
 export function buildGateway(
@@ -119,6 +120,7 @@ export function buildGateway(
     shutdownSignal: shutdown.signal,
     workerLiveness: overrides.workerLiveness,
     resourceMetadata: overrides.resourceMetadata,
+    console: overrides.console,
   });
   return { app, metrics, shutdown };
 }

@@ -10,6 +10,7 @@ import { canPrompt, connect, endpointUrl, type ConnectionOptions } from './conte
 import { CliExit, ExitCode, exitCodeForStatus } from './exit-codes.js';
 import { describeOutcome, describeSnapshot, printJson, statusLine } from './output.js';
 import { promptAll } from './prompts.js';
+import { consoleBaseUrl, describeEvent, fetchHistory } from './history.js';
 
 const EXIT_CODES_HELP = `
 Exit codes:
@@ -22,7 +23,8 @@ Exit codes:
   6  the server refused the request (unknown task, bad arguments, bad token, …)
 
 Environment: MCP_URL, MCP_TOKEN, MCP_TASKS_STATE_DIR (handle store, default ~/.local/state/mcp-tasks),
-MCP_CLIENT_ID, MCP_CLIENT_SECRET (login), MCP_TASKS_CONFIG_DIR (logins, default ~/.config/mcp-tasks).`;
+MCP_CLIENT_ID, MCP_CLIENT_SECRET (login), MCP_TASKS_CONFIG_DIR (logins, default ~/.config/mcp-tasks),
+MCP_CONSOLE_URL, MCP_CONSOLE_TOKEN (history).`;
 
 function withConnection(command: Command): Command {
   return command
@@ -262,6 +264,37 @@ export function buildProgram(setExit: (code: ExitCode) => void): Command {
       if (options.json) printJson({ taskId, cancelRequested: true });
       else process.stderr.write(`cancel requested for ${taskId}\n`);
     });
+
+  withJson(program.command('history'))
+    .description("a task's history from the operator console (every event, oldest first)")
+    .argument('<taskId>')
+    .addOption(
+      new Option('--console-url <url>', 'console base URL (default: --url with /console)').env(
+        'MCP_CONSOLE_URL',
+      ),
+    )
+    .addOption(
+      new Option('--console-token <token>', 'console operator token').env('MCP_CONSOLE_TOKEN'),
+    )
+    .addOption(new Option('--url <url>', 'MCP endpoint').env('MCP_URL'))
+    .action(
+      async (
+        taskId: string,
+        options: { consoleUrl?: string; consoleToken?: string; url?: string; json?: boolean },
+      ) => {
+        if (options.consoleToken === undefined)
+          throw new CliExit(ExitCode.Usage, 'history needs --console-token (MCP_CONSOLE_TOKEN)');
+        let base: string;
+        try {
+          base = consoleBaseUrl(options.consoleUrl, options.url);
+        } catch (error) {
+          throw new CliExit(ExitCode.Usage, (error as Error).message);
+        }
+        const events = await fetchHistory(base, options.consoleToken, taskId);
+        if (options.json) printJson(events);
+        else for (const event of events) process.stdout.write(`${describeEvent(event)}\n`);
+      },
+    );
 
   withJson(withConnection(program.command('resume')))
     .description('continue every unfinished task this client started (kept in the handle store)')

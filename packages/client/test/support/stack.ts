@@ -10,6 +10,8 @@ import {
 import { Redis } from 'ioredis';
 
 export const TOKENS = { alice: 'tok_client_alice_000000000', bob: 'tok_client_bob_00000000000' };
+/** An operator of the console (MCP_CONSOLE_TOKENS) for tenant acme, read-only: `mcp-tasks history`. */
+export const CONSOLE_TOKEN = 'tok_console_acme_000000000';
 
 export interface Gateway {
   url: string;
@@ -72,6 +74,7 @@ export async function startStack(
           HOST: '127.0.0.1',
           MCP_AUTH: 'tokens',
           MCP_TOKENS: `${TOKENS.alice}:acme:alice,${TOKENS.bob}:acme:bob`,
+          MCP_CONSOLE_TOKENS: `${CONSOLE_TOKEN}:acme`,
           REQUEST_STATE_SECRET: 'client-tests-request-state-secret-0123456789',
           // The first replica migrates; the others start once it is ready.
           ...(i === 0 ? { MCP_MIGRATE_ON_START: 'true' } : {}),

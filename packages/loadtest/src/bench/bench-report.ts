@@ -1,3 +1,4 @@
+import type { EventsCostResult } from './events-cost.js';
 import Table from 'cli-table3';
 import type { LatencySummary } from '../report/latency.js';
 import type { BullmqResult } from './bullmq-noop.js';
@@ -21,6 +22,8 @@ export interface BenchResults {
   /** The one-step task with OpenTelemetry tracing off and on, in turns (e2e-traces). */
   endToEndTraces?: TracesCostResult;
   syncCommit?: SyncCommitResult;
+  /** The task history's triggers on vs. disabled, same database, alternating rounds (events). */
+  taskEvents?: EventsCostResult;
 }
 
 /**

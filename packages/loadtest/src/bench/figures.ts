@@ -14,6 +14,7 @@ export const FIGURES = [
   'e2e-effects',
   'e2e-traces',
   'sync-commit',
+  'events',
 ] as const;
 export type Figure = (typeof FIGURES)[number];
 const BASELINES_OF: Record<Figure, Figure[]> = {
@@ -29,6 +30,8 @@ const BASELINES_OF: Record<Figure, Figure[]> = {
   'e2e-traces': [],
   // Its baseline (synchronous_commit = local) is measured inside it, on the same cluster.
   'sync-commit': [],
+  // Triggers on and off, alternating on the same scratch database.
+  events: [],
 };
 
 /** The figures to measure: the chosen ones (default all) and the baselines they need. */

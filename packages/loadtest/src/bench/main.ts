@@ -1,3 +1,4 @@
+import { runEventsCost } from './events-cost.js';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { buildStalePackages } from '@mcp-tasks/stack';
@@ -323,6 +324,19 @@ async function bench(options: BenchOptions): Promise<void> {
       });
     }
 
+    if (figures.has('events')) {
+      const events = await runEventsCost({
+        databaseUrl: database.connectionString,
+        concurrency: 8,
+        durationS,
+        warmupS,
+      });
+      results.taskEvents = events;
+      log(
+        `(g) task history triggers: ${events.on.toFixed(0)} lifecycles/s on vs ${events.off.toFixed(0)} off (median of ${events.rounds} alternating rounds)`,
+      );
+    }
+
     const noCluster = privatePostgresUnavailableReason();
     if (figures.has('sync-commit') && noCluster !== null)
       log(`(f) synchronous_commit skipped: ${noCluster}`);
@@ -337,6 +351,10 @@ async function bench(options: BenchOptions): Promise<void> {
 
     console.log(renderMeasurements(results));
     console.log(renderComparisons(results));
+    if (results.taskEvents !== undefined)
+      console.log(
+        `task history (task_events triggers) on the hot paths: ${results.taskEvents.on.toFixed(0)} vs ${results.taskEvents.off.toFixed(0)} lifecycles/s (create, claim, 2 checkpoints, 2 renewals, complete; 8 loops) = ${(results.taskEvents.ratio * 100).toFixed(0)} % of the rate without them (target ≥ 90 %)`,
+      );
     if (options.cpuProf !== undefined) {
       await Promise.all(stacks.map((stack) => stack.stop()));
       console.log(await renderCpuProfileDir(options.cpuProf, processLabels(stacks)));

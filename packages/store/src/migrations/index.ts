@@ -8,6 +8,7 @@ import { listenFlagsExpire } from './0008-listen-flags-expire.js';
 import { fairQueue } from './0010-fair-queue.js';
 import { inFlightByTenant } from './0011-in-flight-by-tenant.js';
 import { stepsSaved } from './0012-steps-saved.js';
+import { taskEvents } from './0017-task-events.js';
 import { traceContext } from './0019-trace-context.js';
 
 /**
@@ -25,6 +26,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0010_fair_queue': fairQueue,
   '0011_in_flight_by_tenant': inFlightByTenant,
   '0012_steps_saved': stepsSaved,
+  '0017_task_events': taskEvents,
   '0019_trace_context': traceContext,
 };
 

@@ -1,0 +1,414 @@
+import { createDb, migrateToLatest, type Db } from '@mcp-tasks/store';
+import {
+  FAST_WORKER_ENV,
+  createTestDatabase,
+  createTestRedis,
+  freePort,
+  launchProcess,
+  repoRoot,
+  type LaunchedProcess,
+  type TestDatabase,
+  type TestRedis,
+} from '@mcp-tasks/testing';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromiumMissingReason, launchChromium } from './chromium.js';
+
+// The operator console in a real Chromium, against two real gateway processes and real workers
+// on one database: what an operator sees, what a click changes, and who may do it. The same run
+// writes the screenshots of docs/console.md.
+
+const missing = chromiumMissingReason();
+if (missing !== undefined) console.warn(`skipping the console browser tests: ${missing}`);
+
+const ALICE = 'browser-alice-token-0123456789';
+const GINA = 'browser-gina-token-0123456789';
+const ROOT = 'browser-console-root-0123456789';
+const ACME_OPERATOR = 'browser-console-acme-0123456789';
+const SHOTS = join(repoRoot, 'docs', 'console');
+
+interface Gateway {
+  url: string;
+  process: LaunchedProcess;
+}
+
+let database: TestDatabase;
+let redis: TestRedis;
+let db: Db;
+let browser: Browser;
+const gateways: Gateway[] = [];
+const workers = new Map<string, LaunchedProcess>();
+let shared: Record<string, string>;
+
+async function startWorker(id: string): Promise<void> {
+  const metricsPort = await freePort();
+  workers.set(
+    id,
+    await launchProcess({
+      entry: 'apps/worker/src/main.ts',
+      env: {
+        ...shared,
+        ...FAST_WORKER_ENV,
+        REPORT_STEP_MS: '300',
+        METRICS_PORT: String(metricsPort),
+        WORKER_ID: id,
+      },
+      readyUrl: `http://127.0.0.1:${metricsPort}/healthz`,
+      readyTimeoutMs: 60_000,
+    }),
+  );
+}
+
+async function startGateway(): Promise<Gateway> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const process = await launchProcess({
+    entry: 'apps/gateway/src/main.ts',
+    env: { ...shared, PORT: String(port), HOST: '127.0.0.1' },
+    readyUrl: `${url}/healthz`,
+    readyTimeoutMs: 60_000,
+  });
+  return { url, process };
+}
+
+let rpcId = 1;
+/** tools/call through a gateway's /mcp as the token's owner; resolves with the task id. */
+async function createTask(
+  gateway: Gateway,
+  token: string,
+  name: string,
+  args: object,
+): Promise<string> {
+  const response = await fetch(`${gateway.url}/mcp`, {
+    method: 'POST',
+    headers: {
+      Authorization: `Bearer ${token}`,
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+      'MCP-Protocol-Version': '2026-07-28',
+      'Mcp-Method': 'tools/call',
+      'Mcp-Name': name,
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: rpcId++,
+      method: 'tools/call',
+      params: {
+        name,
+        arguments: args,
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientCapabilities': {
+            elicitation: {},
+            extensions: { 'io.modelcontextprotocol/tasks': {} },
+          },
+        },
+      },
+    }),
+  });
+  const body = (await response.json()) as { result?: { taskId?: string }; error?: unknown };
+  if (typeof body.result?.taskId !== 'string')
+    throw new Error(`tools/call ${name} gave no task: ${JSON.stringify(body)}`);
+  return body.result.taskId;
+}
+
+async function taskRow(taskId: string) {
+  return await db
+    .selectFrom('tasks')
+    .select(['status', 'lease_owner', 'cancel_requested_at'])
+    .where('id', '=', taskId)
+    .executeTakeFirstOrThrow();
+}
+
+async function waitFor<T>(
+  read: () => Promise<T>,
+  done: (value: T) => boolean,
+  timeoutMs = 30_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting; last: ${JSON.stringify(value)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+async function loggedIn(
+  gateway: Gateway,
+  token: string,
+  width = 1280,
+): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({ viewport: { width, height: 900 } });
+  const page = await context.newPage();
+  await page.goto(`${gateway.url}/console`);
+  expect(new URL(page.url()).pathname).toBe('/console/login');
+  await page.fill('#token', token);
+  await page.keyboard.press('Enter');
+  await page.waitForURL(`${gateway.url}/console`);
+  return { context, page };
+}
+
+function shot(page: Page, name: string): Promise<Buffer> {
+  return page.screenshot({ path: join(SHOTS, name), fullPage: true });
+}
+
+describe.skipIf(missing !== undefined)('the operator console in Chromium', () => {
+  beforeAll(async () => {
+    mkdirSync(SHOTS, { recursive: true });
+    database = await createTestDatabase('console_browser');
+    redis = await createTestRedis('console_browser');
+    db = createDb({ connectionString: database.connectionString });
+    await migrateToLatest(db);
+    shared = {
+      DATABASE_URL: database.connectionString,
+      REDIS_URL: redis.url,
+      REDIS_PREFIX: redis.prefix,
+      MCP_AUTH: 'tokens',
+      MCP_TOKENS: `${ALICE}:acme:alice,${GINA}:globex:gina`,
+      MCP_CONSOLE_TOKENS: `${ROOT}:*:actions,${ACME_OPERATOR}:acme:actions`,
+      REQUEST_STATE_SECRET: 'console-browser-request-state-secret-0123456789',
+      MCP_VISIBILITY_TIMEOUT_MS: '500',
+      LOG_LEVEL: 'warn',
+    };
+    const [a, b] = await Promise.all([startGateway(), startGateway()]);
+    gateways.push(a, b);
+    await Promise.all([startWorker('browser-w1'), startWorker('browser-w2')]);
+    browser = await launchChromium();
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await Promise.allSettled(
+      [...workers.values(), ...gateways.map((g) => g.process)].map((p) => p.stop()),
+    );
+    await redis?.deleteKeys();
+    await db?.destroy();
+    await database?.drop();
+  });
+
+  it('logs in with an operator token and refuses anything else', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 700 } });
+    const page = await context.newPage();
+    await page.goto(`${gateways[0]!.url}/console/login`);
+    await shot(page, 'login.png');
+    await page.fill('#token', ALICE);
+    await page.click('button[type=submit]');
+    await expect(page.locator('[role=alert]').textContent()).resolves.toContain(
+      'not an operator token',
+    );
+    await page.fill('#token', ROOT);
+    await page.click('button[type=submit]');
+    await page.waitForURL(`${gateways[0]!.url}/console`);
+    await expect(page.getByTestId('operator').textContent()).resolves.toBe('all tenants · actions');
+    const cookies = await context.cookies();
+    expect(cookies.map((c) => [c.name, c.httpOnly, c.sameSite])).toEqual([
+      ['mcp_console', true, 'Strict'],
+    ]);
+    await context.close();
+  });
+
+  it('updates the list live while tasks run through both gateways', async () => {
+    const { context, page } = await loggedIn(gateways[0]!, ROOT);
+    await page.goto(`${gateways[0]!.url}/console?tool=slow_compute`);
+    await page.locator('#live-state', { hasText: 'live' }).waitFor();
+    const viaB = await createTask(gateways[1]!, ALICE, 'slow_compute', {
+      seconds: 2,
+      label: 'via-b',
+    });
+    const viaA = await createTask(gateways[0]!, GINA, 'slow_compute', {
+      seconds: 2,
+      label: 'via-a',
+    });
+    for (const id of [viaA, viaB]) {
+      await page.locator(`tr[data-id="${id}"]`).waitFor({ timeout: 15_000 });
+      await page
+        .locator(`tr[data-id="${id}"][data-status="completed"]`)
+        .waitFor({ timeout: 30_000 });
+    }
+    // Never reloaded: the rows came over the live feed.
+    expect(Number(await page.locator('#task-list').getAttribute('data-updates'))).toBeGreaterThan(
+      1,
+    );
+    await shot(page, 'list.png');
+    await context.close();
+  });
+
+  it('filters by status, tool and a search over the arguments', async () => {
+    await createTask(gateways[0]!, ALICE, 'slow_compute', { seconds: 1, label: 'needle-filter' });
+    const { context, page } = await loggedIn(gateways[1]!, ROOT);
+    await page.fill('input[name=q]', 'needle-filter');
+    await page.click('form.filters button[type=submit]');
+    await page.waitForURL(/q=needle-filter/);
+    const rows = page.locator('#task-list tbody tr');
+    await expect(rows.count()).resolves.toBe(1);
+    await page.goto(`${gateways[1]!.url}/console?status=failed&tool=slow_compute`);
+    await expect(page.locator('#task-list tbody tr').count()).resolves.toBe(0);
+    await expect(page.locator('#empty').textContent()).resolves.toBe('No task matches.');
+    await context.close();
+  });
+
+  it('shows the takeover in the history of a task whose worker was killed mid-task', async () => {
+    const taskId = await createTask(gateways[0]!, ALICE, 'slow_compute', {
+      seconds: 6,
+      label: 'victim',
+    });
+    const held = await waitFor(
+      () => taskRow(taskId),
+      (row) => row.lease_owner !== null,
+    );
+    const victim = workers.get(held.lease_owner!)!;
+    victim.kill('SIGKILL');
+    await victim.exited;
+    workers.delete(held.lease_owner!);
+    await waitFor(
+      () => taskRow(taskId),
+      (row) => row.status === 'completed',
+      45_000,
+    );
+    const { context, page } = await loggedIn(gateways[1]!, ROOT);
+    await page.goto(`${gateways[1]!.url}/console/tasks/${taskId}`);
+    const kinds = await Promise.all(
+      (await page.locator('#history tbody tr').all()).map((row) => row.getAttribute('data-kind')),
+    );
+    expect(kinds).toContain('lease_taken_over');
+    expect(kinds.indexOf('lease_taken_over')).toBeLessThan(kinds.lastIndexOf('claimed'));
+    expect(kinds.at(-1)).toBe('completed');
+    await expect(page.locator('tr[data-kind=lease_taken_over]').textContent()).resolves.toContain(
+      held.lease_owner!,
+    );
+    await shot(page, 'task-history.png');
+    // The history filter narrows the table to the matching events.
+    await page.fill('#history-filter', 'taken_over');
+    await expect(page.locator('#history tbody tr:visible').count()).resolves.toBe(1);
+    await context.close();
+    await startWorker('browser-w3');
+  });
+
+  it('cancels one task, audited with the operator', async () => {
+    const taskId = await createTask(gateways[0]!, ALICE, 'slow_compute', {
+      seconds: 60,
+      label: 'cancel-me',
+    });
+    await waitFor(
+      () => taskRow(taskId),
+      (row) => row.lease_owner !== null,
+    );
+    const { context, page } = await loggedIn(gateways[0]!, ACME_OPERATOR);
+    await page.goto(`${gateways[0]!.url}/console/tasks/${taskId}`);
+    await page.click('text=Cancel this task');
+    await expect(page.locator('.notice').textContent()).resolves.toBe('Cancel requested.');
+    await waitFor(
+      () => taskRow(taskId),
+      (row) => row.status === 'cancelled',
+    );
+    await page.reload();
+    await expect(page.locator('tr[data-kind=console_cancel]').textContent()).resolves.toContain(
+      'console:acme:',
+    );
+    await context.close();
+  });
+
+  it('bulk-cancels by the current filter after a preview count', async () => {
+    const ids = [];
+    for (let i = 0; i < 3; i++)
+      ids.push(
+        await createTask(gateways[1]!, ALICE, 'slow_compute', {
+          seconds: 60,
+          label: `bulk-batch-${i}`,
+        }),
+      );
+    const { context, page } = await loggedIn(gateways[0]!, ROOT);
+    await page.goto(`${gateways[0]!.url}/console?q=bulk-batch`);
+    await page.getByTestId('bulk-cancel').click();
+    await expect(page.getByTestId('preview-count').textContent()).resolves.toContain(
+      '3 unfinished tasks match',
+    );
+    await shot(page, 'bulk-cancel.png');
+    await page.click('button.danger');
+    await expect(page.locator('[role=alert]').textContent()).resolves.toContain(
+      'Cancel requested for 3 tasks',
+    );
+    for (const id of ids)
+      await waitFor(
+        () => taskRow(id),
+        (row) => row.status === 'cancelled',
+      );
+    await context.close();
+  });
+
+  it('answers an outstanding input request from the rendered form', async () => {
+    const taskId = await createTask(gateways[1]!, ALICE, 'generate_report', { size: 'large' });
+    await waitFor(
+      () => taskRow(taskId),
+      (row) => row.status === 'input_required',
+    );
+    const { context, page } = await loggedIn(gateways[0]!, ACME_OPERATOR);
+    await page.goto(`${gateways[0]!.url}/console/tasks/${taskId}`);
+    await shot(page, 'task-input.png');
+    const approve = page.locator('section[data-input-key=approve_outline]');
+    await approve.locator('input[type=checkbox]').check();
+    await approve.locator('button[value=accept]').click();
+    await expect(page.locator('.notice').textContent()).resolves.toBe('Answered approve_outline.');
+    const format = page.locator('section[data-input-key=choose_format]');
+    await format.locator('select').selectOption('markdown');
+    await format.locator('button[value=accept]').click();
+    await expect(page.locator('.notice').textContent()).resolves.toBe('Answered choose_format.');
+    await waitFor(
+      () => taskRow(taskId),
+      (row) => row.status === 'completed',
+      45_000,
+    );
+    await context.close();
+  });
+
+  it('keeps a tenant operator inside its tenant', async () => {
+    const theirs = await createTask(gateways[0]!, GINA, 'slow_compute', {
+      seconds: 1,
+      label: 'globex-only',
+    });
+    const { context, page } = await loggedIn(gateways[1]!, ACME_OPERATOR);
+    await page.goto(`${gateways[1]!.url}/console?q=globex-only`);
+    await expect(page.locator('#task-list tbody tr').count()).resolves.toBe(0);
+    const response = await page.goto(`${gateways[1]!.url}/console/tasks/${theirs}`);
+    expect(response?.status()).toBe(404);
+    await expect(page.locator('h1').textContent()).resolves.toBe('No such task');
+    await context.close();
+  });
+
+  it('refuses an action whose CSRF token is not this session’s, and changes nothing', async () => {
+    const taskId = await createTask(gateways[0]!, ALICE, 'slow_compute', {
+      seconds: 60,
+      label: 'csrf',
+    });
+    const { context, page } = await loggedIn(gateways[1]!, ACME_OPERATOR);
+    await page.goto(`${gateways[1]!.url}/console/tasks/${taskId}`);
+    await page.evaluate<void>(
+      `document.querySelector('form[action$="/cancel"] input[name=_csrf]').value = 'forged'`,
+    );
+    await page.click('text=Cancel this task');
+    await expect(page.locator('h1').textContent()).resolves.toBe('Refused');
+    expect((await taskRow(taskId)).cancel_requested_at).toBeNull();
+    await context.close();
+  });
+
+  it('shows health, and stays readable and keyboard-usable at 390 px', async () => {
+    const { context, page } = await loggedIn(gateways[0]!, ROOT);
+    await page.goto(`${gateways[0]!.url}/console/health`);
+    await page.locator('#throughput-chart .uplot').waitFor();
+    await shot(page, 'health.png');
+    await context.close();
+    const narrow = await loggedIn(gateways[1]!, ROOT, 390);
+    await narrow.page.goto(`${gateways[1]!.url}/console`);
+    const overflow = await narrow.page.evaluate<number>('document.documentElement.scrollWidth');
+    expect(overflow).toBeLessThanOrEqual(390);
+    await narrow.page.keyboard.press('Tab');
+    await expect(
+      narrow.page.evaluate<string | undefined>('document.activeElement?.textContent'),
+    ).resolves.toBe('Skip to content');
+    await shot(narrow.page, 'list-390.png');
+    await narrow.context.close();
+  });
+});

@@ -1,0 +1,194 @@
+import { sql, type ExpressionBuilder, type Expression, type SqlBool } from 'kysely';
+import { isWellFormedTaskId, type Task, type TaskStatus } from '@mcp-tasks/tasks';
+import type { Database, Db, TaskRow } from '../database.js';
+import { taskRowToTask } from '../task-row.js';
+
+/** What an operator may see: one tenant, or every tenant (`null`). */
+export interface OperatorScope {
+  tenant: string | null;
+}
+
+/** The console list's filters; each one absent means "any". */
+export interface TaskFilter {
+  statuses?: readonly TaskStatus[];
+  tool?: string;
+  tenant?: string;
+  createdFrom?: Date;
+  createdTo?: Date;
+  /** Case-insensitive substring of the arguments (as JSON text) or the status message. */
+  search?: string;
+}
+
+/** A keyset position: the (created_at, id) of the last row of the previous page. */
+export interface PageCursor {
+  createdAt: Date;
+  id: string;
+}
+
+export interface TaskListRow {
+  id: string;
+  tenant: string;
+  principal: string;
+  toolName: string;
+  status: TaskStatus;
+  statusMessage: string | null;
+  createdAt: Date;
+  lastUpdatedAt: Date;
+  attempts: number;
+  leaseOwner: string | null;
+}
+
+export const MAX_PAGE_SIZE = 200;
+
+function escapeLike(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+/** The scope and the filter as one WHERE, so every console read and action applies both. */
+export function filterCondition(
+  eb: ExpressionBuilder<Database, 'tasks'>,
+  scope: OperatorScope,
+  filter: TaskFilter,
+): Expression<SqlBool> {
+  const conditions: Expression<SqlBool>[] = [];
+  if (scope.tenant !== null) conditions.push(eb('tenant', '=', scope.tenant));
+  if (filter.tenant !== undefined) conditions.push(eb('tenant', '=', filter.tenant));
+  if (filter.statuses !== undefined && filter.statuses.length > 0)
+    conditions.push(eb('status', 'in', [...filter.statuses]));
+  if (filter.tool !== undefined) conditions.push(eb('tool_name', '=', filter.tool));
+  if (filter.createdFrom !== undefined) conditions.push(eb('created_at', '>=', filter.createdFrom));
+  if (filter.createdTo !== undefined) conditions.push(eb('created_at', '<', filter.createdTo));
+  if (filter.search !== undefined && filter.search !== '') {
+    const pattern = `%${escapeLike(filter.search)}%`;
+    conditions.push(
+      sql<SqlBool>`(arguments::text ILIKE ${pattern} OR status_message ILIKE ${pattern})`,
+    );
+  }
+  return eb.and(conditions);
+}
+
+function listRow(
+  row: Pick<
+    TaskRow,
+    | 'id'
+    | 'tenant'
+    | 'principal'
+    | 'tool_name'
+    | 'status'
+    | 'status_message'
+    | 'created_at'
+    | 'last_updated_at'
+    | 'attempts'
+    | 'lease_owner'
+  >,
+): TaskListRow {
+  return {
+    id: row.id,
+    tenant: row.tenant,
+    principal: row.principal,
+    toolName: row.tool_name,
+    status: row.status,
+    statusMessage: row.status_message,
+    createdAt: row.created_at,
+    lastUpdatedAt: row.last_updated_at,
+    attempts: row.attempts,
+    leaseOwner: row.lease_owner,
+  };
+}
+
+const LIST_COLUMNS = [
+  'id',
+  'tenant',
+  'principal',
+  'tool_name',
+  'status',
+  'status_message',
+  'created_at',
+  'last_updated_at',
+  'attempts',
+  'lease_owner',
+] as const;
+
+/**
+ * One page, newest first, after `cursor` (keyset on (created_at, id): the indexes of migration
+ * 0017 make a page a range scan however deep it is). `next` is the cursor of the following page,
+ * absent on the last one.
+ */
+export async function listTasksForOperator(
+  db: Db,
+  scope: OperatorScope,
+  filter: TaskFilter,
+  page: { cursor?: PageCursor; limit: number },
+): Promise<{ rows: TaskListRow[]; next?: PageCursor }> {
+  const limit = Math.max(1, Math.min(page.limit, MAX_PAGE_SIZE));
+  let query = db
+    .selectFrom('tasks')
+    .select(LIST_COLUMNS)
+    .where((eb) => filterCondition(eb, scope, filter));
+  if (page.cursor !== undefined) {
+    const { createdAt, id } = page.cursor;
+    query = query.where(sql<SqlBool>`(created_at, id) < (${createdAt}, ${id})`);
+  }
+  const rows = await query
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit + 1)
+    .execute();
+  const shown = rows.slice(0, limit).map(listRow);
+  const last = shown.at(-1);
+  return rows.length > limit && last !== undefined
+    ? { rows: shown, next: { createdAt: last.createdAt, id: last.id } }
+    : { rows: shown };
+}
+
+/**
+ * The same rows by id (the live list refreshing what changed), within the scope, each with
+ * whether it matches `filter`: a row that stopped matching is still updated where it is shown.
+ */
+export async function getTaskRowsForOperator(
+  db: Db,
+  scope: OperatorScope,
+  taskIds: readonly string[],
+  filter: TaskFilter,
+): Promise<(TaskListRow & { matches: boolean })[]> {
+  const ids = taskIds.filter(isWellFormedTaskId);
+  if (ids.length === 0) return [];
+  const rows = await db
+    .selectFrom('tasks')
+    .select(LIST_COLUMNS)
+    .select((eb) => sql<boolean>`(${filterCondition(eb, { tenant: null }, filter)})`.as('matches'))
+    .where('id', 'in', ids)
+    .where((eb) => filterCondition(eb, scope, {}))
+    .execute();
+  return rows.map((row) => ({ ...listRow(row), matches: row.matches }));
+}
+
+/** How many tasks an action by this filter would touch (the bulk cancel's preview). */
+export async function countTasksForOperator(
+  db: Db,
+  scope: OperatorScope,
+  filter: TaskFilter,
+): Promise<number> {
+  const row = await db
+    .selectFrom('tasks')
+    .select((eb) => eb.fn.countAll<string>().as('count'))
+    .where((eb) => filterCondition(eb, scope, filter))
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
+/** The whole task, if the operator's scope includes it. */
+export async function getTaskForOperator(
+  db: Db,
+  scope: OperatorScope,
+  taskId: string,
+): Promise<Task | undefined> {
+  if (!isWellFormedTaskId(taskId)) return undefined;
+  const row = await db
+    .selectFrom('tasks')
+    .selectAll()
+    .where('id', '=', taskId)
+    .where((eb) => filterCondition(eb, scope, {}))
+    .executeTakeFirst();
+  return row === undefined ? undefined : taskRowToTask(row);
+}

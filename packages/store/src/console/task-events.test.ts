@@ -1,0 +1,218 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
+import { alice, createStoreFixture, newTask, type StoreFixture } from '../../test/helpers.js';
+import type { Db } from '../database.js';
+import {
+  completeTask,
+  recordAttemptFailure,
+  requestInput,
+  saveCheckpoint,
+} from '../fenced-task-writes.js';
+import { claimLease, releaseLease, renewLease } from '../lease.js';
+import { deleteExpiredTasks, expireTasks } from '../sweeper-repository.js';
+import { createTask, recordInputResponses, requestCancel } from '../task-repository.js';
+import { answerInputForOperator, cancelTasksForOperator } from './console-actions.js';
+import { countTasksForOperator, listTasksForOperator } from './console-queries.js';
+import { listTaskEvents } from './task-events.js';
+
+let fixture: StoreFixture;
+let db: Db;
+beforeAll(async () => {
+  fixture = await createStoreFixture('task_events');
+  db = fixture.db;
+});
+afterAll(async () => {
+  await fixture.close();
+});
+
+const globex = { tenant: 'globex', principal: 'gina' };
+
+async function history(taskId: string) {
+  return (await listTaskEvents(db, taskId)).map(({ kind, actor, data }) => ({ kind, actor, data }));
+}
+
+/** Moves the task's lease into the past, as if its holder froze. */
+async function expireLease(taskId: string): Promise<void> {
+  await sql`UPDATE tasks SET lease_expires_at = now() - interval '1 second' WHERE id = ${taskId}`.execute(
+    db,
+  );
+}
+
+describe('task_events', () => {
+  it('records a task from create to completion in order, in the transactions that made each change', async () => {
+    const { task } = await createTask(db, newTask());
+    const claim = await claimLease(db, task.id, 'worker-a', 30_000);
+    await saveCheckpoint(db, claim!.fence, { step: 1 }, 'step 1 done', { leaseMs: 30_000 });
+    await completeTask(db, claim!.fence, { content: [] }, 'done');
+    expect(await history(task.id)).toEqual([
+      { kind: 'created', actor: null, data: { tool: 'slow_compute', status: 'working' } },
+      { kind: 'claimed', actor: null, data: { worker: 'worker-a', epoch: 1, attempt: 1 } },
+      { kind: 'checkpoint', actor: null, data: { step: 1, message: 'step 1 done' } },
+      { kind: 'completed', actor: null, data: { message: 'done' } },
+    ]);
+  });
+
+  it('writes no event for a lease renewal', async () => {
+    const { task } = await createTask(db, newTask());
+    const claim = await claimLease(db, task.id, 'worker-a', 30_000);
+    const before = (await listTaskEvents(db, task.id)).length;
+    for (let i = 0; i < 5; i++) await renewLease(db, claim!.fence, 30_000);
+    expect(await listTaskEvents(db, task.id)).toHaveLength(before);
+  });
+
+  it('records a takeover of a lease its holder never released', async () => {
+    const { task } = await createTask(db, newTask());
+    await claimLease(db, task.id, 'worker-dead', 30_000);
+    await expireLease(task.id);
+    await claimLease(db, task.id, 'worker-b', 30_000);
+    const kinds = await history(task.id);
+    expect(kinds.slice(2)).toEqual([
+      {
+        kind: 'lease_taken_over',
+        actor: null,
+        data: expect.objectContaining({
+          previousWorker: 'worker-dead',
+          previousEpoch: 1,
+        }) as unknown,
+      },
+      { kind: 'claimed', actor: null, data: { worker: 'worker-b', epoch: 2, attempt: 2 } },
+    ]);
+  });
+
+  it('records input rounds, answers, a retry, a release and a cancel request', async () => {
+    const { task } = await createTask(db, newTask());
+    const first = await claimLease(db, task.id, 'worker-a', 30_000);
+    await requestInput(db, first!.fence, { name: { method: 'elicitation/create' } }, null, 'who?');
+    await recordInputResponses(db, alice, task.id, { name: { action: 'accept', content: {} } });
+    const second = await claimLease(db, task.id, 'worker-a', 30_000);
+    await recordAttemptFailure(db, second!.fence, 'boom');
+    const third = await claimLease(db, task.id, 'worker-a', 30_000);
+    await releaseLease(db, third!.fence);
+    await claimLease(db, task.id, 'worker-b', 30_000);
+    await requestCancel(db, alice, task.id);
+    expect((await history(task.id)).map((event) => event.kind)).toEqual([
+      'created',
+      'claimed',
+      'input_requested',
+      'input_answered',
+      'resumed',
+      'claimed',
+      'attempt_failed',
+      'claimed',
+      'lease_released',
+      'claimed',
+      'cancel_requested',
+    ]);
+    const events = await history(task.id);
+    expect(events[2]?.data).toEqual({ keys: ['name'], message: 'who?' });
+    expect(events[3]?.data).toEqual({ keys: ['name'] });
+    expect(events[6]?.data).toEqual({ error: 'boom', failures: 1 });
+  });
+
+  it('records an expiry by the sweeper and leaves with its task', async () => {
+    const { task } = await createTask(db, newTask({ ttlMs: 0 }));
+    await expireTasks(db, new Date(Date.now() + 1_000), { limit: 1_000 });
+    expect((await history(task.id)).map((event) => event.kind)).toEqual(['created', 'expired']);
+    await deleteExpiredTasks(db, new Date(Date.now() + 10_000), 0, { limit: 1_000 });
+    expect(await listTaskEvents(db, task.id)).toEqual([]);
+  });
+});
+
+describe('operator actions', () => {
+  it('cancels within the operator tenant only, each task audited with who did it', async () => {
+    const mine = await createTask(
+      db,
+      newTask({ operation: { method: 'tools/call', toolName: 'bulk_tool', arguments: {} } }),
+    );
+    const theirs = await createTask(
+      db,
+      newTask({
+        owner: globex,
+        operation: { method: 'tools/call', toolName: 'bulk_tool', arguments: {} },
+      }),
+    );
+    const scope = { tenant: 'acme' };
+    const filter = { tool: 'bulk_tool' };
+    expect(await countTasksForOperator(db, scope, { ...filter, statuses: ['working'] })).toBe(1);
+    const cancelled = await cancelTasksForOperator(db, scope, { filter }, 'console:ops');
+    expect(cancelled).toEqual([mine.task.id]);
+    expect((await history(mine.task.id)).slice(1)).toEqual([
+      { kind: 'cancel_requested', actor: null, data: {} },
+      { kind: 'cancelled', actor: null, data: { message: 'cancelled by request' } },
+      {
+        kind: 'console_cancel',
+        actor: 'console:ops',
+        data: { bulk: true, cancelledDirectly: true },
+      },
+    ]);
+    expect((await history(theirs.task.id)).map((event) => event.kind)).toEqual(['created']);
+    expect(
+      await cancelTasksForOperator(db, scope, { taskIds: [theirs.task.id] }, 'console:ops'),
+    ).toEqual([]);
+  });
+
+  it('answers an outstanding input for its owner and audits it; another tenant finds nothing', async () => {
+    const { task } = await createTask(db, newTask());
+    const claim = await claimLease(db, task.id, 'worker-a', 30_000);
+    await requestInput(db, claim!.fence, { ok: { method: 'elicitation/create' } }, null, 'ok?');
+    const answer = { ok: { action: 'accept', content: { fine: true } } };
+    expect(
+      await answerInputForOperator(db, { tenant: 'globex' }, task.id, answer, 'console:x'),
+    ).toEqual({
+      found: false,
+      answered: [],
+      resumed: false,
+    });
+    expect(
+      await answerInputForOperator(db, { tenant: null }, task.id, answer, 'console:root'),
+    ).toEqual({
+      found: true,
+      answered: ['ok'],
+      resumed: true,
+    });
+    expect((await history(task.id)).slice(-3)).toEqual([
+      { kind: 'input_answered', actor: null, data: { keys: ['ok'] } },
+      { kind: 'resumed', actor: null, data: { message: 'All input received; resuming' } },
+      { kind: 'console_answer', actor: 'console:root', data: { keys: ['ok'] } },
+    ]);
+  });
+
+  it('pages newest first by (created_at, id) and searches arguments', async () => {
+    const tool = 'paged_tool';
+    const created = [];
+    for (let i = 0; i < 5; i++)
+      created.push(
+        (
+          await createTask(
+            db,
+            newTask({
+              operation: {
+                method: 'tools/call',
+                toolName: tool,
+                arguments: { city: i === 2 ? 'Zürich_%' : 'Oslo' },
+              },
+            }),
+          )
+        ).task.id,
+      );
+    const first = await listTasksForOperator(db, { tenant: 'acme' }, { tool }, { limit: 3 });
+    const second = await listTasksForOperator(
+      db,
+      { tenant: 'acme' },
+      { tool },
+      { cursor: first.next!, limit: 3 },
+    );
+    expect([...first.rows, ...second.rows].map((row) => row.id)).toEqual([...created].reverse());
+    expect(second.next).toBeUndefined();
+    const found = await listTasksForOperator(
+      db,
+      { tenant: 'acme' },
+      { tool, search: 'zürich_%' },
+      { limit: 10 },
+    );
+    expect(found.rows.map((row) => row.id)).toEqual([created[2]]);
+    expect(
+      (await listTasksForOperator(db, { tenant: 'globex' }, { tool }, { limit: 10 })).rows,
+    ).toEqual([]);
+  });
+});
