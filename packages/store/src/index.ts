@@ -1,5 +1,6 @@
 export {
   createDb,
+  createSpreadDb,
   DEFAULT_IDLE_TIMEOUT_MS,
   type CreateDbOptions,
   type Database,
@@ -135,3 +136,10 @@ export {
   type StepQueryResult,
   type StepTransactionHandle,
 } from './step-transaction.js';
+export {
+  parseDatabaseSettings,
+  type DatabaseSettings,
+  type DatabaseSettingsResult,
+  type PoolerMode,
+} from './database-settings.js';
+export { describePoolerRefusal, statementTimeoutProblem } from './pooler-checks.js';
