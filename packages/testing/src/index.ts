@@ -54,3 +54,12 @@ export {
   type AuthorizationServerOptions,
   type TokenRequest,
 } from './authorization-server.js';
+export {
+  PGBOUNCER_BIN,
+  pgBouncerUnavailableReason,
+  skipUnlessEngine,
+  startPgBouncer,
+  type PgBouncer,
+  type PgBouncerOptions,
+  type PgBouncerPoolMode,
+} from './pgbouncer.js';
