@@ -30,7 +30,13 @@ export {
   type TcpProxyMode,
   type TcpProxyOptions,
 } from './tcp-proxy.js';
-export { replicaUnavailableReason, startReplicaPair, type ReplicaPair } from './replica-pair.js';
+export {
+  replicaUnavailableReason,
+  startReplicaPair,
+  startReplicaSet,
+  type ReplicaPair,
+  type ReplicaSet,
+} from './replica-pair.js';
 export {
   PG_BIN,
   makePostgresDir,
