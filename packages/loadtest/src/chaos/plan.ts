@@ -42,11 +42,7 @@ export interface WorkerLinks {
  * stack writes through one and its gateways read from the other.
  */
 export type ChaosNeed =
-  | RestartableServer['name']
-  | 'worker-links'
-  | 'failover-cluster'
-  | 'pooler'
-  | 'replicas';
+  RestartableServer['name'] | 'worker-links' | 'failover-cluster' | 'pooler' | 'replicas';
 
 export type Evidence = NonNullable<ChaosRecord['evidence']>;
 

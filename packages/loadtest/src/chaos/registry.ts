@@ -28,11 +28,20 @@ const runsOn = (plan: ChaosPlan, topology: DatabaseTopology): boolean =>
 
 /**
  * `kill-worker,kill-gateway` or `all` or `none` → the plans, in the order given. `all` is every
- * plan the topology supports; a plan named for a topology it does not run on is an error.
+ * plan the topology supports, its own first; a plan named for a topology it does not run on is an
+ * error.
  */
-export function resolveChaosPlans(spec: string, topology: DatabaseTopology = 'direct'): ChaosPlan[] {
+export function resolveChaosPlans(
+  spec: string,
+  topology: DatabaseTopology = 'direct',
+): ChaosPlan[] {
   if (spec === 'none') return [];
-  if (spec === 'all') return CHAOS_PLANS.filter((plan) => runsOn(plan, topology));
+  if (spec === 'all') {
+    // The topology's own plans first, so that a short run still reaches them.
+    const plans = CHAOS_PLANS.filter((plan) => runsOn(plan, topology));
+    const own = plans.filter((plan) => plan.topologies?.length === 1);
+    return [...own, ...plans.filter((plan) => !own.includes(plan))];
+  }
   return spec.split(',').map((name) => {
     const plan = CHAOS_PLANS.find((p) => p.name === name.trim());
     if (plan === undefined)
