@@ -65,7 +65,9 @@ export {
   pgBouncerUnavailableReason,
   skipUnlessEngine,
   startPgBouncer,
+  startTransactionPooler,
   type PgBouncer,
+  type TransactionPooler,
   type PgBouncerOptions,
   type PgBouncerPoolMode,
 } from './pgbouncer.js';

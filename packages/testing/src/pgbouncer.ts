@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import pg from 'pg';
 import { makePostgresDir, privatePostgresUnavailableReason } from './postgres-server.js';
 import { freePort } from './processes.js';
 
@@ -93,7 +94,8 @@ const alive = (pid: number): boolean => {
 export async function startPgBouncer(options: PgBouncerOptions): Promise<PgBouncer> {
   const reason = pgBouncerUnavailableReason();
   if (reason !== null) throw new Error(`cannot start PgBouncer: ${reason}`);
-  if (RUNUSER === undefined) throw new Error('runuser is missing (PgBouncer refuses to run as root)');
+  if (RUNUSER === undefined)
+    throw new Error('runuser is missing (PgBouncer refuses to run as root)');
   const runuser = RUNUSER;
   const dir = await makePostgresDir('mcpt-pgbouncer-');
   const port = await freePort();
@@ -109,7 +111,9 @@ export async function startPgBouncer(options: PgBouncerOptions): Promise<PgBounc
     pool_mode: options.poolMode ?? 'transaction',
     max_client_conn: '2000',
     default_pool_size: String(options.defaultPoolSize ?? 20),
-    ignore_startup_parameters: (options.ignoreStartupParameters ?? ['extra_float_digits']).join(','),
+    ignore_startup_parameters: (options.ignoreStartupParameters ?? ['extra_float_digits']).join(
+      ',',
+    ),
     admin_users: 'postgres',
     logfile: join(dir, 'pgbouncer.log'),
     pidfile: pidFile,
@@ -189,5 +193,41 @@ export async function startPgBouncer(options: PgBouncerOptions): Promise<PgBounc
       await stop().catch(() => undefined);
       await rm(dir, { recursive: true, force: true });
     },
+  };
+}
+
+/** The per-statement bound a transaction pooler cannot carry, set on the database itself. */
+const POOLED_STATEMENT_TIMEOUT = '10s';
+
+export interface TransactionPooler {
+  bouncer: PgBouncer;
+  /** DATABASE_URL for the apps: the database through the pooler. */
+  pooledUrl: string;
+  /** What every app process gets besides DATABASE_URL (DATABASE_DIRECT_URL, DATABASE_POOLER). */
+  env: Record<string, string>;
+}
+
+/**
+ * A PgBouncer in transaction mode in front of `databaseUrl`, with the settings that work there
+ * (docs/deployment.md): the database's own statement_timeout, DATABASE_DIRECT_URL for LISTEN,
+ * the sweeper's lock and migrations, and DATABASE_POOLER=transaction (`pnpm stack` and
+ * `pnpm loadtest --topology pooler`).
+ */
+export async function startTransactionPooler(databaseUrl: string): Promise<TransactionPooler> {
+  const name = decodeURIComponent(new URL(databaseUrl).pathname.slice(1));
+  const admin = new pg.Client({ connectionString: databaseUrl });
+  await admin.connect();
+  try {
+    await admin.query(
+      `ALTER DATABASE "${name.replaceAll('"', '""')}" SET statement_timeout = '${POOLED_STATEMENT_TIMEOUT}'`,
+    );
+  } finally {
+    await admin.end();
+  }
+  const bouncer = await startPgBouncer({ target: databaseUrl, poolMode: 'transaction' });
+  return {
+    bouncer,
+    pooledUrl: bouncer.urlFor(databaseUrl),
+    env: { DATABASE_DIRECT_URL: databaseUrl, DATABASE_POOLER: 'transaction' },
   };
 }

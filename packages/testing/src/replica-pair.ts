@@ -122,7 +122,12 @@ export async function startReplicaSet(options: {
     servers.push(primary);
     for (const [index, settings] of options.replicas.entries()) {
       servers.push(
-        await startPostgresServer({ dir, name: `replica${index + 1}`, standbyOf: primary, settings }),
+        await startPostgresServer({
+          dir,
+          name: `replica${index + 1}`,
+          standbyOf: primary,
+          settings,
+        }),
       );
     }
     const replicas = servers.slice(1);
