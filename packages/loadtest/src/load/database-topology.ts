@@ -15,6 +15,13 @@ import {
 export const DATABASE_TOPOLOGIES = ['direct', 'pooler', 'replicas'] as const;
 export type DatabaseTopology = (typeof DATABASE_TOPOLOGIES)[number];
 
+/**
+ * How stale a `tasks/get` may be under `replicas`: replicas are asynchronous (one replays 1 s
+ * late), so a read may show an answered input still pending for up to the lag, longer while the
+ * primary restarts and they catch up. The checker allows that much (never a "not found").
+ */
+export const REPLICA_STALE_READ_MS = 10_000;
+
 /** A primary and two replicas for `replicas`: the create's wait and the read may hit either. */
 export async function startReplicaTopology(): Promise<ReplicaSet> {
   return startReplicaSet({ replicas: [{}, { recovery_min_apply_delay: '1s' }] });

@@ -37,6 +37,7 @@ import { createRunProgress } from '../report/progress.js';
 import type { HistoryRecord } from '../history/records.js';
 import type { Endpoint, Tenant } from './endpoints.js';
 import {
+  REPLICA_STALE_READ_MS,
   restartable,
   startPoolerTopology,
   startReplicaTopology,
@@ -284,6 +285,8 @@ export async function runLoad(options: LoadOptions): Promise<LoadRun> {
       workers: options.workers,
       chaos: options.chaos.map((p) => p.name),
       topology: options.topology ?? 'direct',
+      // Reads from replicas that lag (one by 1 s) may show an answered input pending that long.
+      ...(options.topology === 'replicas' ? { staleReadMs: REPLICA_STALE_READ_MS } : {}),
       leaseMs: options.leaseMs,
       target: options.target?.url ?? null,
     },
