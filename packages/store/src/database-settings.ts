@@ -20,8 +20,7 @@ export interface DatabaseSettings {
 }
 
 export type DatabaseSettingsResult =
-  | { ok: true; settings: DatabaseSettings }
-  | { ok: false; problems: string[] };
+  { ok: true; settings: DatabaseSettings } | { ok: false; problems: string[] };
 
 const POOLERS: readonly PoolerMode[] = ['none', 'transaction'];
 

@@ -168,7 +168,9 @@ function createPool(
     idleTimeoutMillis: options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
     // Detects a peer that vanished without closing the socket (node loss, a dropped NAT entry).
     keepAlive: true,
-    ...(statementTimeoutMs > 0 ? { query_timeout: statementTimeoutMs + CLIENT_READ_MARGIN_MS } : {}),
+    ...(statementTimeoutMs > 0
+      ? { query_timeout: statementTimeoutMs + CLIENT_READ_MARGIN_MS }
+      : {}),
     // A transaction pooler refuses (or silently drops) session parameters at connect.
     ...(statementTimeoutMs > 0 && !pooled ? { statement_timeout: statementTimeoutMs } : {}),
   });

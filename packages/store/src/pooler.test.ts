@@ -51,7 +51,9 @@ describe.skipIf(skip)('the store behind PgBouncer in transaction mode', () => {
     const admin = new pg.Client({ connectionString: fixture.database.connectionString });
     await admin.connect();
     try {
-      await admin.query(`ALTER DATABASE "${fixture.database.name}" SET statement_timeout = '${value}'`);
+      await admin.query(
+        `ALTER DATABASE "${fixture.database.name}" SET statement_timeout = '${value}'`,
+      );
     } finally {
       await admin.end();
     }

@@ -1,4 +1,4 @@
-import { createClient, type McpTasksClient, type StreamMessage } from '@mcp-tasks/client';
+import { createClient, type McpTasksClient } from '@mcp-tasks/client';
 import { freePort, launchProcess, type LaunchedProcess } from '@mcp-tasks/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, isTerminal, sleep, type Harness } from '../harness.js';
@@ -43,7 +43,7 @@ export function describeEndToEnd(topology: EndToEndTopology): void {
       url: h.database.connectionString,
       name: h.database.name,
     });
-    stopTopology = started.stop;
+    stopTopology = () => started.stop();
     const env = {
       DATABASE_URL: h.database.connectionString,
       REDIS_URL: h.redis.url,
@@ -225,7 +225,8 @@ export function describeEndToEnd(topology: EndToEndTopology): void {
         [taskId],
         AbortSignal.timeout(30_000),
       );
-      const seen: StreamMessage[] = [];
+      /** What a listen stream carries: notifications, then the reply that ends it. */
+      const seen: { method?: string; params?: Record<string, unknown>; result?: unknown }[] = [];
       for await (const message of stream) {
         seen.push(message);
         if (message.method === undefined) break;
