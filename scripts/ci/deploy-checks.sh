@@ -3,8 +3,9 @@
 # cluster here, so this checks everything a tool can check for real:
 #   - installs nginx and docker-compose from Debian when absent (the stack's and the proxy tests'
 #     real nginx), and kubectl with kustomize v5 when absent (see install_kubectl);
-#   - `docker-compose config -q` on docker-compose.yml, without and with the `oauth` profile;
-#   - `kubectl kustomize` renders the three overlays (dev, prod, oauth).
+#   - `docker-compose config -q` on docker-compose.yml, without and with the `oauth` profile, and
+#     with the pooler override (docker-compose.pooler.yml);
+#   - `kubectl kustomize` renders the four overlays (dev, prod, oauth, pooler).
 # The schema, unknown-key, no-drift, .env.example, Dockerfile, KEDA-plan, nginx and stack checks
 # are tests (packages/deploy-checks, packages/stack) that `pnpm test` runs right after.
 set -euo pipefail
@@ -56,8 +57,10 @@ echo "docker-compose config -q"
 docker-compose -f docker-compose.yml config -q
 echo "docker-compose --profile oauth config -q"
 docker-compose -f docker-compose.yml --profile oauth config -q
+echo "docker-compose -f docker-compose.yml -f docker-compose.pooler.yml config -q"
+docker-compose -f docker-compose.yml -f docker-compose.pooler.yml config -q
 
-for overlay in dev prod oauth; do
+for overlay in dev prod oauth pooler; do
   count=$("$kubectl_bin" kustomize "k8s/overlays/$overlay" | grep -c '^kind:')
   echo "kubectl kustomize k8s/overlays/$overlay: $count objects"
 done

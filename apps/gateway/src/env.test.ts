@@ -204,7 +204,7 @@ describe('parseEnv', () => {
       MCP_POLL_RATE_LIMIT: 'on',
     });
     if (!result.ok) throw new Error(result.problems.join('\n'));
-    expect(result.config.databaseReadUrl).toBeUndefined();
+    expect(result.config.databaseReadUrls).toEqual([]);
     expect(result.config.toolPacks).toEqual(['reports', 'conformance']);
     expect(result.config.allowedOrigins).toBe('*');
     expect(result.config.pollRateLimit).toBe(true);

@@ -4,6 +4,8 @@ import {
   DEFAULT_MAX_CREATE_WAIT_MS,
   DEFAULT_MAX_WAITING_CREATES,
   enqueueGraceProblem,
+  parseDatabaseSettings,
+  type DatabaseSettings,
 } from '@mcp-tasks/store';
 import { TOOL_PACKS } from '@mcp-tasks/tools';
 import { parseTracingEnv, type TracingSettings } from '@mcp-tasks/tracing';
@@ -18,7 +20,10 @@ import type { TenantLimits } from './quotas/tenant-admission.js';
  */
 export interface GatewayConfig {
   databaseUrl: string;
-  databaseReadUrl: string | undefined;
+  /** DATABASE_DIRECT_URL, DATABASE_POOLER, DATABASE_PREPARED_STATEMENTS with DATABASE_URL. */
+  database: DatabaseSettings;
+  /** DATABASE_READ_URL: one replica, or several (comma list) that reads are spread over. */
+  databaseReadUrls: string[];
   /** DATABASE_POOL_IDLE_TIMEOUT_MS: how long an idle pooled connection is kept; 0 keeps it. */
   databasePoolIdleTimeoutMs: number;
   redisUrl: string;
@@ -115,7 +120,16 @@ const url = z.string().refine((value) => URL.canParse(value), 'must be a URL');
 
 const EnvSchema = z.object({
   DATABASE_URL: url,
-  DATABASE_READ_URL: url.optional(),
+  DATABASE_DIRECT_URL: url.optional(),
+  DATABASE_POOLER: z.enum(['none', 'transaction']).optional(),
+  DATABASE_PREPARED_STATEMENTS: z.enum(['on', 'off']).optional(),
+  DATABASE_READ_URL: z
+    .string()
+    .refine(
+      (value) => splitList(value)?.every((entry) => URL.canParse(entry)) === true,
+      'must be a URL, or a comma list of URLs (one per replica)',
+    )
+    .optional(),
   DATABASE_POOL_IDLE_TIMEOUT_MS: z.coerce.number().int().min(0).default(DEFAULT_IDLE_TIMEOUT_MS),
   REDIS_URL: url,
   REDIS_PREFIX: optionalText,
@@ -380,6 +394,13 @@ export function parseEnv(source: Record<string, string | undefined>): EnvResult 
     );
   }
 
+  const database = parseDatabaseSettings(cleaned);
+  if (!database.ok) {
+    // A field that failed its own schema is already reported above.
+    const reported = new Set(problems.map((problem) => problem.split(':')[0]));
+    problems.push(...database.problems.filter((problem) => !reported.has(problem.split(':')[0])));
+  }
+
   if (env.ENQUEUE_GRACE_MS !== undefined && env.MCP_VISIBILITY_TIMEOUT_MS !== undefined) {
     const problem = enqueueGraceProblem(env.ENQUEUE_GRACE_MS, env.MCP_VISIBILITY_TIMEOUT_MS);
     if (problem !== undefined) problems.push(problem);
@@ -392,13 +413,14 @@ export function parseEnv(source: Record<string, string | undefined>): EnvResult 
     env.MCP_CONSOLE_TOKENS === undefined ? undefined : parseConsoleTokens(env.MCP_CONSOLE_TOKENS);
   problems.push(...(consoleTokens?.problems ?? []));
 
-  if (problems.length > 0 || auth === undefined || !tracing.ok) return { ok: false, problems };
+  if (problems.length > 0 || auth === undefined || !tracing.ok || !database.ok) return { ok: false, problems };
   // Every field parsed (a failed one is a problem above), so the partial env is complete.
   return buildConfig(env as Env, auth, requestStateSecret ?? '', requestStateSecretIsDevDefault, {
     allowedOrigins,
     toolPacks,
     tracing: tracing.settings,
     consoleOperators: consoleTokens?.operators,
+    database: database.settings,
   });
 }
 
@@ -407,14 +429,18 @@ function buildConfig(
   auth: AuthConfig,
   requestStateSecret: string,
   requestStateSecretIsDevDefault: boolean,
-  lists: Pick<GatewayConfig, 'allowedOrigins' | 'toolPacks' | 'tracing' | 'consoleOperators'>,
+  lists: Pick<
+    GatewayConfig,
+    'allowedOrigins' | 'toolPacks' | 'tracing' | 'consoleOperators' | 'database'
+  >,
 ): EnvResult {
-  const { allowedOrigins, toolPacks, tracing, consoleOperators } = lists;
+  const { allowedOrigins, toolPacks, tracing, consoleOperators, database } = lists;
   return {
     ok: true,
     config: {
       databaseUrl: env.DATABASE_URL,
-      databaseReadUrl: env.DATABASE_READ_URL,
+      database,
+      databaseReadUrls: splitList(env.DATABASE_READ_URL) ?? [],
       databasePoolIdleTimeoutMs: env.DATABASE_POOL_IDLE_TIMEOUT_MS,
       redisUrl: env.REDIS_URL,
       redisPrefix: env.REDIS_PREFIX,

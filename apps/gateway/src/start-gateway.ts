@@ -12,7 +12,10 @@ import {
   describeReplicationDurability,
   readReplicationDurability,
   createDb,
+  createSpreadDb,
   createTaskService,
+  describePoolerRefusal,
+  statementTimeoutProblem,
   migrateToLatest,
   type Db,
   describeConnectionFailure,
@@ -94,18 +97,21 @@ async function main(tracing: RunningTracing | undefined): Promise<void> {
     process.exit(1);
   }
 
+  const { database } = config;
+  const pooling = { pooler: database.pooler, preparedStatements: database.preparedStatements };
   const db = createDb({
-    connectionString: config.databaseUrl,
+    connectionString: database.url,
     applicationName: 'mcp-tasks-gateway',
     idleTimeoutMs: config.databasePoolIdleTimeoutMs,
+    ...pooling,
   });
   const readDb: Db | undefined =
-    config.databaseReadUrl === undefined
+    config.databaseReadUrls.length === 0
       ? undefined
-      : createDb({
-          connectionString: config.databaseReadUrl,
+      : createSpreadDb(config.databaseReadUrls, {
           applicationName: 'mcp-tasks-gateway-read',
           idleTimeoutMs: config.databasePoolIdleTimeoutMs,
+          ...pooling,
         });
   const closeDbs = async (): Promise<void> => {
     await Promise.allSettled([db.destroy(), readDb?.destroy()]);
@@ -113,9 +119,10 @@ async function main(tracing: RunningTracing | undefined): Promise<void> {
   try {
     if (config.migrateOnStart) {
       // Its own pool without statement timeouts: replicas starting together wait for each
-      // other's migration lock, which may take longer than a request-path query may.
+      // other's migration lock, which may take longer than a request-path query may. On the
+      // direct URL: the lock is a session lock, which a transaction pooler cannot hold.
       const migrationDb = createDb({
-        connectionString: config.databaseUrl,
+        connectionString: database.directUrl,
         max: 1,
         applicationName: 'mcp-tasks-gateway-migrate',
         statementTimeoutMs: 0,
@@ -129,11 +136,22 @@ async function main(tracing: RunningTracing | undefined): Promise<void> {
     }
     // Refuse to serve a schema this build does not understand (a newer release migrated it).
     await assertSchemaCompatible(db);
+    const timeoutProblem = await statementTimeoutProblem(db, {
+      variable: 'DATABASE_URL',
+      pooler: database.pooler,
+    });
+    if (timeoutProblem !== undefined) {
+      process.stderr.write(`gateway: ${timeoutProblem}\n`);
+      await closeDbs();
+      process.exit(1);
+    }
     // What a failover of the primary could lose, said once (docs/failover.md).
     const durability = await readReplicationDurability(db);
     logger.info(durability, describeReplicationDurability(durability));
   } catch (error) {
-    const described = describeConnectionFailure('DATABASE_URL', config.databaseUrl, error);
+    const described =
+      describeConnectionFailure('DATABASE_URL', database.url, error) ??
+      describePoolerRefusal('DATABASE_URL', error);
     if (described !== undefined) process.stderr.write(`gateway: ${described}\n`);
     else logger.fatal({ err: error }, 'database schema check failed');
     await closeDbs();
@@ -171,7 +189,8 @@ async function main(tracing: RunningTracing | undefined): Promise<void> {
         'could not withdraw failed creates within MCP_VISIBILITY_TIMEOUT_MS; they may run',
       ),
   });
-  const changes = await createTaskChangeFeed({ connectionString: config.databaseUrl, logger });
+  // LISTEN needs a session: a transaction pooler would deliver no notification.
+  const changes = await createTaskChangeFeed({ connectionString: database.directUrl, logger });
   const consumerHeartbeats = createConsumerHeartbeatReader({
     redisUrl: config.redisUrl,
     prefix: config.redisPrefix,

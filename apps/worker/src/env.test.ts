@@ -140,3 +140,28 @@ describe('parseEnv', () => {
     expect(parseEnv({ ...required, SWEEP_LEADER_TIMEOUT_MS: '0' }).sweepLeaderTimeoutMs).toBe(0);
   });
 });
+
+describe('parseEnv: the database settings', () => {
+  it('sends the session work to DATABASE_DIRECT_URL behind a transaction pooler', () => {
+    expect(
+      parseEnv({
+        ...required,
+        DATABASE_POOLER: 'transaction',
+        DATABASE_DIRECT_URL: 'postgres://u@direct:5432/db',
+      }).database,
+    ).toEqual({
+      url: 'postgres://u@h:5432/db',
+      directUrl: 'postgres://u@direct:5432/db',
+      pooler: 'transaction',
+      preparedStatements: false,
+    });
+  });
+
+  it('refuses a transaction pooler without a direct URL, in one line', () => {
+    expect(() => parseEnv({ ...required, DATABASE_POOLER: 'transaction' })).toThrow(
+      new EnvError([
+        'DATABASE_DIRECT_URL: required with DATABASE_POOLER=transaction (LISTEN, the sweeper lock and migrations need a session: point it at Postgres itself or a session-mode pool)',
+      ]),
+    );
+  });
+});

@@ -4,6 +4,8 @@ import {
   DEFAULT_IDLE_TIMEOUT_MS,
   enqueueGraceProblem,
   minimumEnqueueGraceMs,
+  parseDatabaseSettings,
+  type DatabaseSettings,
 } from '@mcp-tasks/store';
 import { TOOL_PACKS, type ToolPack } from '@mcp-tasks/tools';
 import { z } from 'zod';
@@ -14,6 +16,12 @@ const int = (min: number) => z.coerce.number().int().min(min);
 
 const EnvSchema = z.object({
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }),
+  /** The session work (LISTEN, the sweeper's leadership lock) when DATABASE_URL is a pooler. */
+  DATABASE_DIRECT_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
+  /** What DATABASE_URL leads to: `transaction` for PgBouncer (or a managed pooler) in that mode. */
+  DATABASE_POOLER: z.enum(['none', 'transaction']).optional(),
+  /** Named prepared statements; default off with DATABASE_POOLER=transaction, on otherwise. */
+  DATABASE_PREPARED_STATEMENTS: z.enum(['on', 'off']).optional(),
   /** How long an idle pooled connection is kept before it is closed; 0 keeps it. */
   DATABASE_POOL_IDLE_TIMEOUT_MS: int(0).default(DEFAULT_IDLE_TIMEOUT_MS),
   REDIS_URL: z.url({ protocol: /^rediss?$/ }),
@@ -82,6 +90,8 @@ type Env = z.infer<typeof EnvSchema>;
  */
 export interface WorkerConfig {
   databaseUrl: string;
+  /** DATABASE_DIRECT_URL, DATABASE_POOLER, DATABASE_PREPARED_STATEMENTS with DATABASE_URL. */
+  database: DatabaseSettings;
   databasePoolIdleTimeoutMs: number;
   redisUrl: string;
   redisPrefix: string | undefined;
@@ -113,7 +123,7 @@ export interface WorkerConfig {
   tracing?: TracingSettings;
 }
 
-function toConfig(env: Env): WorkerConfig {
+function toConfig(env: Env, database: DatabaseSettings): WorkerConfig {
   const enqueueGraceMs =
     env.ENQUEUE_GRACE_MS ??
     Math.max(env.LEASE_MS, minimumEnqueueGraceMs(env.MCP_VISIBILITY_TIMEOUT_MS));
@@ -122,6 +132,7 @@ function toConfig(env: Env): WorkerConfig {
   const maxDelayMs = Math.max(1, Math.min(env.RETRY_MAX_DELAY_MS, enqueueGraceMs));
   return {
     databaseUrl: env.DATABASE_URL,
+    database,
     databasePoolIdleTimeoutMs: env.DATABASE_POOL_IDLE_TIMEOUT_MS,
     redisUrl: env.REDIS_URL,
     redisPrefix: env.REDIS_PREFIX,
@@ -187,8 +198,10 @@ export function parseEnv(source: Record<string, string | undefined>): WorkerConf
   const tracingProblems = tracing.ok ? [] : tracing.problems;
   if (parsed.success) {
     const problems = [...crossChecks(parsed.data), ...tracingProblems];
-    if (problems.length > 0 || !tracing.ok) throw new EnvError(problems);
-    return { ...toConfig(parsed.data), tracing: tracing.settings };
+    const database = parseDatabaseSettings(cleaned);
+    if (!database.ok) problems.push(...database.problems);
+    if (problems.length > 0 || !tracing.ok || !database.ok) throw new EnvError(problems);
+    return { ...toConfig(parsed.data, database.settings), tracing: tracing.settings };
   }
   throw new EnvError([
     ...parsed.error.issues.map((issue) => `${issue.path.join('.') || '(env)'}: ${issue.message}`),

@@ -13,6 +13,8 @@ import {
   createTaskChangeListener,
   createTaskService,
   describeConnectionFailure,
+  describePoolerRefusal,
+  statementTimeoutProblem,
   type TaskChangeListener,
 } from '@mcp-tasks/store';
 import { createToolCatalogue, loadToolModules } from '@mcp-tasks/tools';
@@ -64,21 +66,31 @@ export interface Worker {
  */
 export async function createWorker(options: WorkerOptions): Promise<Worker> {
   const { config, logger } = options;
+  const { database } = config;
   const db = createDb({
-    connectionString: config.databaseUrl,
+    connectionString: database.url,
     max: config.concurrency + 4,
     applicationName: `mcp-tasks worker ${config.workerId}`,
     idleTimeoutMs: config.databasePoolIdleTimeoutMs,
+    pooler: database.pooler,
+    preparedStatements: database.preparedStatements,
   });
   try {
     await assertSchemaCompatible(db);
+    const timeoutProblem = await statementTimeoutProblem(db, {
+      variable: 'DATABASE_URL',
+      pooler: database.pooler,
+    });
+    if (timeoutProblem !== undefined) throw new StartupError(timeoutProblem);
     // What a failover of the primary could lose, said once (docs/failover.md).
     const durability = await readReplicationDurability(db);
     logger.info(durability, describeReplicationDurability(durability));
   } catch (error) {
-    const described = describeConnectionFailure('DATABASE_URL', config.databaseUrl, error);
-    if (described === undefined) throw error;
+    const described =
+      describeConnectionFailure('DATABASE_URL', database.url, error) ??
+      describePoolerRefusal('DATABASE_URL', error);
     await db.destroy();
+    if (described === undefined) throw error;
     throw new StartupError(described);
   }
 
@@ -121,8 +133,9 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
 
   async function start(): Promise<void> {
     // The listener reports reconnects before the watcher exists; the watcher subscribes to it after.
+    // LISTEN and the sweeper's session lock need a session: the direct URL, never a pooler's.
     listener = await createTaskChangeListener({
-      connectionString: config.databaseUrl,
+      connectionString: database.directUrl,
       onError: (error) => logger.warn({ err: error }, 'change listener error'),
       onReconnect: () => cancelWatcher?.recheckAll(),
     });
@@ -148,7 +161,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     });
 
     sweeper = createSweeper({
-      connectionString: config.databaseUrl,
+      connectionString: database.directUrl,
       db,
       taskService: createTaskService({
         db,

@@ -8,9 +8,10 @@ type Env = Record<string, string>;
 export const ACCEPTED_NAMES: Record<AppRole, readonly string[]> = {
   gateway: Object.keys(GATEWAY_ENV_SCHEMA.shape),
   worker: Object.keys(WORKER_ENV_SCHEMA.shape),
-  // The image's `migrate` command (packages/store/src/cli/migrate.ts) reads only DATABASE_URL;
+  // The image's `migrate` command (packages/store/src/cli/migrate.ts) reads only DATABASE_URL and
+  // DATABASE_DIRECT_URL (preferred: the migration lock needs a session, which a pooler cannot hold);
   // the shared app settings compose gives every app container are accepted there too.
-  migrate: ['DATABASE_URL', 'REDIS_URL', 'LOG_LEVEL'],
+  migrate: ['DATABASE_URL', 'DATABASE_DIRECT_URL', 'REDIS_URL', 'LOG_LEVEL'],
 };
 
 /** Read by Node itself, not by an app's parser (a CA to trust, e.g. compose's dev Keycloak CA). */

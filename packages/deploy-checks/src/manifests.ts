@@ -11,7 +11,7 @@ export interface Manifest {
   [key: string]: unknown;
 }
 
-export const OVERLAYS = ['dev', 'prod', 'oauth'] as const;
+export const OVERLAYS = ['dev', 'prod', 'oauth', 'pooler'] as const;
 export type Overlay = (typeof OVERLAYS)[number];
 
 /**

@@ -127,6 +127,24 @@ describe('docker-compose.yml: every app service starts with its env', () => {
   });
 });
 
+describe('docker-compose.pooler.yml: the apps start behind the pooler', () => {
+  const read = (file: string) =>
+    parse(readFileSync(join(repoRoot, file), 'utf8'), { merge: true }) as {
+      services: Record<string, { command?: string[]; environment?: Record<string, string> }>;
+    };
+  const main = read('docker-compose.yml');
+  const pooler = read('docker-compose.pooler.yml');
+
+  it.each(['gateway', 'worker'])('%s', (name) => {
+    const env = {
+      ...main.services[name]?.environment,
+      ...pooler.services[name]?.environment,
+    };
+    expect(env.DATABASE_POOLER).toBe('transaction');
+    expect(startupProblems(roleOf(main.services[name]?.command), env)).toEqual([]);
+  });
+});
+
 describe('the drift check itself', () => {
   it('derives the accepted names from the parsers', () => {
     expect(ACCEPTED_NAMES.gateway).toContain('MCP_SHUTDOWN_DELAY_MS');

@@ -1,5 +1,6 @@
 import { formatEffects } from './check/effects.js';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { DATABASE_TOPOLOGIES, type DatabaseTopology } from './load/database-topology.js';
 import { CHAOS_PLAN_NAMES, resolveChaosPlans } from './chaos/registry.js';
 import { checkHistory, type CheckResult } from './check/checker.js';
 import type { HistoryRecord } from './history/records.js';
@@ -63,6 +64,7 @@ interface RunOptions {
   gateways: number;
   workers: number;
   chaos: string;
+  topology: DatabaseTopology;
   chaosPhase: number;
   seed: string;
   taskBound: number;
@@ -75,10 +77,12 @@ interface RunOptions {
 
 /** `pnpm loadtest [options]`: the load (and chaos) run, then the same report as `check`. */
 async function run(options: RunOptions): Promise<void> {
-  const chaos = resolveChaosPlans(options.chaos);
+  const chaos = resolveChaosPlans(options.chaos, options.topology);
   let target;
   if (options.target !== undefined) {
     if (chaos.length > 0) throw new Error('--chaos needs processes of our own; drop --target');
+    if (options.topology !== 'direct')
+      throw new Error('--topology needs a stack of our own; drop --target');
     const token = options.token ?? process.env.LOADTEST_TOKEN;
     const probeToken = options.probeToken ?? process.env.LOADTEST_PROBE_TOKEN;
     if (token === undefined || probeToken === undefined)
@@ -101,6 +105,7 @@ async function run(options: RunOptions): Promise<void> {
     gateways: options.gateways,
     workers: options.workers,
     chaos,
+    topology: options.topology,
     chaosPhaseMs: options.chaosPhase * 1_000,
     seed,
     taskBoundMs: options.taskBound * 1_000,
@@ -135,6 +140,14 @@ const program = new Command('loadtest')
   .option('--gateways <g>', 'gateway replicas behind the proxy', positiveInt, 2)
   .option('--workers <w>', 'worker processes', positiveInt, 2)
   .option('--chaos <plan>', `${CHAOS_PLAN_NAMES.join(' | ')}, or a comma-separated list`, 'none')
+  .addOption(
+    new Option(
+      '--topology <t>',
+      "the stack's Postgres: direct, pooler (PgBouncer in transaction mode) or replicas (two, one 1 s late, behind one reader endpoint)",
+    )
+      .choices(DATABASE_TOPOLOGIES)
+      .default('direct'),
+  )
   .option('--chaos-phase <s>', 'seconds each plan runs before the next one', positiveInt, 15)
   .option('--seed <s>', 'seed of the mix and the chaos (a number or a word)', '1')
   .option('--task-bound <s>', 'longest create → terminal a task may take', positiveInt, 120)

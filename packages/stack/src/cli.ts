@@ -3,6 +3,12 @@ import { join } from 'node:path';
 import { parseArgs, styleText } from 'node:util';
 import { startAuthorizationServer, type AuthorizationServer } from '@mcp-tasks/testing';
 import {
+  STACK_TOPOLOGIES,
+  startStackDatabase,
+  type StackDatabase,
+  type StackTopology,
+} from './database-topology.js';
+import {
   DEMO_CONSOLE_TOKEN,
   DEMO_OAUTH_CLIENTS,
   DEMO_OAUTH_SCOPE,
@@ -21,6 +27,7 @@ import {
 import { removeStateFile, stackState, writeStateFile } from './state-file.js';
 
 const USAGE = `usage: pnpm stack [--gateways N] [--workers N] [--port P] [--proxy nginx|node] [--oauth]
+                  [--topology direct|pooler|replicas]
 
 Runs migrations, N gateways (default 3), N workers (default 2) and nginx (infra/nginx/nginx.conf)
 (or, when nginx is not installed or --proxy node, a streaming Node proxy)
@@ -28,7 +35,10 @@ on 127.0.0.1:P (default 8080), on Postgres DATABASE_URL (default ${DEFAULT_DATAB
 Redis REDIS_URL (default ${DEFAULT_REDIS_URL}). Every app variable (MCP_TOKENS, LOG_LEVEL, …)
 set in the environment is passed to the processes. Ctrl-C stops everything gracefully.
 --oauth also starts a test OAuth authorization server (oidc-provider, demo clients) and runs the
-gateways with MCP_AUTH=jwt behind it, so a stock MCP client can log in by itself.`;
+gateways with MCP_AUTH=jwt behind it, so a stock MCP client can log in by itself.
+--topology pooler puts a PgBouncer of its own (transaction mode) in front of DATABASE_URL;
+--topology replicas runs a private primary and two streaming replicas (one 1 s late) behind one
+reader endpoint instead of DATABASE_URL (docs/deployment.md).`;
 
 const COLOURS = ['cyan', 'green', 'yellow', 'magenta', 'blue', 'red', 'white'] as const;
 const useColour = process.stdout.isTTY && process.env.NO_COLOR === undefined;
@@ -61,13 +71,18 @@ function positive(name: string, value: string | undefined, fallback: number): nu
   return parsed;
 }
 
-function banner(stack: StackHandle, oauth: AuthorizationServer | undefined): string {
+function banner(
+  stack: StackHandle,
+  oauth: AuthorizationServer | undefined,
+  database: StackDatabase,
+): string {
   const lines = [
     '',
     `mcp-tasks stack is up: ${stack.gateways.length} gateways, ${stack.workers.length} workers, ${stack.proxyKind === 'nginx' ? 'nginx (infra/nginx/nginx.conf)' : 'the Node proxy'}`,
     `  endpoint   ${stack.url}`,
     `  console    ${new URL('/console', stack.url).href}   (operator token ${process.env.MCP_CONSOLE_TOKENS === undefined ? `${DEMO_CONSOLE_TOKEN}; DEMO value, all tenants, actions` : 'from MCP_CONSOLE_TOKENS'})`,
   ];
+  if (database.description !== undefined) lines.push(`  postgres   ${database.description}`);
   if (oauth !== undefined) {
     lines.push(
       `  issuer     ${oauth.issuer}   (test authorization server; scope ${DEMO_OAUTH_SCOPE})`,
@@ -104,6 +119,7 @@ async function main(): Promise<void> {
       port: { type: 'string' },
       proxy: { type: 'string' },
       oauth: { type: 'boolean' },
+      topology: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -114,6 +130,13 @@ async function main(): Promise<void> {
   if (values.proxy !== undefined && values.proxy !== 'nginx' && values.proxy !== 'node') {
     process.stderr.write(
       `pnpm stack: --proxy must be nginx or node, got "${values.proxy}"\n${USAGE}\n`,
+    );
+    process.exit(2);
+  }
+  const topology = (values.topology ?? 'direct') as StackTopology;
+  if (!STACK_TOPOLOGIES.includes(topology)) {
+    process.stderr.write(
+      `pnpm stack: --topology must be ${STACK_TOPOLOGIES.join(', ')}, got "${values.topology}"\n${USAGE}\n`,
     );
     process.exit(2);
   }
@@ -146,15 +169,17 @@ async function main(): Promise<void> {
   }
 
   let stack: StackHandle;
+  let database: StackDatabase | undefined;
   try {
+    database = await startStackDatabase(topology, process.env.DATABASE_URL || DEFAULT_DATABASE_URL);
     stack = await startStack({
       gateways: positive('gateways', values.gateways, 3),
       workers: positive('workers', values.workers, 2),
       proxyPort,
-      env: oauthEnv,
+      env: { ...database.env, ...oauthEnv },
       gatewayBasePort: 18100,
       workerMetricsBasePort: 18200,
-      databaseUrl: process.env.DATABASE_URL || DEFAULT_DATABASE_URL,
+      databaseUrl: database.databaseUrl,
       redisUrl: process.env.REDIS_URL || DEFAULT_REDIS_URL,
       redisPrefix: process.env.REDIS_PREFIX || DEFAULT_REDIS_PREFIX,
       logSink: printLine,
@@ -164,10 +189,11 @@ async function main(): Promise<void> {
     const message = error instanceof StackStartError ? error.message : String(error);
     process.stderr.write(`pnpm stack: ${message}\n`);
     await oauth?.close();
+    await database?.stop();
     process.exit(1);
   }
   await writeStateFile(statePath, stackState(stack));
-  process.stdout.write(banner(stack, oauth));
+  process.stdout.write(banner(stack, oauth, database));
   log(`ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 
   let stopping = false;
@@ -186,6 +212,7 @@ async function main(): Promise<void> {
     log(`${signal}: stopping gracefully (Ctrl-C again to kill)`);
     await stack.stop();
     await oauth?.close();
+    await database.stop();
     await removeStateFile(statePath);
     log('every process stopped');
     process.exit(0);

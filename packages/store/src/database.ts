@@ -18,6 +18,7 @@ import type {
   TaskOperation,
   TaskStatus,
 } from '@mcp-tasks/tasks';
+import type { PoolerMode } from './database-settings.js';
 import { namePreparedStatements, runPreparedOnPool } from './prepared-statements.js';
 import type { TraceContext } from './trace-context.js';
 
@@ -112,6 +113,19 @@ export interface CreateDbOptions {
    * following burst paid for them all at once (a ~1 s create stall at 200/s in the bench).
    */
   idleTimeoutMs?: number;
+  /**
+   * What connectionString leads to. `transaction` (PgBouncer or a managed pooler in transaction
+   * mode): no session parameter goes in the startup packet (PgBouncer refuses statement_timeout
+   * there, or drops it when told to ignore it), so the server-side bound must come from the
+   * database or role default (`ALTER DATABASE … SET statement_timeout`, checked at start-up by
+   * checkStatementTimeout); the client-side read timeout stays. Default `none`.
+   */
+  pooler?: PoolerMode;
+  /**
+   * Named prepared statements (prepared-statements.ts). Default: on, off behind a transaction
+   * pooler, where a statement prepared in one transaction's server connection is unknown in the next.
+   */
+  preparedStatements?: boolean;
 }
 
 export const DEFAULT_CONNECTION_TIMEOUT_MS = 5_000;
@@ -125,9 +139,46 @@ const CLIENT_READ_MARGIN_MS = 2_000;
  * keeper stuck on it can neither renew nor notice that it stopped holding the lease.
  */
 export function createDb(options: CreateDbOptions): Db {
+  return createDbOnPools([options.connectionString], options);
+}
+
+/**
+ * One Db over several servers that hold the same data (the replicas of a reader endpoint listed
+ * in DATABASE_READ_URL): each checkout takes the next server's pool in turn, so reads and the
+ * create's readability polls are spread over all of them. `max` is per server.
+ */
+export function createSpreadDb(
+  connectionStrings: readonly string[],
+  options: Omit<CreateDbOptions, 'connectionString'>,
+): Db {
+  if (connectionStrings.length === 0) throw new Error('createSpreadDb needs at least one URL');
+  return createDbOnPools(connectionStrings, options);
+}
+
+function createDbOnPools(
+  connectionStrings: readonly string[],
+  options: Omit<CreateDbOptions, 'connectionString'>,
+): Db {
+  const prepared = options.preparedStatements ?? options.pooler !== 'transaction';
+  const pools = connectionStrings.map((connectionString) => createPool(connectionString, options));
+  const pool = pools.length === 1 ? pools[0]! : roundRobin(pools);
+  const db = new Kysely<Database>({
+    dialect: new PostgresDialect({ pool }),
+    ...(options.log === undefined ? {} : { log: options.log }),
+  });
+  if (options.log === undefined && prepared) runPreparedOnPool(db, pool);
+  return db;
+}
+
+function createPool(
+  connectionString: string,
+  options: Omit<CreateDbOptions, 'connectionString'>,
+): pg.Pool {
   const statementTimeoutMs = options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
+  const pooled = options.pooler === 'transaction';
+  const prepared = options.preparedStatements ?? !pooled;
   const pool = new pg.Pool({
-    connectionString: options.connectionString,
+    connectionString,
     max: options.max ?? 10,
     application_name: options.applicationName ?? 'mcp-tasks',
     connectionTimeoutMillis: options.connectionTimeoutMs ?? DEFAULT_CONNECTION_TIMEOUT_MS,
@@ -135,11 +186,10 @@ export function createDb(options: CreateDbOptions): Db {
     // Detects a peer that vanished without closing the socket (node loss, a dropped NAT entry).
     keepAlive: true,
     ...(statementTimeoutMs > 0
-      ? {
-          statement_timeout: statementTimeoutMs,
-          query_timeout: statementTimeoutMs + CLIENT_READ_MARGIN_MS,
-        }
+      ? { query_timeout: statementTimeoutMs + CLIENT_READ_MARGIN_MS }
       : {}),
+    // A transaction pooler refuses (or silently drops) session parameters at connect.
+    ...(statementTimeoutMs > 0 && !pooled ? { statement_timeout: statementTimeoutMs } : {}),
   });
   // An idle client dropped by the server emits 'error' on the pool; unhandled, it would kill the
   // process. The next checkout simply gets a fresh connection.
@@ -149,14 +199,23 @@ export function createDb(options: CreateDbOptions): Db {
   // the client is out: without a listener that event would crash the process.
   pool.on('connect', (client) => {
     client.on('error', () => undefined);
-    namePreparedStatements(client);
+    if (prepared) namePreparedStatements(client);
   });
-  const db = new Kysely<Database>({
-    dialect: new PostgresDialect({ pool }),
-    ...(options.log === undefined ? {} : { log: options.log }),
-  });
-  if (options.log === undefined) runPreparedOnPool(db, pool);
-  return db;
+  return pool;
+}
+
+/** The part of pg.Pool that Kysely and executePrepared use, taking each pool in turn. */
+function roundRobin(pools: readonly pg.Pool[]): pg.Pool {
+  let next = 0;
+  const take = (): pg.Pool => pools[next++ % pools.length]!;
+  const spread = {
+    connect: () => take().connect(),
+    query: (...args: unknown[]) => (take().query as (...a: unknown[]) => unknown)(...args),
+    end: async () => {
+      await Promise.all(pools.map((pool) => pool.end()));
+    },
+  };
+  return spread as unknown as pg.Pool;
 }
 
 /**

@@ -1,5 +1,6 @@
 export {
   createDb,
+  createSpreadDb,
   DEFAULT_IDLE_TIMEOUT_MS,
   type CreateDbOptions,
   type Database,
@@ -147,3 +148,10 @@ export {
 export { MAX_BULK_CANCEL, type CancelTarget } from './console/console-actions.js';
 export { type StoreHealth, type HeldByWorker, type Throughput } from './console/console-health.js';
 export { MAX_HISTORY_EVENTS, type TaskEvent, type EventMark } from './console/task-events.js';
+export {
+  parseDatabaseSettings,
+  type DatabaseSettings,
+  type DatabaseSettingsResult,
+  type PoolerMode,
+} from './database-settings.js';
+export { describePoolerRefusal, statementTimeoutProblem } from './pooler-checks.js';

@@ -54,7 +54,10 @@ export interface TaskService {
     responses: InputResponses,
   ): Promise<{ found: boolean }>;
   cancel(owner: TaskOwner, taskId: string): Promise<{ found: boolean }>;
-  /** What the owner may see of a task (tasks/get); reads the replica when one is configured. */
+  /**
+   * What the owner may see of a task (tasks/get); reads the replica when one is configured, and
+   * the primary when the replica has no such task (it may lag behind the create).
+   */
   getTaskView(
     owner: TaskOwner,
     taskId: string,
@@ -281,16 +284,31 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
   });
   // Polls batched naturally like creates: a lone poll is read at once with its own statement,
   // polls that arrive while a read is in flight share the next one.
-  const viewDb = readDb ?? db;
-  const readView = createNaturalBatcher<TaskViewKey, TaskView | undefined>({
-    maxBatchSize,
-    run: singleOrShared({
-      single: ({ tenant, principal, taskId }) =>
-        getTaskViewForPrincipal(viewDb, tenant, principal, taskId),
-      shared: async (keys) =>
-        (await getTaskViewsForPrincipals(viewDb, keys)).map((value) => ({ ok: true, value })),
-    }),
-  });
+  const viewReader = (source: Db) =>
+    createNaturalBatcher<TaskViewKey, TaskView | undefined>({
+      maxBatchSize,
+      run: singleOrShared({
+        single: ({ tenant, principal, taskId }) =>
+          getTaskViewForPrincipal(source, tenant, principal, taskId),
+        shared: async (keys) =>
+          (await getTaskViewsForPrincipals(source, keys)).map((value) => ({ ok: true, value })),
+      }),
+    });
+  const readView = viewReader(readDb ?? db);
+  /**
+   * A miss on a replica is asked again of the primary (ADR 0007): behind a reader endpoint the
+   * next read may reach a replica that lags more than the one the create waited for, and a
+   * handle the client was given must never be "not found". The misses share one statement at a
+   * time (natural batching), so ids that exist nowhere cost the primary at most one query in
+   * flight per gateway, however many arrive.
+   */
+  const readMissOnPrimary = readDb === undefined ? undefined : viewReader(db);
+  const getTaskView: TaskService['getTaskView'] = async (owner, taskId, readOptions) => {
+    const key = { tenant: owner.tenant, principal: owner.principal, taskId };
+    const view = await readView(key, readOptions);
+    if (view !== undefined || readMissOnPrimary === undefined) return view;
+    return readMissOnPrimary(key, readOptions);
+  };
   const ping = (target: Db) => async (): Promise<void> => {
     await target.selectNoFrom((eb) => eb.val(1).as('one')).execute();
   };
@@ -352,8 +370,7 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
       if (found === 0) return { found, woken: 0, failed: 0 };
       return { found, ...(await outbox.wakeOrphans(orphans)) };
     },
-    getTaskView: (owner, taskId, readOptions) =>
-      readView({ tenant: owner.tenant, principal: owner.principal, taskId }, readOptions),
+    getTaskView,
     getTask: (owner, taskId) => getTaskForPrincipal(db, owner.tenant, owner.principal, taskId),
     getTasks: (owner, taskIds) => getTasksForPrincipal(db, owner.tenant, owner.principal, taskIds),
     flagListened: (owner, taskIds, flagOptions) =>

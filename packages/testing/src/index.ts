@@ -31,7 +31,13 @@ export {
   type TcpProxyMode,
   type TcpProxyOptions,
 } from './tcp-proxy.js';
-export { replicaUnavailableReason, startReplicaPair, type ReplicaPair } from './replica-pair.js';
+export {
+  replicaUnavailableReason,
+  startReplicaPair,
+  startReplicaSet,
+  type ReplicaPair,
+  type ReplicaSet,
+} from './replica-pair.js';
 export {
   PG_BIN,
   makePostgresDir,
@@ -57,3 +63,14 @@ export {
 } from './authorization-server.js';
 export { startOtlpReceiver, type OtlpReceiver } from './otlp/otlp-receiver.js';
 export type { CollectedSpan } from './otlp/otlp-trace.js';
+export {
+  PGBOUNCER_BIN,
+  pgBouncerUnavailableReason,
+  skipUnlessEngine,
+  startPgBouncer,
+  startTransactionPooler,
+  type PgBouncer,
+  type TransactionPooler,
+  type PgBouncerOptions,
+  type PgBouncerPoolMode,
+} from './pgbouncer.js';

@@ -86,3 +86,35 @@ describe('the fault-injecting TCP proxy', () => {
     fresh.destroy();
   });
 });
+
+describe('several targets', () => {
+  it('sends each new connection to the next target in turn', async () => {
+    const named = await Promise.all(
+      ['a', 'b'].map(async (name) => {
+        const server = createServer((socket) => socket.end(name));
+        server.listen(0, '127.0.0.1');
+        await once(server, 'listening');
+        return server;
+      }),
+    );
+    const spread = await startTcpProxy({
+      target: named.map((server) => ({
+        host: '127.0.0.1',
+        port: (server.address() as { port: number }).port,
+      })),
+    });
+    try {
+      const answers: string[] = [];
+      for (let i = 0; i < 4; i += 1) {
+        const socket = createConnection({ host: spread.host, port: spread.port });
+        const [chunk] = (await once(socket, 'data')) as [Buffer];
+        answers.push(chunk.toString());
+        socket.destroy();
+      }
+      expect(answers).toEqual(['a', 'b', 'a', 'b']);
+    } finally {
+      await spread.close();
+      await Promise.all(named.map((server) => new Promise((resolve) => server.close(resolve))));
+    }
+  });
+});

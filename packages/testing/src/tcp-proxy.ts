@@ -35,23 +35,34 @@ export interface TcpProxy {
 }
 
 export interface TcpProxyOptions {
-  /** Where to forward: a host and port, or a URL to take them from. */
-  target: { host: string; port: number } | string;
+  /**
+   * Where to forward: a host and port, or a URL to take them from; or several, each new
+   * connection going to the next in turn (a reader endpoint's round robin over replicas).
+   */
+  target: TcpTarget | readonly TcpTarget[];
   /** Default 127.0.0.1. */
   listenHost?: string;
   /** Default 0 (an ephemeral port). */
   listenPort?: number;
 }
 
+type TcpTarget = { host: string; port: number } | string;
+
 interface Pair {
   client: Socket;
   upstream: Socket;
 }
 
-function targetOf(target: TcpProxyOptions['target']): { host: string; port: number } {
+function targetOf(target: TcpTarget): { host: string; port: number } {
   if (typeof target !== 'string') return target;
   const url = new URL(target);
   return { host: url.hostname, port: Number(url.port) };
+}
+
+function targetsOf(target: TcpProxyOptions['target']): { host: string; port: number }[] {
+  const list: readonly TcpTarget[] = Array.isArray(target) ? target : [target as TcpTarget];
+  if (list.length === 0) throw new Error('a TCP proxy needs at least one target');
+  return list.map(targetOf);
 }
 
 /**
@@ -59,7 +70,8 @@ function targetOf(target: TcpProxyOptions['target']): { host: string; port: numb
  * and cut, refuse, black-hole and heal the link on demand, without touching the shared server.
  */
 export async function startTcpProxy(options: TcpProxyOptions): Promise<TcpProxy> {
-  let target = targetOf(options.target);
+  let targets = targetsOf(options.target);
+  let turn = 0;
   const pairs = new Set<Pair>();
   let mode: TcpProxyMode = 'forward';
   let accepted = 0;
@@ -82,7 +94,7 @@ export async function startTcpProxy(options: TcpProxyOptions): Promise<TcpProxy>
       client.resetAndDestroy();
       return;
     }
-    const upstream = createConnection(target);
+    const upstream = createConnection(targets[turn++ % targets.length]!);
     const pair: Pair = { client, upstream };
     pairs.add(pair);
     const close = (): void => {
@@ -136,7 +148,7 @@ export async function startTcpProxy(options: TcpProxyOptions): Promise<TcpProxy>
       mode = 'forward';
     },
     retarget(next) {
-      target = targetOf(next);
+      targets = targetsOf(next);
     },
     openConnections: () => pairs.size,
     acceptedConnections: () => accepted,

@@ -79,7 +79,9 @@ describe('the chaos plans against a real stack', () => {
       expect(promoted.newPrimaryPid).not.toBe(kill.pid);
     }
     expect(rounds('failover', 'promoted', 'standby-added').length).toBeGreaterThan(0);
-    expect(new Set(events.map((e) => e.plan))).toEqual(new Set(CHAOS_PLANS.map((p) => p.name)));
+    expect(new Set(events.map((e) => e.plan))).toEqual(
+      new Set(resolveChaosPlans('all').map((p) => p.name)),
+    );
     for (const e of events.filter((x) => x.plan.endsWith('-worker') || x.plan === 'partition'))
       expect(e.target).toMatch(/^worker-\d$/);
     expect(run.records.some((r) => r.kind === 'step')).toBe(true);
@@ -89,7 +91,42 @@ describe('the chaos plans against a real stack', () => {
 
   it('rejects an unknown plan name, listing the valid ones', () => {
     expect(() => resolveChaosPlans('kill-worker,kill-everything')).toThrow(
-      'unknown chaos plan "kill-everything"; valid: none, kill-gateway, kill-worker, pause-worker, redis-restart, postgres-restart, partition, rolling, failover, all',
+      'unknown chaos plan "kill-everything"; valid: none, kill-gateway, kill-worker, pause-worker, redis-restart, postgres-restart, partition, rolling, failover, pooler-restart, kill-replica, all',
+    );
+  });
+
+  it('runs each topology its own plans first under all, and refuses them on another topology', () => {
+    expect(resolveChaosPlans('all').map((p) => p.name)).toEqual(
+      CHAOS_PLANS.map((p) => p.name).filter(
+        (name) => !['pooler-restart', 'kill-replica'].includes(name),
+      ),
+    );
+    expect(resolveChaosPlans('all', 'pooler').map((p) => p.name)).toEqual([
+      'pooler-restart',
+      'kill-gateway',
+      'kill-worker',
+      'pause-worker',
+      'redis-restart',
+      'postgres-restart',
+      'partition',
+      'rolling',
+      'failover',
+    ]);
+    expect(resolveChaosPlans('all', 'replicas').map((p) => p.name)).toEqual([
+      'kill-replica',
+      'kill-gateway',
+      'kill-worker',
+      'pause-worker',
+      'redis-restart',
+      'postgres-restart',
+      'partition',
+      'rolling',
+    ]);
+    expect(() => resolveChaosPlans('kill-replica')).toThrow(
+      'chaos plan kill-replica runs with --topology replicas, not direct',
+    );
+    expect(() => resolveChaosPlans('failover', 'replicas')).toThrow(
+      'chaos plan failover runs with --topology direct or pooler, not replicas',
     );
   });
 });

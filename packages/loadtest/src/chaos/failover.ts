@@ -11,6 +11,8 @@ import type { ChaosPlan } from './plan.js';
 export const failover: ChaosPlan = {
   name: 'failover',
   needs: ['failover-cluster'],
+  // The replicas topology has a primary and replicas of its own; it is not the failover cluster.
+  topologies: ['direct', 'pooler'],
   everyMs: 5_000,
   async round(ctx, record) {
     const cluster = ctx.cluster;

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { FailoverCluster, TcpProxy } from '@mcp-tasks/testing';
+import type { FailoverCluster, PgBouncer, PostgresServer, TcpProxy } from '@mcp-tasks/testing';
+import type { DatabaseTopology } from '../load/database-topology.js';
 import type { HistoryRecorder } from '../history/recorder.js';
 import type { ChaosRecord } from '../history/records.js';
 import type { Rng } from '../load/prng.js';
@@ -40,7 +41,8 @@ export interface WorkerLinks {
  * and streaming standby behind endpoints it moves (packages/testing failover-cluster.ts); the
  * stack writes through one and its gateways read from the other.
  */
-export type ChaosNeed = RestartableServer['name'] | 'worker-links' | 'failover-cluster';
+export type ChaosNeed =
+  RestartableServer['name'] | 'worker-links' | 'failover-cluster' | 'pooler' | 'replicas';
 
 export type Evidence = NonNullable<ChaosRecord['evidence']>;
 
@@ -50,6 +52,10 @@ export interface ChaosContext {
   servers: Partial<Record<RestartableServer['name'], RestartableServer>>;
   /** When a plan needs `failover-cluster`. */
   cluster?: FailoverCluster;
+  /** With `--topology pooler`: the PgBouncer in front of Postgres. */
+  pooler?: Pick<PgBouncer, 'pid' | 'restart'>;
+  /** With `--topology replicas`: the replicas behind the reader endpoint. */
+  replicas?: readonly PostgresServer[];
   /** By WORKER_ID, when a plan needs `worker-links`. */
   links: ReadonlyMap<string, WorkerLinks>;
   recorder: HistoryRecorder;
@@ -66,6 +72,8 @@ export interface ChaosContext {
 export interface ChaosPlan {
   name: string;
   needs?: readonly ChaosNeed[];
+  /** The --topology values it runs on (default: every one); `all` leaves it out elsewhere. */
+  topologies?: readonly DatabaseTopology[];
   /** One round: break something, restore it. Called again until the signal aborts. */
   round(
     ctx: ChaosContext,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FAILING_JOB_RESULT, historyBuilder } from '../../test/history-builder.js';
+import type { HistoryRecord } from '../history/records.js';
 import { checkHistory } from './checker.js';
 
 const kindsAndIds = (result: ReturnType<typeof checkHistory>) =>
@@ -166,6 +167,27 @@ describe('the history checker', () => {
     expect(result.violations[0]!.message).toContain(
       '"approve" asked in round 1 and again in round 2',
     );
+  });
+
+  it('allows a run on lagging replicas its recorded staleness, and not a read past it', () => {
+    const stale = (readT: number) =>
+      historyBuilder()
+        .create(100, 'task-lag', 'acme', 'custom_tool')
+        .get(200, 'task-lag', 'input_required', { inputKeys: ['a'] })
+        .answer(250, 'task-lag', ['a'])
+        .get(readT, 'task-lag', 'input_required', { inputKeys: ['a'] })
+        .get(readT + 100, 'task-lag', 'completed')
+        .final(20_000, 'task-lag', 'completed').records;
+    const withBound = (records: HistoryRecord[]): HistoryRecord[] =>
+      records.map((r) => (r.kind === 'run' ? { ...r, config: { staleReadMs: 1_000 } } : r));
+    // The answer's reply came back at 250 + the builder's round trip; a read 500 ms later is stale.
+    expect(checkHistory(withBound(stale(800))).violations).toEqual([]);
+    expect(kindsAndIds(checkHistory(stale(800)))).toEqual([
+      { kind: 'answer-not-applied', taskIds: ['task-lag'] },
+    ]);
+    expect(kindsAndIds(checkHistory(withBound(stale(2_000))))).toEqual([
+      { kind: 'answer-not-applied', taskIds: ['task-lag'] },
+    ]);
   });
 
   it('accepts a partial answer: the other key stays pending in the same round', () => {

@@ -54,12 +54,15 @@ function chaosAround(finding: Finding, chaos: readonly ChaosRecord[]): ChaosReco
 export function checkHistory(records: readonly HistoryRecord[]): CheckResult {
   const history = indexHistory(records);
   const findings: Finding[] = [];
+  // How stale a read may be (a run whose gateways read lagging replicas records its bound).
+  const run = records.find((record) => record.kind === 'run');
+  const staleReadMs = Number(run?.kind === 'run' ? (run.config?.staleReadMs ?? 0) : 0);
   for (const task of history.tasks.values()) {
     findings.push(
       ...checkLostTasks(task),
       ...checkTerminalInBound(task),
       ...checkStatusSequence(task),
-      ...checkInputKeys(task),
+      ...checkInputKeys(task, staleReadMs),
       ...checkResults(task),
     );
   }

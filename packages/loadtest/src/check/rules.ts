@@ -121,7 +121,7 @@ export function checkStatusSequence(task: TaskFacts): Finding[] {
  * Input keys are never reused: a key belongs to one input round (a run of input_required
  * observations); and a key answered successfully is never pending again afterwards.
  */
-export function checkInputKeys(task: TaskFacts): Finding[] {
+export function checkInputKeys(task: TaskFacts, staleReadMs = 0): Finding[] {
   const findings: Finding[] = [];
   const roundOfKey = new Map<string, number>();
   let round = 0;
@@ -152,8 +152,9 @@ export function checkInputKeys(task: TaskFacts): Finding[] {
   }
   for (const answer of task.answers) {
     for (const key of answer.keys) {
+      // A read from an asynchronous replica may show the task as it was up to its lag ago.
       const again = task.observations.find(
-        (o) => o.requestT > answer.replyT && o.inputKeys.includes(key),
+        (o) => o.requestT > answer.replyT + staleReadMs && o.inputKeys.includes(key),
       );
       if (again === undefined) continue;
       findings.push({

@@ -14,6 +14,8 @@ import {
   startFailoverCluster,
   startTcpProxy,
   type FailoverCluster,
+  type PgBouncer,
+  type ReplicaSet,
   type TestDatabase,
 } from '@mcp-tasks/testing';
 import {
@@ -34,6 +36,13 @@ import { parseStepLogLine } from '../history/step-log-collector.js';
 import { createRunProgress } from '../report/progress.js';
 import type { HistoryRecord } from '../history/records.js';
 import type { Endpoint, Tenant } from './endpoints.js';
+import {
+  REPLICA_STALE_READ_MS,
+  restartable,
+  startPoolerTopology,
+  startReplicaTopology,
+  type DatabaseTopology,
+} from './database-topology.js';
 import { readFinals, runLifecycle, type LoadContext } from './lifecycle.js';
 import { LEDGER_MODULE, openLedger, recordLedger } from './ledger.js';
 import { generateMix, type TenantRole } from './mix.js';
@@ -48,6 +57,8 @@ export interface LoadOptions {
   gateways: number;
   workers: number;
   chaos: ChaosPlan[];
+  /** What the stack's Postgres looks like (database-topology.ts); default `direct`. */
+  topology?: DatabaseTopology;
   /** How long each plan runs before the next one, when several run. */
   chaosPhaseMs: number;
   seed: number;
@@ -72,6 +83,8 @@ interface Topology {
   stack?: StackHandle;
   servers: Partial<Record<'redis' | 'postgres', RestartableServer>>;
   cluster?: FailoverCluster;
+  pooler?: PgBouncer;
+  replicas?: ReplicaSet;
   links: Map<string, WorkerLinks>;
   /** The stack's database, with the ledger opened in it, and the total it opened with. */
   ledger?: { databaseUrl: string; openingTotal: number };
@@ -98,6 +111,8 @@ async function startTopology(
   const links = new Map<string, WorkerLinks>();
   let database: TestDatabase | undefined;
   let cluster: FailoverCluster | undefined;
+  let pooler: PgBouncer | undefined;
+  let replicas: ReplicaSet | undefined;
   let stack: StackHandle | undefined;
   const teardown = async () => {
     await stack?.stop(10_000);
@@ -105,9 +120,11 @@ async function startTopology(
       await link.postgres.close();
       await link.redis.close();
     }
+    await pooler?.destroy();
     await database?.drop().catch(() => undefined);
     for (const server of owned) await server.stop();
     await cluster?.stop();
+    await replicas?.stop();
   };
   try {
     let privateRedis: PrivateServer | undefined;
@@ -118,7 +135,17 @@ async function startTopology(
     }
     let databaseUrl: string;
     let readUrl: string | undefined;
-    if (needs.has('failover-cluster')) {
+    const topologyEnv: Record<string, string> = {};
+    if (options.topology === 'replicas') {
+      // Its own primary (restartable by postgres-restart) and two replicas, one 1 s behind.
+      replicas = await startReplicaTopology();
+      servers.postgres = restartable(replicas.primary);
+      databaseUrl = replicas.primaryUrl();
+      readUrl = replicas.readerUrl();
+      options.log(
+        `replicas: primary ${replicas.primary.port}, ${replicas.replicas.length} replicas behind reader endpoint ${replicas.readerEndpoint.port}`,
+      );
+    } else if (needs.has('failover-cluster')) {
       // A primary and a synchronous standby; a restart plan restarts whichever is primary now.
       cluster = await startFailoverCluster({ databases: ['loadtest'] });
       await cluster.addStandby();
@@ -141,13 +168,22 @@ async function startTopology(
       databaseUrl = database.connectionString;
     }
     const openingTotal = await openLedger(databaseUrl);
+    // What the processes use as DATABASE_URL: the pooler, when there is one.
+    let serviceUrl = databaseUrl;
+    if (options.topology === 'pooler') {
+      const started = await startPoolerTopology(databaseUrl);
+      pooler = started.bouncer;
+      serviceUrl = started.pooledUrl;
+      Object.assign(topologyEnv, started.env);
+      options.log(`pooler: PgBouncer (transaction mode) on ${started.bouncer.port}`);
+    }
     const redis = await createTestRedis('loadtest');
     const redisUrl = privateRedis?.url ?? redis.url;
     if (needs.has('worker-links')) {
       // Each worker reaches Postgres and Redis through proxies of its own (the partition plan).
       for (let i = 1; i <= options.workers; i += 1) {
         links.set(`worker-${i}`, {
-          postgres: await startTcpProxy({ target: databaseUrl }),
+          postgres: await startTcpProxy({ target: serviceUrl }),
           redis: await startTcpProxy({ target: redisUrl }),
         });
       }
@@ -155,14 +191,14 @@ async function startTopology(
     stack = await startStack({
       gateways: options.gateways,
       workers: options.workers,
-      databaseUrl,
+      databaseUrl: serviceUrl,
       redisUrl,
       workerConnections: (workerId) => {
         const link = links.get(workerId);
         return link === undefined
           ? {}
           : {
-              databaseUrl: link.postgres.urlFor(databaseUrl),
+              databaseUrl: link.postgres.urlFor(serviceUrl),
               redisUrl: link.redis.urlFor(redisUrl),
             };
       },
@@ -180,6 +216,7 @@ async function startTopology(
         LOG_LEVEL: 'warn',
         // Gateways read tasks/get from the standby, as in a deployment with a read replica.
         ...(readUrl === undefined ? {} : { DATABASE_READ_URL: readUrl }),
+        ...topologyEnv,
       },
       logSink: (line) => {
         if (line.role === 'worker' && line.stream === 'stdout') onLogLine(line.text);
@@ -200,6 +237,8 @@ async function startTopology(
       stack: started,
       servers,
       cluster,
+      pooler,
+      replicas,
       links,
       ledger: { databaseUrl, openingTotal },
       teardown,
@@ -245,6 +284,9 @@ export async function runLoad(options: LoadOptions): Promise<LoadRun> {
       gateways: options.gateways,
       workers: options.workers,
       chaos: options.chaos.map((p) => p.name),
+      topology: options.topology ?? 'direct',
+      // Reads from replicas that lag (one by 1 s) may show an answered input pending that long.
+      ...(options.topology === 'replicas' ? { staleReadMs: REPLICA_STALE_READ_MS } : {}),
       leaseMs: options.leaseMs,
       target: options.target?.url ?? null,
     },
@@ -265,6 +307,8 @@ export async function runLoad(options: LoadOptions): Promise<LoadRun> {
             workers: topology.stack.workers,
             servers: topology.servers,
             cluster: topology.cluster,
+            pooler: topology.pooler,
+            replicas: topology.replicas?.replicas,
             links: topology.links,
             recorder,
             rng: createRng(options.seed ^ 0x5bd1e995),

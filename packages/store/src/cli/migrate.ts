@@ -1,8 +1,9 @@
 import { assertSchemaCompatible, migrateToLatest } from '../migrate.js';
 import { createDb } from '../database.js';
 
-// `pnpm db:migrate`: the one place in this package that reads the environment.
-const connectionString = process.env.DATABASE_URL;
+// `pnpm db:migrate`: the one place in this package that reads the environment. The migration
+// lock is a session lock: DATABASE_DIRECT_URL when set (DATABASE_URL may be a transaction pooler).
+const connectionString = process.env.DATABASE_DIRECT_URL || process.env.DATABASE_URL;
 if (connectionString === undefined || connectionString === '') {
   console.error('DATABASE_URL is required (e.g. postgres://postgres@127.0.0.1:5432/mcp_tasks)');
   process.exit(2);
