@@ -54,3 +54,9 @@ export {
   type AuthorizationServerOptions,
   type TokenRequest,
 } from './authorization-server.js';
+export {
+  redisClusterUnavailableReason,
+  startRedisCluster,
+  type RedisCluster,
+  type RedisClusterOptions,
+} from './redis-cluster.js';
