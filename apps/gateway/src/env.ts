@@ -4,6 +4,7 @@ import {
   DEFAULT_MAX_WAITING_CREATES,
   enqueueGraceProblem,
 } from '@mcp-tasks/store';
+import { redisEndpointFromEnv, type RedisEndpoint } from '@mcp-tasks/queue';
 import { TOOL_PACKS } from '@mcp-tasks/tools';
 import { z } from 'zod';
 import { isSafeJwksUrl } from './auth/jwks-url.js';
@@ -19,7 +20,9 @@ export interface GatewayConfig {
   databaseReadUrl: string | undefined;
   /** DATABASE_POOL_IDLE_TIMEOUT_MS: how long an idle pooled connection is kept; 0 keeps it. */
   databasePoolIdleTimeoutMs: number;
-  redisUrl: string;
+  /** REDIS_URL (one node) or REDIS_CLUSTER_NODES (a Redis Cluster). */
+  redis: RedisEndpoint;
+  /** REDIS_PREFIX as set; the queue package hash-tags it on a cluster (effectivePrefix). */
   redisPrefix: string | undefined;
   port: number;
   host: string;
@@ -111,7 +114,9 @@ const EnvSchema = z.object({
   DATABASE_URL: url,
   DATABASE_READ_URL: url.optional(),
   DATABASE_POOL_IDLE_TIMEOUT_MS: z.coerce.number().int().min(0).default(DEFAULT_IDLE_TIMEOUT_MS),
-  REDIS_URL: url,
+  REDIS_URL: url.optional(),
+  /** Comma list of host:port seeds of a Redis Cluster; instead of REDIS_URL. */
+  REDIS_CLUSTER_NODES: optionalText,
   REDIS_PREFIX: optionalText,
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   HOST: z.string().min(1).default('0.0.0.0'),
@@ -336,6 +341,8 @@ export function parseEnv(source: Record<string, string | undefined>): EnvResult 
   );
   const { env, problems } = parseFields(cleaned);
   const auth = buildAuth(env, problems);
+  const redis = redisEndpointFromEnv(env);
+  if (!redis.ok) problems.push(redis.problem);
 
   let requestStateSecret = env.REQUEST_STATE_SECRET;
   let requestStateSecretIsDevDefault = false;
@@ -378,9 +385,9 @@ export function parseEnv(source: Record<string, string | undefined>): EnvResult 
     if (problem !== undefined) problems.push(problem);
   }
 
-  if (problems.length > 0 || auth === undefined) return { ok: false, problems };
+  if (problems.length > 0 || auth === undefined || !redis.ok) return { ok: false, problems };
   // Every field parsed (a failed one is a problem above), so the partial env is complete.
-  return buildConfig(env as Env, auth, requestStateSecret ?? '', requestStateSecretIsDevDefault, {
+  return buildConfig(env as Env, redis.endpoint, auth, requestStateSecret ?? '', requestStateSecretIsDevDefault, {
     allowedOrigins,
     toolPacks,
   });
@@ -388,6 +395,7 @@ export function parseEnv(source: Record<string, string | undefined>): EnvResult 
 
 function buildConfig(
   env: Env,
+  redis: RedisEndpoint,
   auth: AuthConfig,
   requestStateSecret: string,
   requestStateSecretIsDevDefault: boolean,
@@ -400,7 +408,7 @@ function buildConfig(
       databaseUrl: env.DATABASE_URL,
       databaseReadUrl: env.DATABASE_READ_URL,
       databasePoolIdleTimeoutMs: env.DATABASE_POOL_IDLE_TIMEOUT_MS,
-      redisUrl: env.REDIS_URL,
+      redis,
       redisPrefix: env.REDIS_PREFIX,
       port: env.PORT,
       host: env.HOST,

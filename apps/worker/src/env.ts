@@ -4,6 +4,7 @@ import {
   enqueueGraceProblem,
   minimumEnqueueGraceMs,
 } from '@mcp-tasks/store';
+import { redisEndpointFromEnv, type RedisEndpoint } from '@mcp-tasks/queue';
 import { TOOL_PACKS, type ToolPack } from '@mcp-tasks/tools';
 import { z } from 'zod';
 import type { RetryPolicy } from './retry-policy.js';
@@ -15,7 +16,9 @@ const EnvSchema = z.object({
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }),
   /** How long an idle pooled connection is kept before it is closed; 0 keeps it. */
   DATABASE_POOL_IDLE_TIMEOUT_MS: int(0).default(DEFAULT_IDLE_TIMEOUT_MS),
-  REDIS_URL: z.url({ protocol: /^rediss?$/ }),
+  REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
+  /** Comma list of host:port seeds of a Redis Cluster; instead of REDIS_URL. */
+  REDIS_CLUSTER_NODES: z.string().min(1).optional(),
   REDIS_PREFIX: z.string().min(1).optional(),
   WORKER_CONCURRENCY: int(1).default(8),
   LEASE_MS: int(500).default(30_000),
@@ -82,7 +85,9 @@ type Env = z.infer<typeof EnvSchema>;
 export interface WorkerConfig {
   databaseUrl: string;
   databasePoolIdleTimeoutMs: number;
-  redisUrl: string;
+  /** REDIS_URL (one node) or REDIS_CLUSTER_NODES (a Redis Cluster). */
+  redis: RedisEndpoint;
+  /** REDIS_PREFIX as set; the queue package hash-tags it on a cluster (effectivePrefix). */
   redisPrefix: string | undefined;
   /** WORKER_CONCURRENCY: tasks run at once by this process. */
   concurrency: number;
@@ -110,7 +115,7 @@ export interface WorkerConfig {
   stepLog: boolean;
 }
 
-function toConfig(env: Env): WorkerConfig {
+function toConfig(env: Env, redis: RedisEndpoint): WorkerConfig {
   const enqueueGraceMs =
     env.ENQUEUE_GRACE_MS ??
     Math.max(env.LEASE_MS, minimumEnqueueGraceMs(env.MCP_VISIBILITY_TIMEOUT_MS));
@@ -120,7 +125,7 @@ function toConfig(env: Env): WorkerConfig {
   return {
     databaseUrl: env.DATABASE_URL,
     databasePoolIdleTimeoutMs: env.DATABASE_POOL_IDLE_TIMEOUT_MS,
-    redisUrl: env.REDIS_URL,
+    redis,
     redisPrefix: env.REDIS_PREFIX,
     concurrency: env.WORKER_CONCURRENCY,
     leaseMs: env.LEASE_MS,
@@ -182,8 +187,10 @@ export function parseEnv(source: Record<string, string | undefined>): WorkerConf
   const parsed = EnvSchema.safeParse(cleaned);
   if (parsed.success) {
     const problems = crossChecks(parsed.data);
-    if (problems.length > 0) throw new EnvError(problems);
-    return toConfig(parsed.data);
+    const redis = redisEndpointFromEnv(parsed.data);
+    if (!redis.ok) problems.push(redis.problem);
+    if (problems.length > 0 || !redis.ok) throw new EnvError(problems);
+    return toConfig(parsed.data, redis.endpoint);
   }
   throw new EnvError(
     parsed.error.issues.map((issue) => `${issue.path.join('.') || '(env)'}: ${issue.message}`),

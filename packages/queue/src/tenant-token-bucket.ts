@@ -1,7 +1,6 @@
-import type { Redis } from 'ioredis';
 import { withDeadline } from './deadline.js';
-import { createProducerConnection } from './redis-connection.js';
-import { DEFAULT_QUEUE_PREFIX } from './wake-up-job.js';
+import { createProducerConnection, type RedisClient } from './redis-connection.js';
+import { effectivePrefix, type RedisEndpoint } from './redis-endpoint.js';
 
 /**
  * One token bucket per tenant, shared by every gateway on a REDIS_PREFIX: refilled at `ratePerS`
@@ -55,19 +54,19 @@ export function tenantBucketKey(prefix: string, tenant: string): string {
   return `${prefix}:mcp-tenant-creates:${tenant}`;
 }
 
-type WithTake = Redis & {
+type WithTake = RedisClient & {
   mcpTakeTenantTokens(key: string, rate: number, burst: number, want: number): Promise<unknown>;
 };
 
 export function createTenantTokenBucket(options: {
-  redisUrl: string;
+  redis: RedisEndpoint;
   prefix?: string;
   /** Bound on one take; the caller falls back to its own limit past it. Default 250 ms. */
   commandTimeoutMs?: number;
 }): TenantTokenBucket {
-  const prefix = options.prefix ?? DEFAULT_QUEUE_PREFIX;
+  const prefix = effectivePrefix(options.redis, options.prefix);
   const timeoutMs = options.commandTimeoutMs ?? 250;
-  const connection = createProducerConnection(options.redisUrl, timeoutMs) as WithTake;
+  const connection = createProducerConnection(options.redis, timeoutMs) as WithTake;
   // Errors reach the caller through the rejected command; this only keeps ioredis quiet.
   connection.on('error', () => undefined);
   // EVALSHA, with the script sent once more after a Redis restart (ioredis' defineCommand).
