@@ -1,6 +1,6 @@
 import { withDeadline } from './deadline.js';
 import { DEFAULT_QUEUE_PREFIX, TASK_QUEUE_NAME } from './wake-up-job.js';
-import { createProducerConnection, type RedisClient } from './redis-connection.js';
+import { createProducerConnection, whenReady, type RedisClient } from './redis-connection.js';
 import { effectivePrefix, type RedisEndpoint } from './redis-endpoint.js';
 
 /**
@@ -104,7 +104,7 @@ export function createConsumerHeartbeatReader(options: {
   return {
     async read(windowMs) {
       const [consumers, lastSeen] = (await withDeadline(
-        connection.eval(READ_SCRIPT, 1, key, windowMs),
+        whenReady(connection).then(() => connection.eval(READ_SCRIPT, 1, key, windowMs)),
         timeoutMs,
         `consumer heartbeat read timed out after ${timeoutMs} ms`,
       )) as [number, number];

@@ -50,6 +50,28 @@ export function createConsumerConnection(endpoint: RedisEndpoint): RedisClient {
 }
 
 /**
+ * Resolves once the connection takes commands. Producer connections keep no offline queue, so a
+ * command sent while one connects fails at once ("Stream isn't writeable" on one node, "Cluster
+ * isn't ready" on a cluster); callers wait for this first, within their own bound.
+ */
+export function whenReady(connection: RedisClient): Promise<void> {
+  if (connection.status === 'ready') return Promise.resolve();
+  // One listener per connection attempt, however many callers wait (no listener leak in an outage).
+  let ready = pendingReady.get(connection);
+  if (ready === undefined) {
+    ready = new Promise<void>((resolve) =>
+      connection.once('ready', () => {
+        pendingReady.delete(connection);
+        resolve();
+      }),
+    );
+    pendingReady.set(connection, ready);
+  }
+  return ready;
+}
+const pendingReady = new WeakMap<RedisClient, Promise<void>>();
+
+/**
  * BullMQ pins its own ioredis patch release, so its `Redis` type differs from ours in private
  * members only; at runtime it accepts any ioredis instance, a Cluster too (it checks the shape,
  * then duplicates it).

@@ -1,5 +1,5 @@
 import { withDeadline } from './deadline.js';
-import { createProducerConnection, type RedisClient } from './redis-connection.js';
+import { createProducerConnection, whenReady, type RedisClient } from './redis-connection.js';
 import { effectivePrefix, type RedisEndpoint } from './redis-endpoint.js';
 
 /**
@@ -71,24 +71,11 @@ export function createTenantTokenBucket(options: {
   connection.on('error', () => undefined);
   // EVALSHA, with the script sent once more after a Redis restart (ioredis' defineCommand).
   connection.defineCommand('mcpTakeTenantTokens', { numberOfKeys: 1, lua: TAKE_SCRIPT });
-  // The connection refuses commands until it is ready (no offline queue): a take waits for that,
-  // within its bound, through one shared promise per connection attempt.
-  let ready: Promise<void> | undefined;
-  const whenReady = (): Promise<void> => {
-    if (connection.status === 'ready') return Promise.resolve();
-    ready ??= new Promise<void>((resolve) =>
-      connection.once('ready', () => {
-        ready = undefined;
-        resolve();
-      }),
-    );
-    return ready;
-  };
   return {
     async take(tenant, limit, want) {
       const key = tenantBucketKey(prefix, tenant);
       const reply = await withDeadline(
-        whenReady().then(() =>
+        whenReady(connection).then(() =>
           connection.mcpTakeTenantTokens(key, limit.ratePerS, limit.burst, want),
         ),
         timeoutMs,
