@@ -340,9 +340,9 @@ export function parseEnv(source: Record<string, string | undefined>): EnvResult 
     Object.entries(source).filter(([, value]) => value !== undefined && value.trim() !== ''),
   );
   const { env, problems } = parseFields(cleaned);
-  const auth = buildAuth(env, problems);
   const redis = redisEndpointFromEnv(env);
   if (!redis.ok) problems.push(redis.problem);
+  const auth = buildAuth(env, problems);
 
   let requestStateSecret = env.REQUEST_STATE_SECRET;
   let requestStateSecretIsDevDefault = false;
