@@ -25,6 +25,12 @@ export interface RedisCluster {
   killMasterOf(key: string): Promise<{ killed: string; promoted: string }>;
   /** SIGKILLs a master (the first by default) without waiting for the failover. */
   killMaster(node?: string): Promise<string>;
+  /**
+   * Starts a killed node again on its port and cluster config: it rejoins as a replica of the
+   * master that took its slots. Resolves once every replica is in sync, so a later kill can fail
+   * over again.
+   */
+  revive(node: string): Promise<void>;
   /** Resolves when every live node reports cluster_state:ok and no slot is served by a dead node. */
   waitUntilHealthy(timeoutMs?: number): Promise<void>;
   stop(): Promise<void>;
@@ -227,53 +233,56 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
     return target;
   };
 
+  const spawnNode = (port: number): ChildProcess =>
+    spawn(
+      'redis-server',
+      [
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--cluster-enabled',
+        'yes',
+        '--cluster-config-file',
+        join(dir, `nodes-${port}.conf`),
+        '--cluster-node-timeout',
+        String(nodeTimeoutMs),
+        '--dir',
+        dir,
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        // A replica is synced at once (not 5 s later), so a master killed early can fail over.
+        '--repl-diskless-sync-delay',
+        '0',
+        '--logfile',
+        join(dir, `redis-${port}.log`),
+      ],
+      { stdio: 'ignore' },
+    );
+  const waitForPing = async (node: string): Promise<void> => {
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      try {
+        await ask(node, 'PING');
+        return;
+      } catch (error) {
+        if (Date.now() > deadline) throw error;
+        await sleep(50);
+      }
+    }
+  };
+
   try {
     for (let index = 0; index < 6; index++) {
       const port = await freeClusterPort(taken);
       taken.add(port);
       const node = `127.0.0.1:${port}`;
-      const child = spawn(
-        'redis-server',
-        [
-          '--port',
-          String(port),
-          '--bind',
-          '127.0.0.1',
-          '--cluster-enabled',
-          'yes',
-          '--cluster-config-file',
-          join(dir, `nodes-${port}.conf`),
-          '--cluster-node-timeout',
-          String(nodeTimeoutMs),
-          '--dir',
-          dir,
-          '--save',
-          '',
-          '--appendonly',
-          'no',
-          // A replica is synced at once (not 5 s later), so a master killed early can fail over.
-          '--repl-diskless-sync-delay',
-          '0',
-          '--logfile',
-          join(dir, `redis-${port}.log`),
-        ],
-        { stdio: 'ignore' },
-      );
-      servers.set(node, child);
+      servers.set(node, spawnNode(port));
     }
     const nodes = [...servers.keys()];
-    for (const node of nodes) {
-      const deadline = Date.now() + 10_000;
-      for (;;) {
-        try {
-          await ask(node, 'PING');
-          break;
-        } catch (error) {
-          if (Date.now() > deadline) throw error;
-          await sleep(50);
-        }
-      }
-    }
+    for (const node of nodes) await waitForPing(node);
     await run('redis-cli', [
       '--cluster',
       'create',
@@ -302,6 +311,14 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
       const killed = await killMaster(owner);
       await waitUntilHealthy();
       return { killed, promoted: (await masterOfSlot(slot)) ?? 'none' };
+    },
+    async revive(node) {
+      if (!dead.has(node)) throw new Error(`${node} is not a killed node of this cluster`);
+      servers.set(node, spawnNode(Number(node.split(':')[1])));
+      dead.delete(node);
+      await waitForPing(node);
+      await waitUntilHealthy();
+      await waitForReplicasInSync();
     },
     waitUntilHealthy,
     stop,
