@@ -154,7 +154,10 @@ describe('parseEnv', () => {
 
   it('reads REDIS_CLUSTER_NODES instead of REDIS_URL, and refuses both at once in one line', () => {
     const { REDIS_URL: _single, ...withoutUrl } = base;
-    const clustered = parseEnv({ ...withoutUrl, REDIS_CLUSTER_NODES: '10.0.0.1:7000,10.0.0.2:7000' });
+    const clustered = parseEnv({
+      ...withoutUrl,
+      REDIS_CLUSTER_NODES: '10.0.0.1:7000,10.0.0.2:7000',
+    });
     expect(clustered.ok && clustered.config.redis).toEqual({
       clusterNodes: [
         { host: '10.0.0.1', port: 7000 },

@@ -387,10 +387,17 @@ export function parseEnv(source: Record<string, string | undefined>): EnvResult 
 
   if (problems.length > 0 || auth === undefined || !redis.ok) return { ok: false, problems };
   // Every field parsed (a failed one is a problem above), so the partial env is complete.
-  return buildConfig(env as Env, redis.endpoint, auth, requestStateSecret ?? '', requestStateSecretIsDevDefault, {
-    allowedOrigins,
-    toolPacks,
-  });
+  return buildConfig(
+    env as Env,
+    redis.endpoint,
+    auth,
+    requestStateSecret ?? '',
+    requestStateSecretIsDevDefault,
+    {
+      allowedOrigins,
+      toolPacks,
+    },
+  );
 }
 
 function buildConfig(

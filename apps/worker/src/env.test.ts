@@ -107,7 +107,10 @@ describe('parseEnv', () => {
   });
 
   it('reads REDIS_CLUSTER_NODES instead of REDIS_URL, and refuses both or neither in one line', () => {
-    const config = parseEnv({ DATABASE_URL: required.DATABASE_URL, REDIS_CLUSTER_NODES: 'r1:7000' });
+    const config = parseEnv({
+      DATABASE_URL: required.DATABASE_URL,
+      REDIS_CLUSTER_NODES: 'r1:7000',
+    });
     expect(config.redis).toEqual({ clusterNodes: [{ host: 'r1', port: 7000 }] });
     expect(() => parseEnv({ ...required, REDIS_CLUSTER_NODES: 'r1:7000' })).toThrow(
       new EnvError([

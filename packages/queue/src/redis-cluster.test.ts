@@ -89,7 +89,12 @@ describe.skipIf(unavailable !== null)(`on a Redis Cluster ${unavailable ?? ''}`,
       await queue.enqueueCreated([created[1]!]);
       await queue.enqueueMany([resumed, newTaskId()], 'swept');
       await eventually(() => delivered.length === 4);
-      expect(delivered.map((job) => job.taskId).slice(0, 2).sort()).toEqual([...created].sort());
+      expect(
+        delivered
+          .map((job) => job.taskId)
+          .slice(0, 2)
+          .sort(),
+      ).toEqual([...created].sort());
       const pointer = await admin.get(latestJobKey('{mcp-tasks}', resumed));
       expect(pointer).toMatch(new RegExp(`^${resumed}\\.swept\\.`));
       await queue.enqueue(resumed, 'retry', { delayMs: 60_000 });

@@ -105,7 +105,9 @@ export async function probeRedis(endpoint: RedisEndpoint, timeoutMs = 3_000): Pr
     if (isClusterEndpoint(endpoint)) {
       const info = String(await probe.call('CLUSTER', 'INFO'));
       if (!info.includes('cluster_state:ok'))
-        throw new Error('the cluster answers but reports cluster_state:fail (not every slot is served)');
+        throw new Error(
+          'the cluster answers but reports cluster_state:fail (not every slot is served)',
+        );
     }
   } catch (error) {
     throw cause ?? error;

@@ -1,9 +1,5 @@
 import { Worker, type Job } from 'bullmq';
-import {
-  RunTaskJobSchema,
-  TASK_QUEUE_NAME,
-  type RunTaskJob,
-} from './wake-up-job.js';
+import { RunTaskJobSchema, TASK_QUEUE_NAME, type RunTaskJob } from './wake-up-job.js';
 import { asBullConnection, createConsumerConnection } from './redis-connection.js';
 import { effectivePrefix, type RedisEndpoint } from './redis-endpoint.js';
 

@@ -1,7 +1,12 @@
 // `pnpm stack`: the docker compose topology as local processes, in one terminal, until Ctrl-C.
 import { join } from 'node:path';
 import { parseArgs, styleText } from 'node:util';
-import { startAuthorizationServer, type AuthorizationServer } from '@mcp-tasks/testing';
+import {
+  startAuthorizationServer,
+  startRedisCluster,
+  type AuthorizationServer,
+  type RedisCluster,
+} from '@mcp-tasks/testing';
 import { DEMO_OAUTH_CLIENTS, DEMO_OAUTH_SCOPE, DEMO_TOKENS } from './demo-credentials.js';
 import type { LogLine } from './managed-process.js';
 import { StackStartError } from './preflight.js';
@@ -16,6 +21,7 @@ import {
 import { removeStateFile, stackState, writeStateFile } from './state-file.js';
 
 const USAGE = `usage: pnpm stack [--gateways N] [--workers N] [--port P] [--proxy nginx|node] [--oauth]
+                  [--topology cluster]
 
 Runs migrations, N gateways (default 3), N workers (default 2) and nginx (infra/nginx/nginx.conf)
 (or, when nginx is not installed or --proxy node, a streaming Node proxy)
@@ -23,7 +29,10 @@ on 127.0.0.1:P (default 8080), on Postgres DATABASE_URL (default ${DEFAULT_DATAB
 Redis REDIS_URL (default ${DEFAULT_REDIS_URL}). Every app variable (MCP_TOKENS, LOG_LEVEL, …)
 set in the environment is passed to the processes. Ctrl-C stops everything gracefully.
 --oauth also starts a test OAuth authorization server (oidc-provider, demo clients) and runs the
-gateways with MCP_AUTH=jwt behind it, so a stock MCP client can log in by itself.`;
+gateways with MCP_AUTH=jwt behind it, so a stock MCP client can log in by itself.
+--topology cluster starts a local Redis Cluster (3 masters, 3 replicas: redis-server and redis-cli
+must be installed) and runs the apps on it with REDIS_CLUSTER_NODES; REDIS_CLUSTER_NODES in the
+environment instead runs them on that cluster.`;
 
 const COLOURS = ['cyan', 'green', 'yellow', 'magenta', 'blue', 'red', 'white'] as const;
 const useColour = process.stdout.isTTY && process.env.NO_COLOR === undefined;
@@ -98,6 +107,7 @@ async function main(): Promise<void> {
       port: { type: 'string' },
       proxy: { type: 'string' },
       oauth: { type: 'boolean' },
+      topology: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -108,6 +118,12 @@ async function main(): Promise<void> {
   if (values.proxy !== undefined && values.proxy !== 'nginx' && values.proxy !== 'node') {
     process.stderr.write(
       `pnpm stack: --proxy must be nginx or node, got "${values.proxy}"\n${USAGE}\n`,
+    );
+    process.exit(2);
+  }
+  if (values.topology !== undefined && values.topology !== 'cluster') {
+    process.stderr.write(
+      `pnpm stack: --topology must be cluster, got "${values.topology}"\n${USAGE}\n`,
     );
     process.exit(2);
   }
@@ -139,6 +155,14 @@ async function main(): Promise<void> {
     };
   }
 
+  let redisCluster: RedisCluster | undefined;
+  if (values.topology === 'cluster') {
+    redisCluster = await startRedisCluster();
+    log(`Redis Cluster: ${redisCluster.nodesSetting}`);
+  }
+  const redisClusterNodes =
+    redisCluster?.nodesSetting ?? (process.env.REDIS_CLUSTER_NODES || undefined);
+
   let stack: StackHandle;
   try {
     stack = await startStack({
@@ -150,6 +174,7 @@ async function main(): Promise<void> {
       workerMetricsBasePort: 18200,
       databaseUrl: process.env.DATABASE_URL || DEFAULT_DATABASE_URL,
       redisUrl: process.env.REDIS_URL || DEFAULT_REDIS_URL,
+      ...(redisClusterNodes === undefined ? {} : { redisClusterNodes }),
       redisPrefix: process.env.REDIS_PREFIX || DEFAULT_REDIS_PREFIX,
       logSink: printLine,
       ...(values.proxy === undefined ? {} : { proxy: values.proxy }),
@@ -158,6 +183,7 @@ async function main(): Promise<void> {
     const message = error instanceof StackStartError ? error.message : String(error);
     process.stderr.write(`pnpm stack: ${message}\n`);
     await oauth?.close();
+    await redisCluster?.stop();
     process.exit(1);
   }
   await writeStateFile(statePath, stackState(stack));
@@ -180,6 +206,7 @@ async function main(): Promise<void> {
     log(`${signal}: stopping gracefully (Ctrl-C again to kill)`);
     await stack.stop();
     await oauth?.close();
+    await redisCluster?.stop();
     await removeStateFile(statePath);
     log('every process stopped');
     process.exit(0);
