@@ -1,6 +1,6 @@
 import { formatEffects } from './check/effects.js';
 import { Command, InvalidArgumentError } from 'commander';
-import { CHAOS_PLAN_NAMES, resolveChaosPlans } from './chaos/registry.js';
+import { CHAOS_PLAN_NAMES, resolveChaosPlans, type RedisTopology } from './chaos/registry.js';
 import { checkHistory, type CheckResult } from './check/checker.js';
 import type { HistoryRecord } from './history/records.js';
 import { runFairness } from './fairness/fairness-run.js';
@@ -63,6 +63,7 @@ interface RunOptions {
   gateways: number;
   workers: number;
   chaos: string;
+  topology?: RedisTopology;
   chaosPhase: number;
   seed: string;
   taskBound: number;
@@ -75,7 +76,7 @@ interface RunOptions {
 
 /** `pnpm loadtest [options]`: the load (and chaos) run, then the same report as `check`. */
 async function run(options: RunOptions): Promise<void> {
-  const chaos = resolveChaosPlans(options.chaos);
+  const chaos = resolveChaosPlans(options.chaos, options.topology);
   let target;
   if (options.target !== undefined) {
     if (chaos.length > 0) throw new Error('--chaos needs processes of our own; drop --target');
@@ -101,6 +102,7 @@ async function run(options: RunOptions): Promise<void> {
     gateways: options.gateways,
     workers: options.workers,
     chaos,
+    ...(options.topology === undefined ? {} : { redisTopology: options.topology }),
     chaosPhaseMs: options.chaosPhase * 1_000,
     seed,
     taskBoundMs: options.taskBound * 1_000,
@@ -135,6 +137,10 @@ const program = new Command('loadtest')
   .option('--gateways <g>', 'gateway replicas behind the proxy', positiveInt, 2)
   .option('--workers <w>', 'worker processes', positiveInt, 2)
   .option('--chaos <plan>', `${CHAOS_PLAN_NAMES.join(' | ')}, or a comma-separated list`, 'none')
+  .option('--topology <t>', 'cluster: the stack on a local Redis Cluster', (value: string) => {
+    if (value !== 'cluster') throw new InvalidArgumentError('expected cluster');
+    return value;
+  })
   .option('--chaos-phase <s>', 'seconds each plan runs before the next one', positiveInt, 15)
   .option('--seed <s>', 'seed of the mix and the chaos (a number or a word)', '1')
   .option('--task-bound <s>', 'longest create → terminal a task may take', positiveInt, 120)

@@ -12,8 +12,7 @@ import {
   createConsumerHeartbeatReader,
   startConsumerHeartbeat,
 } from './consumer-heartbeat.js';
-import { probeRedis } from './redis-connection.js';
-import type { RedisEndpoint } from './redis-endpoint.js';
+import { asBullConnection, probeRedis } from './redis-connection.js';
 import { createTaskConsumer } from './task-consumer.js';
 import { createTaskQueue, latestJobKey } from './task-queue.js';
 import { createTenantTokenBucket, tenantBucketKey } from './tenant-token-bucket.js';
@@ -28,7 +27,7 @@ if (unavailable !== null && process.env.CI)
   throw new Error(`Redis Cluster tests cannot run in CI: ${unavailable}`);
 
 let cluster: RedisCluster;
-let endpoint: RedisEndpoint;
+let endpoint: { clusterNodes: { host: string; port: number }[] };
 let admin: Cluster;
 
 async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 15_000) {
@@ -58,7 +57,7 @@ describe.skipIf(unavailable !== null)(`on a Redis Cluster ${unavailable ?? ''}`,
 
   it('refuses BullMQ with an untagged prefix (CROSSSLOT): why the prefix is tagged', async () => {
     const raw = new Queue(TASK_QUEUE_NAME, {
-      connection: new Cluster(endpoint.clusterNodes.map((node) => ({ ...node }))),
+      connection: asBullConnection(new Cluster(endpoint.clusterNodes.map((node) => ({ ...node })))),
       prefix: 'untagged',
     });
     try {
@@ -77,8 +76,9 @@ describe.skipIf(unavailable !== null)(`on a Redis Cluster ${unavailable ?? ''}`,
     const consumer = createTaskConsumer({
       redis: endpoint,
       concurrency: 2,
-      handle: async (job) => {
+      handle: (job) => {
         delivered.push(job);
+        return Promise.resolve();
       },
     });
     try {

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { FailoverCluster, TcpProxy } from '@mcp-tasks/testing';
+import type { FailoverCluster, RedisCluster, TcpProxy } from '@mcp-tasks/testing';
 import type { HistoryRecorder } from '../history/recorder.js';
 import type { ChaosRecord } from '../history/records.js';
 import type { Rng } from '../load/prng.js';
@@ -40,7 +40,8 @@ export interface WorkerLinks {
  * and streaming standby behind endpoints it moves (packages/testing failover-cluster.ts); the
  * stack writes through one and its gateways read from the other.
  */
-export type ChaosNeed = RestartableServer['name'] | 'worker-links' | 'failover-cluster';
+export type ChaosNeed =
+  RestartableServer['name'] | 'worker-links' | 'failover-cluster' | 'redis-cluster';
 
 export type Evidence = NonNullable<ChaosRecord['evidence']>;
 
@@ -50,6 +51,11 @@ export interface ChaosContext {
   servers: Partial<Record<RestartableServer['name'], RestartableServer>>;
   /** When a plan needs `failover-cluster`. */
   cluster?: FailoverCluster;
+  /**
+   * When the stack runs on a Redis Cluster (`--topology cluster`, or a plan needs
+   * `redis-cluster`): the cluster, and a key in the slot the stack's queue lives in.
+   */
+  redisCluster?: { cluster: RedisCluster; queueKey: string };
   /** By WORKER_ID, when a plan needs `worker-links`. */
   links: ReadonlyMap<string, WorkerLinks>;
   recorder: HistoryRecorder;

@@ -12,8 +12,10 @@ import {
   createTestDatabase,
   createTestRedis,
   startFailoverCluster,
+  startRedisCluster,
   startTcpProxy,
   type FailoverCluster,
+  type RedisCluster,
   type TestDatabase,
 } from '@mcp-tasks/testing';
 import {
@@ -27,6 +29,7 @@ import {
   startPrivateRedis,
   type PrivateServer,
 } from '../chaos/private-servers.js';
+import type { RedisTopology } from '../chaos/registry.js';
 import { checkHistory, type CheckResult } from '../check/checker.js';
 import { readHistory } from '../history/read-history.js';
 import { createHistoryRecorder } from '../history/recorder.js';
@@ -48,6 +51,8 @@ export interface LoadOptions {
   gateways: number;
   workers: number;
   chaos: ChaosPlan[];
+  /** `cluster`: the stack on a local Redis Cluster (REDIS_CLUSTER_NODES); default one node. */
+  redisTopology?: RedisTopology;
   /** How long each plan runs before the next one, when several run. */
   chaosPhaseMs: number;
   seed: number;
@@ -72,6 +77,7 @@ interface Topology {
   stack?: StackHandle;
   servers: Partial<Record<'redis' | 'postgres', RestartableServer>>;
   cluster?: FailoverCluster;
+  redisCluster?: { cluster: RedisCluster; queueKey: string };
   links: Map<string, WorkerLinks>;
   /** The stack's database, with the ledger opened in it, and the total it opened with. */
   ledger?: { databaseUrl: string; openingTotal: number };
@@ -98,6 +104,7 @@ async function startTopology(
   const links = new Map<string, WorkerLinks>();
   let database: TestDatabase | undefined;
   let cluster: FailoverCluster | undefined;
+  let redisCluster: RedisCluster | undefined;
   let stack: StackHandle | undefined;
   const teardown = async () => {
     await stack?.stop(10_000);
@@ -108,7 +115,16 @@ async function startTopology(
     await database?.drop().catch(() => undefined);
     for (const server of owned) await server.stop();
     await cluster?.stop();
+    await redisCluster?.stop();
   };
+  const onRedisCluster = options.redisTopology === 'cluster' || needs.has('redis-cluster');
+  const singleNodePlans = options.chaos.filter((p) =>
+    (p.needs ?? []).some((need) => need === 'redis' || need === 'worker-links'),
+  );
+  if (onRedisCluster && singleNodePlans.length > 0)
+    throw new Error(
+      `on a Redis Cluster, ${singleNodePlans.map((p) => p.name).join(', ')} cannot run (they need the one Redis node of the default topology); use kill-redis-master`,
+    );
   try {
     let privateRedis: PrivateServer | undefined;
     if (needs.has('redis')) {
@@ -143,6 +159,10 @@ async function startTopology(
     const openingTotal = await openLedger(databaseUrl);
     const redis = await createTestRedis('loadtest');
     const redisUrl = privateRedis?.url ?? redis.url;
+    if (onRedisCluster) {
+      redisCluster = await startRedisCluster();
+      options.log(`Redis Cluster: ${redisCluster.nodesSetting}`);
+    }
     if (needs.has('worker-links')) {
       // Each worker reaches Postgres and Redis through proxies of its own (the partition plan).
       for (let i = 1; i <= options.workers; i += 1) {
@@ -157,6 +177,7 @@ async function startTopology(
       workers: options.workers,
       databaseUrl,
       redisUrl,
+      ...(redisCluster === undefined ? {} : { redisClusterNodes: redisCluster.nodesSetting }),
       workerConnections: (workerId) => {
         const link = links.get(workerId);
         return link === undefined
@@ -200,6 +221,10 @@ async function startTopology(
       stack: started,
       servers,
       cluster,
+      // The apps hash-tag the prefix on a cluster: `{prefix}`, whose slot holds every queue key.
+      ...(redisCluster === undefined
+        ? {}
+        : { redisCluster: { cluster: redisCluster, queueKey: `{${redis.prefix}}` } }),
       links,
       ledger: { databaseUrl, openingTotal },
       teardown,
@@ -245,6 +270,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadRun> {
       gateways: options.gateways,
       workers: options.workers,
       chaos: options.chaos.map((p) => p.name),
+      redisTopology: options.redisTopology ?? 'single',
       leaseMs: options.leaseMs,
       target: options.target?.url ?? null,
     },
@@ -265,6 +291,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadRun> {
             workers: topology.stack.workers,
             servers: topology.servers,
             cluster: topology.cluster,
+            ...(topology.redisCluster === undefined ? {} : { redisCluster: topology.redisCluster }),
             links: topology.links,
             recorder,
             rng: createRng(options.seed ^ 0x5bd1e995),
