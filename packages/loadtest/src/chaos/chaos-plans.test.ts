@@ -89,7 +89,7 @@ describe('the chaos plans against a real stack', () => {
 
   it('rejects an unknown plan name, listing the valid ones', () => {
     expect(() => resolveChaosPlans('kill-worker,kill-everything')).toThrow(
-      'unknown chaos plan "kill-everything"; valid: none, kill-gateway, kill-worker, pause-worker, redis-restart, postgres-restart, partition, rolling, failover, all',
+      'unknown chaos plan "kill-everything"; valid: none, kill-gateway, kill-worker, pause-worker, redis-restart, postgres-restart, partition, rolling, failover, kill-redis-master, all',
     );
   });
 });
