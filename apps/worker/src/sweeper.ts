@@ -2,8 +2,8 @@ import {
   DEFAULT_SWEEP_BATCH,
   createLeadershipSession,
   databaseNow,
-  deleteExpiredTasks,
-  expireTasks,
+  deleteExpiredTaskBatch,
+  expireTaskBatch,
   isTransientInfrastructureError,
   type Db,
   type TaskService,
@@ -37,7 +37,8 @@ const isStatementTimeout = (error: unknown): boolean =>
  * until it dies. Each sweep fails expired tasks, re-dispatches orphans
  * (never enqueued, lease expired, wake-up lost with Redis), and deletes those past retention.
  * Each step works in bounded batches for at most its time budget, and runs even if the one before
- * failed: a backlog is worked off over several sweeps instead of timing out as one statement.
+ * failed: a backlog is worked off over several sweeps, back to back while it lasts, instead of
+ * timing out as one statement.
  * Losing the leadership connection mid-sweep (the lock dies with it, and another worker may take
  * over) stops the sweep after the batch in flight.
  */
@@ -73,6 +74,8 @@ export function createSweeper(options: {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let stopped = false;
+  /** A step of the last sweep ran out of time with work left: the next one starts at once. */
+  let backlogLeft = false;
   /** Set while Postgres is unreachable; replaced by when expired leases may be swept again. */
   let outage = false;
   let takeoversFrom = 0;
@@ -103,6 +106,7 @@ export function createSweeper(options: {
         shouldStop: () => !mayGoOn(),
       });
       if (result.outOfTime) {
+        backlogLeft = true;
         logger.info(
           { step, handled: result.total },
           'sweep step out of time; the next sweep goes on',
@@ -133,11 +137,14 @@ export function createSweeper(options: {
     try {
       // The database clock: leases and expiry are written with Postgres now(), not this host's.
       const now = await databaseNow(db);
-      // Expire first: a task past its ttl needs no wake-up.
-      const expired = await runStep(
-        'expire',
-        async (limit) => (await expireTasks(db, now, { limit })).length,
-      );
+      // Expire first: a task past its ttl needs no wake-up. Each batch goes on from where the
+      // last one ended (expireTaskBatch's `from`), so a drain does not re-read its own wake.
+      let expireFrom: Date | undefined;
+      const expired = await runStep('expire', async (limit) => {
+        const batch = await expireTaskBatch(db, now, { limit, from: expireFrom });
+        expireFrom = batch.reached ?? expireFrom;
+        return batch.count;
+      });
       // Keeps going while whole batches come back (a Redis that lost its data leaves every
       // queued task orphaned), so recovery scales with the backlog instead of one batch a sweep.
       let redispatched = 0;
@@ -148,10 +155,16 @@ export function createSweeper(options: {
           // Orphans that failed stay orphans: the next batch would find them again, so stop here.
           return batch.failed > 0 ? 0 : batch.found;
         });
+      let deleteFrom: Date | undefined;
       const deleted = mayGoOn()
-        ? await runStep('delete', (limit) =>
-            deleteExpiredTasks(db, now, options.retentionMs, { limit }),
-          )
+        ? await runStep('delete', async (limit) => {
+            const batch = await deleteExpiredTaskBatch(db, now, options.retentionMs, {
+              limit,
+              from: deleteFrom,
+            });
+            deleteFrom = batch.reached ?? deleteFrom;
+            return batch.count;
+          })
         : 0;
       metrics.sweeps.inc({ role: 'leader' });
       metrics.redispatched.inc(redispatched);
@@ -163,8 +176,13 @@ export function createSweeper(options: {
     }
   };
 
+  // While a backlog is left the sweeps follow each other without the interval's pause: a backlog
+  // drains at the statements' pace, not at budget/interval of it. Each sweep still ends, so the
+  // lock is released (and the leader re-elected) between them.
   const schedule = (): void => {
     if (stopped) return;
+    const delayMs = backlogLeft ? 0 : options.intervalMs;
+    backlogLeft = false;
     timer = setTimeout(() => {
       running = sweepOnce()
         .catch((error: unknown) => {
@@ -176,7 +194,7 @@ export function createSweeper(options: {
           running = undefined;
           schedule();
         });
-    }, options.intervalMs);
+    }, delayMs);
   };
 
   return {
