@@ -147,8 +147,12 @@ export function createSweeper(options: {
       });
       // Keeps going while whole batches come back (a Redis that lost its data leaves every
       // queued task orphaned), so recovery scales with the backlog instead of one batch a sweep.
+      // While expiries are left over, the next sweep follows at once and comes here again: waking
+      // tasks now would wake the expired backlog itself (its rows are the oldest orphans), each
+      // a claim and a tool run for a task about to fail.
+      const expiryBacklogLeft = backlogLeft;
       let redispatched = 0;
-      if (mayGoOn())
+      if (mayGoOn() && !expiryBacklogLeft)
         await runStep('redispatch', async (limit) => {
           const batch = await options.taskService.redispatchOrphans(now, { limit, expiredLeases });
           redispatched += batch.woken;

@@ -101,4 +101,54 @@ describe('the sweeper on a backlog', () => {
     expect(leaderSweeps).toBeGreaterThan(1);
     expect(sweeps.find((v) => v.labels.role === 'error')?.value ?? 0).toBe(0);
   }, 150_000);
+
+  it('sweeps back to back while expiries are left over, without waking the expired backlog', async () => {
+    // Ten batches of expired tasks nobody holds: each one an orphan too, long past the grace.
+    // Alone in the table, whatever ran before.
+    await h.query('TRUNCATE tasks');
+    const rows = 2_000;
+    const batchSize = 200;
+    await h.query(
+      `INSERT INTO tasks (id, tenant, principal, method, tool_name, arguments, ttl_ms, created_at)
+       SELECT 'pace-' || g, 't', 'p', 'tools/call', 'slow_compute', '{}', 60000,
+              now() - interval '2 minutes' + g * interval '1 millisecond'
+       FROM generate_series(1, $1) AS g`,
+      [rows],
+    );
+    const intervalMs = 4_000;
+    const metrics = createWorkerMetrics();
+    const sweeper = createSweeper({
+      connectionString: h.database.connectionString,
+      db: h.db,
+      taskService: createTaskService({
+        db: h.db,
+        dispatcher: createSweepDispatcher(h.queue),
+        enqueueGraceMs: 1_000,
+      }),
+      intervalMs,
+      retentionMs: 60 * 60_000,
+      batchSize,
+      // One batch per step and sweep: the backlog takes ten sweeps.
+      stepBudgetMs: 0,
+      logger: createLogger({ level: 'silent', workerId: 'sweeper-pace-test' }),
+      metrics,
+    });
+    const dueToExpire = () =>
+      count(`SELECT count(*) AS n FROM tasks WHERE id LIKE 'pace-%' AND status = 'working'`);
+    sweeper.start();
+    try {
+      // Five intervals: at one sweep per interval only half the backlog would be gone by then.
+      const deadline = Date.now() + 5 * intervalMs;
+      while ((await dueToExpire()) > 0 && Date.now() < deadline) await sleep(100);
+    } finally {
+      await sweeper.stop();
+    }
+    expect(await dueToExpire()).toBe(0);
+    expect(
+      await count(`SELECT count(*) AS n FROM tasks WHERE id LIKE 'pace-%' AND enqueued_at IS NOT NULL`),
+    ).toBe(0);
+    expect(await h.queue.pendingJobs(Array.from({ length: rows }, (_, i) => `pace-${i + 1}`))).toEqual(
+      new Set(),
+    );
+  }, 60_000);
 });

@@ -13,6 +13,7 @@ export const FIGURES = [
   'e2e',
   'e2e-effects',
   'sync-commit',
+  'sweep',
 ] as const;
 export type Figure = (typeof FIGURES)[number];
 const BASELINES_OF: Record<Figure, Figure[]> = {
@@ -26,6 +27,8 @@ const BASELINES_OF: Record<Figure, Figure[]> = {
   'e2e-effects': [],
   // Its baseline (synchronous_commit = local) is measured inside it, on the same cluster.
   'sync-commit': [],
+  // Retention must keep up with creation: its rate is read against the end-to-end rate.
+  sweep: ['e2e'],
 };
 
 /** The figures to measure: the chosen ones (default all) and the baselines they need. */
