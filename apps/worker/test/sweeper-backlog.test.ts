@@ -145,10 +145,12 @@ describe('the sweeper on a backlog', () => {
     }
     expect(await dueToExpire()).toBe(0);
     expect(
-      await count(`SELECT count(*) AS n FROM tasks WHERE id LIKE 'pace-%' AND enqueued_at IS NOT NULL`),
+      await count(
+        `SELECT count(*) AS n FROM tasks WHERE id LIKE 'pace-%' AND enqueued_at IS NOT NULL`,
+      ),
     ).toBe(0);
-    expect(await h.queue.pendingJobs(Array.from({ length: rows }, (_, i) => `pace-${i + 1}`))).toEqual(
-      new Set(),
-    );
+    expect(
+      await h.queue.pendingJobs(Array.from({ length: rows }, (_, i) => `pace-${i + 1}`)),
+    ).toEqual(new Set());
   }, 60_000);
 });

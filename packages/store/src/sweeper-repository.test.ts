@@ -160,7 +160,8 @@ describe('expireTasks and deleteExpiredTasks', () => {
     await expireTasks(db, later(10 * minute), { limit: 100_000 });
     await deleteExpiredTasks(db, later(10 * minute), 0, { limit: 100_000 });
     const ids: string[] = [];
-    for (let i = 0; i < 3; i++) ids.push((await createTask(db, newTask({ ttlMs: 100 * minute }))).task.id);
+    for (let i = 0; i < 3; i++)
+      ids.push((await createTask(db, newTask({ ttlMs: 100 * minute }))).task.id);
     const [a, b, c] = ids as [string, string, string];
     const [expiryA, expiryB, expiryC] = await Promise.all(
       ids.map(async (id) => (await rawRow(db, id))!.expires_at!),

@@ -36,7 +36,10 @@ if (process.env.SWEEP_BATCH_SIZES !== undefined) {
 }
 
 const count = async (client: pg.Client, where: string): Promise<number> =>
-  Number((await client.query<{ n: string }>(`SELECT count(*) AS n FROM tasks WHERE ${where}`)).rows[0]!.n);
+  Number(
+    (await client.query<{ n: string }>(`SELECT count(*) AS n FROM tasks WHERE ${where}`)).rows[0]!
+      .n,
+  );
 const EXPIRE_DUE = `status IN ('working', 'input_required') AND expires_at <= now()`;
 const DELETE_DUE = `id LIKE 'retained-%'`;
 

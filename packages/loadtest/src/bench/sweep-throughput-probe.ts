@@ -28,7 +28,8 @@ try {
     holdSnapshot: process.env.HOLD_SNAPSHOT === '1',
     log: (line) => console.error(line),
   });
-  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+  const median = (values: number[]) =>
+    [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
   for (const result of results)
     console.log(
       `${describeVariant(result)}: expire ${Math.round(median(result.expireRowsPerSecond))} rows/s, ` +

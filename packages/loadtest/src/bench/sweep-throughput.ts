@@ -104,7 +104,8 @@ export async function runSweepThroughput(options: {
     for (let round = 0; round < options.rounds; round++) {
       for (const result of results) {
         await fillExpiredBacklog(options.connectionString, options.rows);
-        const holder = options.holdSnapshot === true ? await holdSnapshot(options.connectionString) : undefined;
+        const holder =
+          options.holdSnapshot === true ? await holdSnapshot(options.connectionString) : undefined;
         const now = await databaseNow(db);
         const expire = await drain(result, (limit, from) =>
           expireTaskBatch(db, now, { limit, from }),
