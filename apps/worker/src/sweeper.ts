@@ -18,6 +18,11 @@ export const SWEEPER_LOCK_NAME = 'mcp-tasks-sweeper';
 export const DEFAULT_SWEEP_STEP_BUDGET_MS = 2_000;
 /** A batch never shrinks below this after statement timeouts. */
 const MIN_BATCH = 10;
+/**
+ * While expiries are left over, orphan re-dispatch waits, but never for more than this many sweep
+ * intervals: an expiry backlog that never clears must not keep lost wake-ups lost.
+ */
+export const MAX_REDISPATCH_DEFERRAL_INTERVALS = 10;
 
 export type SweepStepName = 'expire' | 'redispatch' | 'delete';
 
@@ -76,6 +81,7 @@ export function createSweeper(options: {
   let stopped = false;
   /** A step of the last sweep ran out of time with work left: the next one starts at once. */
   let backlogLeft = false;
+  let lastRedispatchAt = performance.now();
   /** Set while Postgres is unreachable; replaced by when expired leases may be swept again. */
   let outage = false;
   let takeoversFrom = 0;
@@ -149,16 +155,21 @@ export function createSweeper(options: {
       // queued task orphaned), so recovery scales with the backlog instead of one batch a sweep.
       // While expiries are left over, the next sweep follows at once and comes here again: waking
       // tasks now would wake the expired backlog itself (its rows are the oldest orphans), each
-      // a claim and a tool run for a task about to fail.
-      const expiryBacklogLeft = backlogLeft;
+      // a claim and a tool run for a task about to fail. Bounded, in case the backlog never clears.
+      const redispatchDue =
+        !backlogLeft ||
+        performance.now() - lastRedispatchAt >=
+          MAX_REDISPATCH_DEFERRAL_INTERVALS * options.intervalMs;
       let redispatched = 0;
-      if (mayGoOn() && !expiryBacklogLeft)
+      if (mayGoOn() && redispatchDue) {
+        lastRedispatchAt = performance.now();
         await runStep('redispatch', async (limit) => {
           const batch = await options.taskService.redispatchOrphans(now, { limit, expiredLeases });
           redispatched += batch.woken;
           // Orphans that failed stay orphans: the next batch would find them again, so stop here.
           return batch.failed > 0 ? 0 : batch.found;
         });
+      }
       let deleteFrom: Date | undefined;
       const deleted = mayGoOn()
         ? await runStep('delete', async (limit) => {
