@@ -2,8 +2,8 @@ import {
   DEFAULT_SWEEP_BATCH,
   createLeadershipSession,
   databaseNow,
-  deleteExpiredTasks,
-  expireTasks,
+  deleteExpiredTaskBatch,
+  expireTaskBatch,
   isTransientInfrastructureError,
   type Db,
   type TaskService,
@@ -18,6 +18,11 @@ export const SWEEPER_LOCK_NAME = 'mcp-tasks-sweeper';
 export const DEFAULT_SWEEP_STEP_BUDGET_MS = 2_000;
 /** A batch never shrinks below this after statement timeouts. */
 const MIN_BATCH = 10;
+/**
+ * While expiries are left over, orphan re-dispatch waits, but never for more than this many sweep
+ * intervals: an expiry backlog that never clears must not keep lost wake-ups lost.
+ */
+export const MAX_REDISPATCH_DEFERRAL_INTERVALS = 10;
 
 export type SweepStepName = 'expire' | 'redispatch' | 'delete';
 
@@ -37,7 +42,8 @@ const isStatementTimeout = (error: unknown): boolean =>
  * until it dies. Each sweep fails expired tasks, re-dispatches orphans
  * (never enqueued, lease expired, wake-up lost with Redis), and deletes those past retention.
  * Each step works in bounded batches for at most its time budget, and runs even if the one before
- * failed: a backlog is worked off over several sweeps instead of timing out as one statement.
+ * failed: a backlog is worked off over several sweeps, back to back while it lasts, instead of
+ * timing out as one statement.
  * Losing the leadership connection mid-sweep (the lock dies with it, and another worker may take
  * over) stops the sweep after the batch in flight.
  */
@@ -73,6 +79,9 @@ export function createSweeper(options: {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let stopped = false;
+  /** A step of the last sweep ran out of time with work left: the next one starts at once. */
+  let backlogLeft = false;
+  let lastRedispatchAt = performance.now();
   /** Set while Postgres is unreachable; replaced by when expired leases may be swept again. */
   let outage = false;
   let takeoversFrom = 0;
@@ -103,6 +112,7 @@ export function createSweeper(options: {
         shouldStop: () => !mayGoOn(),
       });
       if (result.outOfTime) {
+        backlogLeft = true;
         logger.info(
           { step, handled: result.total },
           'sweep step out of time; the next sweep goes on',
@@ -133,25 +143,43 @@ export function createSweeper(options: {
     try {
       // The database clock: leases and expiry are written with Postgres now(), not this host's.
       const now = await databaseNow(db);
-      // Expire first: a task past its ttl needs no wake-up.
-      const expired = await runStep(
-        'expire',
-        async (limit) => (await expireTasks(db, now, { limit })).length,
-      );
+      // Expire first: a task past its ttl needs no wake-up. Each batch goes on from where the
+      // last one ended (expireTaskBatch's `from`), so a drain does not re-read its own wake.
+      let expireFrom: Date | undefined;
+      const expired = await runStep('expire', async (limit) => {
+        const batch = await expireTaskBatch(db, now, { limit, from: expireFrom });
+        expireFrom = batch.reached ?? expireFrom;
+        return batch.count;
+      });
       // Keeps going while whole batches come back (a Redis that lost its data leaves every
       // queued task orphaned), so recovery scales with the backlog instead of one batch a sweep.
+      // While expiries are left over, the next sweep follows at once and comes here again: waking
+      // tasks now would wake the expired backlog itself (its rows are the oldest orphans), each
+      // a claim and a tool run for a task about to fail. Bounded, in case the backlog never clears.
+      const redispatchDue =
+        !backlogLeft ||
+        performance.now() - lastRedispatchAt >=
+          MAX_REDISPATCH_DEFERRAL_INTERVALS * options.intervalMs;
       let redispatched = 0;
-      if (mayGoOn())
+      if (mayGoOn() && redispatchDue) {
+        lastRedispatchAt = performance.now();
         await runStep('redispatch', async (limit) => {
           const batch = await options.taskService.redispatchOrphans(now, { limit, expiredLeases });
           redispatched += batch.woken;
           // Orphans that failed stay orphans: the next batch would find them again, so stop here.
           return batch.failed > 0 ? 0 : batch.found;
         });
+      }
+      let deleteFrom: Date | undefined;
       const deleted = mayGoOn()
-        ? await runStep('delete', (limit) =>
-            deleteExpiredTasks(db, now, options.retentionMs, { limit }),
-          )
+        ? await runStep('delete', async (limit) => {
+            const batch = await deleteExpiredTaskBatch(db, now, options.retentionMs, {
+              limit,
+              from: deleteFrom,
+            });
+            deleteFrom = batch.reached ?? deleteFrom;
+            return batch.count;
+          })
         : 0;
       metrics.sweeps.inc({ role: 'leader' });
       metrics.redispatched.inc(redispatched);
@@ -163,8 +191,13 @@ export function createSweeper(options: {
     }
   };
 
+  // While a backlog is left the sweeps follow each other without the interval's pause: a backlog
+  // drains at the statements' pace, not at budget/interval of it. Each sweep still ends, so the
+  // lock is released (and the leader re-elected) between them.
   const schedule = (): void => {
     if (stopped) return;
+    const delayMs = backlogLeft ? 0 : options.intervalMs;
+    backlogLeft = false;
     timer = setTimeout(() => {
       running = sweepOnce()
         .catch((error: unknown) => {
@@ -176,7 +209,7 @@ export function createSweeper(options: {
           running = undefined;
           schedule();
         });
-    }, options.intervalMs);
+    }, delayMs);
   };
 
   return {

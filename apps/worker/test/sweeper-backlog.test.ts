@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/logger.js';
 import { createWorkerMetrics } from '../src/metrics.js';
 import { createSweepDispatcher } from '../src/sweep-dispatcher.js';
-import { createSweeper } from '../src/sweeper.js';
+import { MAX_REDISPATCH_DEFERRAL_INTERVALS, createSweeper } from '../src/sweeper.js';
 import { createHarness, sleep, type Harness } from './harness.js';
 
 let h: Harness;
@@ -101,4 +101,103 @@ describe('the sweeper on a backlog', () => {
     expect(leaderSweeps).toBeGreaterThan(1);
     expect(sweeps.find((v) => v.labels.role === 'error')?.value ?? 0).toBe(0);
   }, 150_000);
+
+  it('sweeps back to back while expiries are left over, without waking the expired backlog', async () => {
+    // Ten batches of expired tasks nobody holds: each one an orphan too, long past the grace.
+    // Alone in the table, whatever ran before.
+    await h.query('TRUNCATE tasks');
+    const rows = 2_000;
+    const batchSize = 200;
+    await h.query(
+      `INSERT INTO tasks (id, tenant, principal, method, tool_name, arguments, ttl_ms, created_at)
+       SELECT 'pace-' || g, 't', 'p', 'tools/call', 'slow_compute', '{}', 60000,
+              now() - interval '2 minutes' + g * interval '1 millisecond'
+       FROM generate_series(1, $1) AS g`,
+      [rows],
+    );
+    const intervalMs = 4_000;
+    const metrics = createWorkerMetrics();
+    const sweeper = createSweeper({
+      connectionString: h.database.connectionString,
+      db: h.db,
+      taskService: createTaskService({
+        db: h.db,
+        dispatcher: createSweepDispatcher(h.queue),
+        enqueueGraceMs: 1_000,
+      }),
+      intervalMs,
+      retentionMs: 60 * 60_000,
+      batchSize,
+      // One batch per step and sweep: the backlog takes ten sweeps.
+      stepBudgetMs: 0,
+      logger: createLogger({ level: 'silent', workerId: 'sweeper-pace-test' }),
+      metrics,
+    });
+    const dueToExpire = () =>
+      count(`SELECT count(*) AS n FROM tasks WHERE id LIKE 'pace-%' AND status = 'working'`);
+    sweeper.start();
+    try {
+      // Five intervals: at one sweep per interval only half the backlog would be gone by then.
+      const deadline = Date.now() + 5 * intervalMs;
+      while ((await dueToExpire()) > 0 && Date.now() < deadline) await sleep(100);
+    } finally {
+      await sweeper.stop();
+    }
+    expect(await dueToExpire()).toBe(0);
+    expect(
+      await count(
+        `SELECT count(*) AS n FROM tasks WHERE id LIKE 'pace-%' AND enqueued_at IS NOT NULL`,
+      ),
+    ).toBe(0);
+    expect(
+      await h.queue.pendingJobs(Array.from({ length: rows }, (_, i) => `pace-${i + 1}`)),
+    ).toEqual(new Set());
+  }, 60_000);
+
+  it('still wakes a lost task when an expiry backlog never clears', async () => {
+    await h.query('TRUNCATE tasks');
+    // Far more expired tasks than the test lets the sweeper work off ...
+    await h.query(
+      `INSERT INTO tasks (id, tenant, principal, method, tool_name, arguments, ttl_ms, created_at)
+       SELECT 'endless-' || g, 't', 'p', 'tools/call', 'slow_compute', '{}', 60000,
+              now() - interval '2 minutes'
+       FROM generate_series(1, 20000) AS g`,
+    );
+    // ... and one task with no TTL whose wake-up was lost before them (orphans go oldest first).
+    await h.query(
+      `INSERT INTO tasks (id, tenant, principal, method, tool_name, arguments, created_at)
+       VALUES ('lost-wake-up', 't', 'p', 'tools/call', 'slow_compute', '{}', now() - interval '10 minutes')`,
+    );
+    const intervalMs = 200;
+    const sweeper = createSweeper({
+      connectionString: h.database.connectionString,
+      db: h.db,
+      taskService: createTaskService({
+        db: h.db,
+        dispatcher: createSweepDispatcher(h.queue),
+        enqueueGraceMs: 1_000,
+      }),
+      intervalMs,
+      retentionMs: 60 * 60_000,
+      batchSize: 10,
+      stepBudgetMs: 0,
+      logger: createLogger({ level: 'silent', workerId: 'sweeper-deferral-test' }),
+      metrics: createWorkerMetrics(),
+    });
+    const woken = async () => (await h.queue.pendingJobs(['lost-wake-up'])).has('lost-wake-up');
+    sweeper.start();
+    try {
+      const deadline = Date.now() + 4 * MAX_REDISPATCH_DEFERRAL_INTERVALS * intervalMs;
+      while (!(await woken()) && Date.now() < deadline) await sleep(100);
+    } finally {
+      await sweeper.stop();
+    }
+    expect(await woken()).toBe(true);
+    // The backlog was still there: the wake-up came from the bound, not from a cleared backlog.
+    expect(
+      await count(
+        `SELECT count(*) AS n FROM tasks WHERE id LIKE 'endless-%' AND status = 'working'`,
+      ),
+    ).toBeGreaterThan(0);
+  }, 60_000);
 });

@@ -76,8 +76,11 @@ export {
   TASK_EXPIRED_MESSAGE,
   DEFAULT_SWEEP_BATCH,
   databaseNow,
+  deleteExpiredTaskBatch,
   deleteExpiredTasks,
+  expireTaskBatch,
   expireTasks,
+  type SweepBatch,
   findOrphans,
 } from './sweeper-repository.js';
 export {

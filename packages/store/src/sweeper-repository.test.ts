@@ -17,7 +17,13 @@ import {
 import { claimLease } from './lease.js';
 import { completeTask, requestInput } from './fenced-task-writes.js';
 import { markEnqueued } from './outbox.js';
-import { deleteExpiredTasks, expireTasks, findOrphans } from './sweeper-repository.js';
+import {
+  deleteExpiredTaskBatch,
+  deleteExpiredTasks,
+  expireTaskBatch,
+  expireTasks,
+  findOrphans,
+} from './sweeper-repository.js';
 import { createTask, getTask, recordInputResponses, requestCancel } from './task-repository.js';
 
 let fixture: StoreFixture;
@@ -147,6 +153,49 @@ describe('expireTasks and deleteExpiredTasks', () => {
     expect(await getTask(db, old)).toBeUndefined();
     expect(await getTask(db, active)).toBeDefined(); // not terminal: expireTasks first, then delete
     expect(await getTask(db, immortal)).toBeDefined();
+  });
+
+  it('goes on from where the last batch of a drain ended, oldest first, in both steps', async () => {
+    // Whatever the tests before left due within ten minutes is out of the way first.
+    await expireTasks(db, later(10 * minute), { limit: 100_000 });
+    await deleteExpiredTasks(db, later(10 * minute), 0, { limit: 100_000 });
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++)
+      ids.push((await createTask(db, newTask({ ttlMs: 100 * minute }))).task.id);
+    const [a, b, c] = ids as [string, string, string];
+    const [expiryA, expiryB, expiryC] = await Promise.all(
+      ids.map(async (id) => (await rawRow(db, id))!.expires_at!),
+    );
+    const now = later(200 * minute);
+
+    const first = await expireTaskBatch(db, now, { limit: 2 });
+    expect(first).toEqual({ ids: [a, b], count: 2, reached: expiryB });
+    // A batch that starts past the last due row finds nothing, though `c` is due.
+    const pastC = new Date(expiryC!.getTime() + 1);
+    expect(await expireTaskBatch(db, now, { limit: 2, from: pastC })).toEqual({
+      ids: [],
+      count: 0,
+      reached: undefined,
+    });
+    expect(await expireTaskBatch(db, now, { limit: 2, from: first.reached })).toEqual({
+      ids: [c],
+      count: 1,
+      reached: expiryC,
+    });
+
+    const removed = await deleteExpiredTaskBatch(db, now, 0, { limit: 1 });
+    expect(removed).toEqual({ count: 1, reached: expiryA });
+    expect(await getTask(db, a)).toBeUndefined();
+    expect(await deleteExpiredTaskBatch(db, now, 0, { limit: 5, from: pastC })).toEqual({
+      count: 0,
+      reached: undefined,
+    });
+    expect(await deleteExpiredTaskBatch(db, now, 0, { limit: 5, from: removed.reached })).toEqual({
+      count: 2,
+      reached: expiryC,
+    });
+    expect(await getTask(db, b)).toBeUndefined();
+    expect(await getTask(db, c)).toBeUndefined();
   });
 });
 

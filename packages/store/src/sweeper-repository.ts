@@ -50,17 +50,42 @@ export async function findOrphans(
 }
 
 /**
+ * One bulk batch of the sweeper: how many rows it handled, and the greatest `expires_at` among
+ * them, where the next batch of the same drain may start (`from`).
+ */
+export interface SweepBatch {
+  count: number;
+  reached: Date | undefined;
+}
+
+/**
+ * Where a drain of the backlog starts its next batch. Each batch walks its index (by
+ * `expires_at`) from `from` on, not from the start: the entries of the rows the batches before it
+ * changed stay in the index until vacuum, and while any older snapshot is open (a long read, a
+ * standby's feedback) they cannot even be marked dead, so a walk from the start would read every
+ * one of them again, batch after batch, and the drain would slow down with its own progress.
+ * A row skipped as locked behind `from` waits for the next drain (the next sweep starts afresh).
+ */
+const reachedOf = (rows: readonly { expires_at: Date | null }[]): Date | undefined =>
+  rows.reduce<Date | undefined>(
+    (max, row) =>
+      row.expires_at !== null && (max === undefined || row.expires_at > max) ? row.expires_at : max,
+    undefined,
+  );
+
+/**
  * Non-terminal tasks past createdAt + ttlMs fail with a JSON-RPC internal error (R20). A worker
  * still holding one loses its next write (the status is no longer `working`). One bounded batch
  * (the oldest first, rows another transaction has locked skipped): every row fires triggers and a
  * notification, so one unbounded statement over a large backlog outlives any statement timeout
- * and rolls back every time. Call again while it returns a full batch.
+ * and rolls back every time. Call again while it returns a full batch, passing `from` the last
+ * batch's `reached`.
  */
-export async function expireTasks(
+export async function expireTaskBatch(
   db: Db,
   now: Date,
-  options: { limit: number } = { limit: DEFAULT_SWEEP_BATCH },
-): Promise<string[]> {
+  options: { limit: number; from?: Date },
+): Promise<SweepBatch & { ids: string[] }> {
   const rows = await db
     .updateTable('tasks')
     .set({
@@ -77,29 +102,39 @@ export async function expireTasks(
         .select('id')
         .where('status', 'in', ['working', 'input_required'])
         .where('expires_at', '<=', now)
+        .$if(options.from !== undefined, (qb) => qb.where('expires_at', '>=', options.from!))
         .orderBy('expires_at')
         .limit(options.limit)
         .forUpdate()
         .skipLocked(),
     )
     .where('status', 'in', ['working', 'input_required'])
-    .returning('id')
+    .returning(['id', 'expires_at'])
     .execute();
-  return rows.map((row) => row.id);
+  return { ids: rows.map((row) => row.id), count: rows.length, reached: reachedOf(rows) };
+}
+
+/** expireTaskBatch from the start of the backlog; the ids it failed. */
+export async function expireTasks(
+  db: Db,
+  now: Date,
+  options: { limit: number } = { limit: DEFAULT_SWEEP_BATCH },
+): Promise<string[]> {
+  return (await expireTaskBatch(db, now, options)).ids;
 }
 
 /**
  * Terminal tasks whose expiry lies more than retentionMs in the past are removed for good; one
- * bounded batch, like expireTasks. Returns how many rows went.
+ * bounded batch, like expireTaskBatch (and, like it, resumable `from` the last batch's `reached`).
  */
-export async function deleteExpiredTasks(
+export async function deleteExpiredTaskBatch(
   db: Db,
   now: Date,
   retentionMs: number,
-  options: { limit: number } = { limit: DEFAULT_SWEEP_BATCH },
-): Promise<number> {
+  options: { limit: number; from?: Date },
+): Promise<SweepBatch> {
   const cutoff = new Date(now.getTime() - retentionMs);
-  const result = await db
+  const rows = await db
     .deleteFrom('tasks')
     .where('id', 'in', (eb) =>
       eb
@@ -107,13 +142,25 @@ export async function deleteExpiredTasks(
         .select('id')
         .where('status', 'in', ['completed', 'failed', 'cancelled'])
         .where('expires_at', '<=', cutoff)
+        .$if(options.from !== undefined, (qb) => qb.where('expires_at', '>=', options.from!))
         .orderBy('expires_at')
         .limit(options.limit)
         .forUpdate()
         .skipLocked(),
     )
-    .executeTakeFirst();
-  return Number(result.numDeletedRows);
+    .returning('expires_at')
+    .execute();
+  return { count: rows.length, reached: reachedOf(rows) };
+}
+
+/** deleteExpiredTaskBatch from the start of the backlog; how many rows went. */
+export async function deleteExpiredTasks(
+  db: Db,
+  now: Date,
+  retentionMs: number,
+  options: { limit: number } = { limit: DEFAULT_SWEEP_BATCH },
+): Promise<number> {
+  return (await deleteExpiredTaskBatch(db, now, retentionMs, options)).count;
 }
 
 /** The database clock, which leases and TTLs are measured on; hosts' clocks may disagree. */

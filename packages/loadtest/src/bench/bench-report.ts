@@ -6,6 +6,7 @@ import type { ConstantRateResult } from './constant-rate.js';
 import type { EndToEndResult } from './end-to-end.js';
 import type { HttpLoadResult } from './http-load.js';
 import type { PgbenchResult } from './pgbench.js';
+import type { SweepThroughputResult } from './sweep-throughput.js';
 import type { SyncCommitResult } from './sync-commit.js';
 import type { TracesCostResult } from './traces-cost.js';
 
@@ -24,6 +25,8 @@ export interface BenchResults {
   syncCommit?: SyncCommitResult;
   /** The task history's triggers on vs. disabled, same database, alternating rounds (events). */
   taskEvents?: EventsCostResult;
+  /** The sweeper's expiry and retention statements on a backlog (sweep-throughput.ts). */
+  sweep?: SweepThroughputResult;
 }
 
 /**
@@ -37,6 +40,10 @@ export const TARGETS = {
   tasksGetVsHonoPg: 0.6,
   gatewayCpuMsPerTask: 1,
   workerCpuMsPerTask: 1,
+  /** Issue 25: retention deletes at least 5× the end-to-end (1 + 1) rate. */
+  retentionVsEndToEnd: 5,
+  /** Issue 25: a 700,000-row expired backlog drains in 60 s: 11,667 rows/s. */
+  expireRowsPerS: 700_000 / 60,
 } as const;
 
 const plain = { style: { head: [], border: [] } };
@@ -58,6 +65,10 @@ const failureText = (f: ConstantRateResult) =>
     : `${f.failures} (${Object.entries(f.failureReasons)
         .map(([reason, count]) => `${reason}: ${count}`)
         .join(', ')})`;
+const median = (values: readonly number[]) =>
+  values.length === 0
+    ? Number.NaN
+    : [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const pcts = (l: LatencySummary) => `p50 ${ms(l.p50)} / p99 ${ms(l.p99)}`;
 
 /** The measurements, one table per part (a)–(e) that was measured. */
@@ -331,6 +342,28 @@ export function renderComparisons(r: BenchResults): string {
       '—',
       '—',
       ...none,
+    ]);
+  }
+  const sweep = r.sweep;
+  if (sweep !== undefined) {
+    const expire = median(sweep.expireRowsPerSecond);
+    const remove = median(sweep.deleteRowsPerSecond);
+    t.push([
+      `expiry: rows/s failing a ${n(sweep.rows)}-row expired backlog, batches of ${n(sweep.batchSize)}`,
+      n(expire),
+      '—',
+      '—',
+      `≥ ${n(TARGETS.expireRowsPerS)} rows/s (700k in 60 s)`,
+      verdict(atLeast(expire, TARGETS.expireRowsPerS)),
+    ]);
+    const e2e = r.endToEnd?.[0]?.tasksPerS ?? Number.NaN;
+    t.push([
+      `retention: rows/s deleting ${n(sweep.rows)} rows past retention`,
+      n(remove),
+      `end-to-end 1+1: ${n(e2e, 1)} tasks/s`,
+      ratio(remove, e2e),
+      `≥ ${TARGETS.retentionVsEndToEnd}×`,
+      verdict(atLeast(remove / e2e, TARGETS.retentionVsEndToEnd)),
     ]);
   }
   const sync = r.syncCommit;

@@ -26,6 +26,8 @@ export async function startBenchStack(options: {
   nodeArgs?: readonly string[];
   /** More environment for every process (e.g. MCP_TOOL_MODULES). */
   env?: Record<string, string>;
+  /** Another build of the worker (e.g. an older checkout's), to measure it side by side. */
+  workerEntry?: string;
 }): Promise<BenchStack> {
   const common = {
     DATABASE_URL: options.databaseUrl,
@@ -76,7 +78,7 @@ export async function startBenchStack(options: {
       Array.from({ length: options.workers }, async (_, i) => {
         const port = await freePort();
         const process = await launchProcess({
-          entry: 'apps/worker/dist/main.js',
+          entry: options.workerEntry ?? 'apps/worker/dist/main.js',
           env: {
             ...common,
             WORKER_ID: `bench-worker-${i + 1}`,

@@ -15,6 +15,7 @@ export const FIGURES = [
   'e2e-traces',
   'sync-commit',
   'events',
+  'sweep',
 ] as const;
 export type Figure = (typeof FIGURES)[number];
 const BASELINES_OF: Record<Figure, Figure[]> = {
@@ -32,6 +33,8 @@ const BASELINES_OF: Record<Figure, Figure[]> = {
   'sync-commit': [],
   // Triggers on and off, alternating on the same scratch database.
   events: [],
+  // Retention must keep up with creation: its rate is read against the end-to-end rate.
+  sweep: ['e2e'],
 };
 
 /** The figures to measure: the chosen ones (default all) and the baselines they need. */

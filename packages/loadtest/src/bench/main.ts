@@ -2,7 +2,7 @@ import { runEventsCost } from './events-cost.js';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { buildStalePackages } from '@mcp-tasks/stack';
-import { createDb, migrateToLatest } from '@mcp-tasks/store';
+import { DEFAULT_SWEEP_BATCH, createDb, migrateToLatest } from '@mcp-tasks/store';
 import {
   createTestDatabase,
   createTestRedis,
@@ -34,6 +34,7 @@ import {
 import { FIGURES, parseFigureList, selectFigures, type Figure } from './figures.js';
 import { runPgbenchInsert } from './pgbench.js';
 import { runSyncCommitBench } from './sync-commit.js';
+import { runSweepThroughput } from './sweep-throughput.js';
 
 /**
  * `pnpm bench`: every figure of issue 9 item 5 in one run on this machine, ours next to a
@@ -347,6 +348,26 @@ async function bench(options: BenchOptions): Promise<void> {
         concurrency: 8,
         log,
       });
+    }
+
+    if (figures.has('sweep')) {
+      // Its own database: the backlog is truncated and refilled between rounds.
+      const sweepDatabase = await createTestDatabase('bench_sweep');
+      try {
+        const sweepDb = createDb({ connectionString: sweepDatabase.connectionString });
+        await migrateToLatest(sweepDb);
+        await sweepDb.destroy();
+        const [sweep] = await runSweepThroughput({
+          connectionString: sweepDatabase.connectionString,
+          rows: options.quick ? 50_000 : 200_000,
+          variants: [{ batchSize: DEFAULT_SWEEP_BATCH, resume: true }],
+          rounds: options.quick ? 1 : 3,
+          log: (line) => log(`(g) ${line}`),
+        });
+        results.sweep = sweep;
+      } finally {
+        await sweepDatabase.drop();
+      }
     }
 
     console.log(renderMeasurements(results));
