@@ -7,7 +7,6 @@ import {
   parseDatabaseSettings,
   type DatabaseSettings,
 } from '@mcp-tasks/store';
-import { redisEndpointFromEnv, type RedisEndpoint } from '@mcp-tasks/queue';
 import { TOOL_PACKS } from '@mcp-tasks/tools';
 import { parseTracingEnv, type TracingSettings } from '@mcp-tasks/tracing';
 import { z } from 'zod';
@@ -27,9 +26,7 @@ export interface GatewayConfig {
   databaseReadUrls: string[];
   /** DATABASE_POOL_IDLE_TIMEOUT_MS: how long an idle pooled connection is kept; 0 keeps it. */
   databasePoolIdleTimeoutMs: number;
-  /** REDIS_URL (one node) or REDIS_CLUSTER_NODES (a Redis Cluster). */
-  redis: RedisEndpoint;
-  /** REDIS_PREFIX as set; the queue package hash-tags it on a cluster (effectivePrefix). */
+  redisUrl: string;
   redisPrefix: string | undefined;
   port: number;
   host: string;
@@ -134,9 +131,7 @@ const EnvSchema = z.object({
     )
     .optional(),
   DATABASE_POOL_IDLE_TIMEOUT_MS: z.coerce.number().int().min(0).default(DEFAULT_IDLE_TIMEOUT_MS),
-  REDIS_URL: url.optional(),
-  /** Comma list of host:port seeds of a Redis Cluster; instead of REDIS_URL. */
-  REDIS_CLUSTER_NODES: optionalText,
+  REDIS_URL: url,
   REDIS_PREFIX: optionalText,
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   HOST: z.string().min(1).default('0.0.0.0'),
@@ -361,8 +356,6 @@ export function parseEnv(source: Record<string, string | undefined>): EnvResult 
     Object.entries(source).filter(([, value]) => value !== undefined && value.trim() !== ''),
   );
   const { env, problems } = parseFields(cleaned);
-  const redis = redisEndpointFromEnv(env);
-  if (!redis.ok) problems.push(redis.problem);
   const auth = buildAuth(env, problems);
 
   let requestStateSecret = env.REQUEST_STATE_SECRET;
@@ -420,28 +413,19 @@ export function parseEnv(source: Record<string, string | undefined>): EnvResult 
     env.MCP_CONSOLE_TOKENS === undefined ? undefined : parseConsoleTokens(env.MCP_CONSOLE_TOKENS);
   problems.push(...(consoleTokens?.problems ?? []));
 
-  if (problems.length > 0 || auth === undefined || !tracing.ok || !database.ok || !redis.ok)
-    return { ok: false, problems };
+  if (problems.length > 0 || auth === undefined || !tracing.ok || !database.ok) return { ok: false, problems };
   // Every field parsed (a failed one is a problem above), so the partial env is complete.
-  return buildConfig(
-    env as Env,
-    redis.endpoint,
-    auth,
-    requestStateSecret ?? '',
-    requestStateSecretIsDevDefault,
-    {
-      allowedOrigins,
-      toolPacks,
-      tracing: tracing.settings,
-      consoleOperators: consoleTokens?.operators,
-      database: database.settings,
-    },
-  );
+  return buildConfig(env as Env, auth, requestStateSecret ?? '', requestStateSecretIsDevDefault, {
+    allowedOrigins,
+    toolPacks,
+    tracing: tracing.settings,
+    consoleOperators: consoleTokens?.operators,
+    database: database.settings,
+  });
 }
 
 function buildConfig(
   env: Env,
-  redis: RedisEndpoint,
   auth: AuthConfig,
   requestStateSecret: string,
   requestStateSecretIsDevDefault: boolean,
@@ -458,7 +442,7 @@ function buildConfig(
       database,
       databaseReadUrls: splitList(env.DATABASE_READ_URL) ?? [],
       databasePoolIdleTimeoutMs: env.DATABASE_POOL_IDLE_TIMEOUT_MS,
-      redis,
+      redisUrl: env.REDIS_URL,
       redisPrefix: env.REDIS_PREFIX,
       port: env.PORT,
       host: env.HOST,

@@ -1,12 +1,10 @@
 import type { Server } from 'node:http';
 import { serve } from '@hono/node-server';
 import {
+  DEFAULT_QUEUE_PREFIX,
   TASK_QUEUE_NAME,
   createConsumerHeartbeatReader,
   createTaskQueue,
-  describeRedisEndpoint,
-  effectivePrefix,
-  isClusterEndpoint,
   probeRedis,
 } from '@mcp-tasks/queue';
 import {
@@ -163,19 +161,16 @@ async function main(tracing: RunningTracing | undefined): Promise<void> {
   // Fail fast: the producer connection never queues commands, so an unreachable Redis would
   // otherwise only show as "Stream isn't writeable" on the first enqueue.
   try {
-    await probeRedis(config.redis);
+    await probeRedis(config.redisUrl);
   } catch (error) {
-    const described = isClusterEndpoint(config.redis)
-      ? undefined
-      : describeConnectionFailure('REDIS_URL', config.redis.url, error);
-    const variable = isClusterEndpoint(config.redis) ? 'REDIS_CLUSTER_NODES' : 'REDIS_URL';
+    const described = describeConnectionFailure('REDIS_URL', config.redisUrl, error);
     process.stderr.write(
-      `gateway: ${described ?? `${describeRedisEndpoint(config.redis)}: ${(error as Error).message}. Check that Redis is running there and ${variable} is right.`}\n`,
+      `gateway: ${described ?? `REDIS_URL=${maskPassword(config.redisUrl)}: ${(error as Error).message}. Check that Redis is running there and REDIS_URL is right.`}\n`,
     );
     await closeDbs();
     process.exit(1);
   }
-  const queue = createTaskQueue({ redis: config.redis, prefix: config.redisPrefix });
+  const queue = createTaskQueue({ redisUrl: config.redisUrl, prefix: config.redisPrefix });
   const taskService = createTaskService({
     db,
     readDb,
@@ -197,17 +192,15 @@ async function main(tracing: RunningTracing | undefined): Promise<void> {
   // LISTEN needs a session: a transaction pooler would deliver no notification.
   const changes = await createTaskChangeFeed({ connectionString: database.directUrl, logger });
   const consumerHeartbeats = createConsumerHeartbeatReader({
-    redis: config.redis,
+    redisUrl: config.redisUrl,
     prefix: config.redisPrefix,
   });
   const workerLiveness = watchWorkerLiveness({
     reader: consumerHeartbeats,
-    prefix: effectivePrefix(config.redis, config.redisPrefix),
+    prefix: config.redisPrefix ?? DEFAULT_QUEUE_PREFIX,
     prefixIsDefault: config.redisPrefix === undefined,
     queueName: TASK_QUEUE_NAME,
-    redisSettingForLog: isClusterEndpoint(config.redis)
-      ? `REDIS_CLUSTER_NODES (${config.redis.clusterNodes.map((node) => `${node.host}:${node.port}`).join(',')})`
-      : `REDIS_URL (${maskPassword(config.redis.url)})`,
+    redisUrlForLog: maskPassword(config.redisUrl),
     logger,
   });
   workerLiveness.start();
@@ -219,7 +212,7 @@ async function main(tracing: RunningTracing | undefined): Promise<void> {
   const quotas = startTenantQuotas({
     limits: config.tenantLimits,
     db,
-    redis: config.redis,
+    redisUrl: config.redisUrl,
     redisPrefix: config.redisPrefix,
     metrics,
     logger,

@@ -1,11 +1,14 @@
 import { Worker, type Job } from 'bullmq';
-import { RunTaskJobSchema, TASK_QUEUE_NAME, type RunTaskJob } from './wake-up-job.js';
+import {
+  DEFAULT_QUEUE_PREFIX,
+  RunTaskJobSchema,
+  TASK_QUEUE_NAME,
+  type RunTaskJob,
+} from './wake-up-job.js';
 import { asBullConnection, createConsumerConnection } from './redis-connection.js';
-import { effectivePrefix, type RedisEndpoint } from './redis-endpoint.js';
 
 export interface TaskConsumerOptions {
-  redis: RedisEndpoint;
-  /** As TaskQueueOptions.prefix. */
+  redisUrl: string;
   prefix?: string;
   concurrency: number;
   /**
@@ -28,7 +31,7 @@ export interface TaskConsumer {
 }
 
 export function createTaskConsumer(options: TaskConsumerOptions): TaskConsumer {
-  const connection = createConsumerConnection(options.redis);
+  const connection = createConsumerConnection(options.redisUrl);
   connection.on('error', (error) => options.onError?.(error));
   const lockDuration = options.lockDurationMs ?? 30_000;
   const worker = new Worker<unknown>(
@@ -43,7 +46,7 @@ export function createTaskConsumer(options: TaskConsumerOptions): TaskConsumer {
     },
     {
       connection: asBullConnection(connection),
-      prefix: effectivePrefix(options.redis, options.prefix),
+      prefix: options.prefix ?? DEFAULT_QUEUE_PREFIX,
       concurrency: options.concurrency,
       lockDuration,
       stalledInterval: Math.max(1_000, Math.floor(lockDuration / 2)),

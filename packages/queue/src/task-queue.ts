@@ -1,6 +1,7 @@
 import { Queue } from 'bullmq';
 import { withDeadline } from './deadline.js';
 import {
+  DEFAULT_QUEUE_PREFIX,
   RUN_TASK_JOB_NAME,
   TASK_QUEUE_NAME,
   jobIdFor,
@@ -8,7 +9,6 @@ import {
   type RunTaskReason,
 } from './wake-up-job.js';
 import { asBullConnection, createProducerConnection } from './redis-connection.js';
-import { effectivePrefix, type RedisEndpoint } from './redis-endpoint.js';
 
 export interface EnqueueOptions {
   /** Deliver no earlier than this many ms from now (a retry's backoff). */
@@ -37,11 +37,8 @@ export interface TaskQueue {
 }
 
 export interface TaskQueueOptions {
-  redis: RedisEndpoint;
-  /**
-   * BullMQ key prefix; default DEFAULT_QUEUE_PREFIX. Producers and consumers must agree. On a
-   * cluster it is hash-tagged when it has no tag (effectivePrefix).
-   */
+  redisUrl: string;
+  /** BullMQ key prefix; default DEFAULT_QUEUE_PREFIX. Producers and consumers must agree. */
   prefix?: string;
   /** Bound on one enqueue or ping (a batch gets 2 ms more per task); default 2000 ms. */
   commandTimeoutMs?: number;
@@ -65,9 +62,9 @@ export function latestJobKey(prefix: string, taskId: string): string {
  * removeOnFail): Postgres keeps the record, Redis only the wake-ups still to deliver.
  */
 export function createTaskQueue(options: TaskQueueOptions): TaskQueue {
-  const prefix = effectivePrefix(options.redis, options.prefix);
+  const prefix = options.prefix ?? DEFAULT_QUEUE_PREFIX;
   const timeoutMs = options.commandTimeoutMs ?? 2_000;
-  const connection = createProducerConnection(options.redis, timeoutMs);
+  const connection = createProducerConnection(options.redisUrl, timeoutMs);
   // Errors surface through the rejected commands; the event only needs a listener so ioredis
   // does not report "unhandled error event" while reconnecting.
   connection.on('error', () => undefined);
