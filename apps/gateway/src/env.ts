@@ -413,7 +413,8 @@ export function parseEnv(source: Record<string, string | undefined>): EnvResult 
     env.MCP_CONSOLE_TOKENS === undefined ? undefined : parseConsoleTokens(env.MCP_CONSOLE_TOKENS);
   problems.push(...(consoleTokens?.problems ?? []));
 
-  if (problems.length > 0 || auth === undefined || !tracing.ok || !database.ok) return { ok: false, problems };
+  if (problems.length > 0 || auth === undefined || !tracing.ok || !database.ok)
+    return { ok: false, problems };
   // Every field parsed (a failed one is a problem above), so the partial env is complete.
   return buildConfig(env as Env, auth, requestStateSecret ?? '', requestStateSecretIsDevDefault, {
     allowedOrigins,
