@@ -105,3 +105,16 @@ export async function startBenchStack(options: {
     throw error;
   }
 }
+
+/** What a same-stack cost figure (effects, traces) needs: the bench's database, Redis and stacks. */
+export interface StackCostOptions {
+  databaseUrl: string;
+  statsUrl: string;
+  databaseName: string;
+  redisUrl: string;
+  concurrency: number;
+  durationS: number;
+  warmupS: number;
+  stackOptions: Omit<Parameters<typeof startBenchStack>[0], 'gateways' | 'workers'>;
+  stacks: BenchStack[];
+}

@@ -1,5 +1,5 @@
 import { LEDGER_MODULE, openLedger, transferRequest } from '../load/ledger.js';
-import { startBenchStack, type BenchStack } from './bench-stack.js';
+import { startBenchStack, type StackCostOptions } from './bench-stack.js';
 import { runEndToEnd, type EndToEndResult } from './end-to-end.js';
 import { createTaskRequest } from './mcp-requests.js';
 
@@ -11,17 +11,9 @@ const log = (line: string) => console.error(`[bench] ${line}`);
  * `ctx.transaction` (transfer_funds with one transfer), one after the other on the same 1 + 1
  * stack. Transfers pick among many accounts, so their row locks rarely meet.
  */
-export async function runEffectsCost(options: {
-  databaseUrl: string;
-  statsUrl: string;
-  databaseName: string;
-  redisUrl: string;
-  concurrency: number;
-  durationS: number;
-  warmupS: number;
-  stackOptions: Omit<Parameters<typeof startBenchStack>[0], 'gateways' | 'workers'>;
-  stacks: BenchStack[];
-}): Promise<{ plain: EndToEndResult; transactional: EndToEndResult }> {
+export async function runEffectsCost(
+  options: StackCostOptions,
+): Promise<{ plain: EndToEndResult; transactional: EndToEndResult }> {
   await openLedger(options.databaseUrl, 1_000);
   const stack = await startBenchStack({
     ...options.stackOptions,

@@ -16,7 +16,7 @@ import {
 import { Command, InvalidArgumentError } from 'commander';
 import pg from 'pg';
 import { renderComparisons, renderMeasurements, type BenchResults } from './bench-report.js';
-import { startBenchStack, type BenchStack } from './bench-stack.js';
+import { startBenchStack, type BenchStack, type StackCostOptions } from './bench-stack.js';
 import { runBullmqNoop } from './bullmq-noop.js';
 import { deleteRedisPrefix, waitUntilAllTasksEnded } from './cleanup.js';
 import { runConstantRate } from './constant-rate.js';
@@ -297,32 +297,23 @@ async function bench(options: BenchOptions): Promise<void> {
       await small.stop();
     }
 
+    const stackCost = (): StackCostOptions => ({
+      databaseUrl: database.connectionString,
+      statsUrl,
+      databaseName: database.name,
+      redisUrl: redis.url,
+      concurrency: options.concurrency,
+      durationS,
+      warmupS,
+      stackOptions,
+      stacks,
+    });
     if (figures.has('e2e-effects')) {
-      results.endToEndEffects = await runEffectsCost({
-        databaseUrl: database.connectionString,
-        statsUrl,
-        databaseName: database.name,
-        redisUrl: redis.url,
-        concurrency: options.concurrency,
-        durationS,
-        warmupS,
-        stackOptions,
-        stacks,
-      });
+      results.endToEndEffects = await runEffectsCost(stackCost());
     }
 
     if (figures.has('e2e-traces')) {
-      results.endToEndTraces = await runTracesCost({
-        databaseUrl: database.connectionString,
-        statsUrl,
-        databaseName: database.name,
-        redisUrl: redis.url,
-        concurrency: options.concurrency,
-        durationS,
-        warmupS,
-        stackOptions,
-        stacks,
-      });
+      results.endToEndTraces = await runTracesCost(stackCost());
     }
 
     if (figures.has('events')) {

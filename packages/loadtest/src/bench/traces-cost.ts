@@ -1,5 +1,5 @@
 import { startOtlpReceiver } from '@mcp-tasks/testing';
-import { startBenchStack, type BenchStack } from './bench-stack.js';
+import { startBenchStack, type StackCostOptions } from './bench-stack.js';
 import { runEndToEnd, type EndToEndResult } from './end-to-end.js';
 
 const log = (line: string) => console.error(`[bench] ${line}`);
@@ -18,17 +18,7 @@ const ROUNDS = 2;
  * receiver in this process, which counts and drops them), alternating ROUNDS times so a slow
  * spell of the shared machine falls on both sides. CPU per task is the gateways' and workers'.
  */
-export async function runTracesCost(options: {
-  databaseUrl: string;
-  statsUrl: string;
-  databaseName: string;
-  redisUrl: string;
-  concurrency: number;
-  durationS: number;
-  warmupS: number;
-  stackOptions: Omit<Parameters<typeof startBenchStack>[0], 'gateways' | 'workers'>;
-  stacks: BenchStack[];
-}): Promise<TracesCostResult> {
+export async function runTracesCost(options: StackCostOptions): Promise<TracesCostResult> {
   const receiver = await startOtlpReceiver({ keepSpans: false });
   const result: TracesCostResult = { off: [], on: [] };
   try {
