@@ -26,6 +26,9 @@ node -e '
       [["hono json", r.hono.json], ["hono + pg", r.hono.pg], ["tasks/get", r.tasksGet]].flatMap(
         ([label, runs]) => (runs ?? []).map((x) => [`(c) ${label} ${x.connections} conn req/s`, x.requestsPerS]))),
     "(d) create p50 ms": r.createAtFixedRate.latency.p50,
+    "(e) realistic mix tasks/s": r.realisticMix?.realistic.tasksPerS,
+    "(e) realistic mix, no-input tasks/s": r.realisticMix?.plain.tasksPerS,
+    "(d) realistic create p99 ms": r.realisticMix?.createAtFixedRate.latency.p99,
     "(f) remote_apply lifecycles/s": r.syncCommit?.remoteApply.lifecyclesPerS,
     "(f) local lifecycles/s": r.syncCommit?.local.lifecyclesPerS,
     ...Object.fromEntries(r.endToEnd.flatMap((x) => [

@@ -38,7 +38,7 @@ const results: BenchResults = {
       tasksPerS: 120,
       commitsPerTask: 8,
       redisCommandsPerTask: 12.5,
-      redisTopCommands: [
+      redisCommands: [
         { command: 'evalsha', perTask: 6 },
         { command: 'set', perTask: 1 },
       ],
@@ -54,7 +54,7 @@ const results: BenchResults = {
       tasksPerS: 150,
       commitsPerTask: 8,
       redisCommandsPerTask: 12.5,
-      redisTopCommands: [
+      redisCommands: [
         { command: 'evalsha', perTask: 6 },
         { command: 'set', perTask: 1 },
       ],

@@ -9,6 +9,7 @@ import type { PgbenchResult } from './pgbench.js';
 import type { SweepThroughputResult } from './sweep-throughput.js';
 import type { SyncCommitResult } from './sync-commit.js';
 import type { TracesCostResult } from './traces-cost.js';
+import type { RealisticMixResult } from './realistic-mix.js';
 
 /** What one run measured; a figure left out by `--only` is absent. */
 export interface BenchResults {
@@ -22,6 +23,8 @@ export interface BenchResults {
   endToEndEffects?: { plain: EndToEndResult; transactional: EndToEndResult };
   /** The one-step task with OpenTelemetry tracing off and on, in turns (e2e-traces). */
   endToEndTraces?: TracesCostResult;
+  /** The workload users run next to the no-input task, on the same 1 + 1 stack (e2e-realistic). */
+  realisticMix?: RealisticMixResult;
   syncCommit?: SyncCommitResult;
   /** The task history's triggers on vs. disabled, same database, alternating rounds (events). */
   taskEvents?: EventsCostResult;
@@ -44,6 +47,10 @@ export const TARGETS = {
   retentionVsEndToEnd: 5,
   /** Issue 25: a 700,000-row expired backlog drains in 60 s: 11,667 rows/s. */
   expireRowsPerS: 700_000 / 60,
+  /** Issue 30: the realistic mix keeps 0.4× the no-input end-to-end rate… */
+  realisticVsNoInput: 0.4,
+  /** …and its task-creating call stays within this p99 at the fixed create rate. */
+  realisticCreateP99Ms: 15,
 } as const;
 
 const plain = { style: { head: [], border: [] } };
@@ -170,7 +177,8 @@ export function renderMeasurements(r: BenchResults): string {
         n(x.gatewayCpuMsPerTask, 2),
         n(x.workerCpuMsPerTask, 2),
         n(x.commitsPerTask, 2),
-        `${n(x.redisCommandsPerTask, 1)} (${x.redisTopCommands
+        `${n(x.redisCommandsPerTask, 1)} (${x.redisCommands
+          .slice(0, 4)
           .map((c) => `${c.command} ${n(c.perTask, 1)}`)
           .join(', ')})`,
         String(x.tasks),
@@ -179,6 +187,7 @@ export function renderMeasurements(r: BenchResults): string {
     tables.push(e);
   }
   if (r.endToEndTraces !== undefined) tables.push(tracesTable(r.endToEndTraces));
+  if (r.realisticMix !== undefined) tables.push(realisticTable(r.realisticMix));
   if (r.endToEndEffects !== undefined) {
     const { plain: base, transactional } = r.endToEndEffects;
     const t = new Table({
@@ -344,6 +353,25 @@ export function renderComparisons(r: BenchResults): string {
       ...none,
     ]);
   }
+  const mix = r.realisticMix;
+  if (mix !== undefined) {
+    t.push([
+      'realistic mix end-to-end tasks/s, 1+1 (MRTR, pause, 3 steps, listen on 1 in 3)',
+      n(mix.realistic.tasksPerS, 1),
+      `no-input end-to-end, same stack: ${n(mix.plain.tasksPerS, 1)}`,
+      ratio(mix.realistic.tasksPerS, mix.plain.tasksPerS),
+      `≥ ${TARGETS.realisticVsNoInput}×`,
+      verdict(atLeast(mix.realistic.tasksPerS / mix.plain.tasksPerS, TARGETS.realisticVsNoInput)),
+    ]);
+    t.push([
+      `realistic mix: task-creating call p99 at ${mix.createAtFixedRate.ratePerS}/s`,
+      ms(mix.createAtFixedRate.latency.p99),
+      '—',
+      '—',
+      `≤ ${TARGETS.realisticCreateP99Ms} ms`,
+      verdict(atMost(mix.createAtFixedRate.latency.p99, TARGETS.realisticCreateP99Ms)),
+    ]);
+  }
   const sweep = r.sweep;
   if (sweep !== undefined) {
     const expire = median(sweep.expireRowsPerSecond);
@@ -384,6 +412,48 @@ export function renderComparisons(r: BenchResults): string {
     ]);
   }
   return t.toString();
+}
+
+/** The realistic mix next to the no-input line of the same stack, with its create latency. */
+function realisticTable({ plain: base, realistic, createAtFixedRate: create }: RealisticMixResult) {
+  const t = new Table({
+    head: [
+      '(e) workload, 1 gateway + 1 worker',
+      'tasks/s',
+      'gateway CPU ms/task',
+      'worker CPU ms/task',
+      'PG commits/task',
+      'Redis commands/task',
+      'tasks',
+      'failures',
+    ],
+    ...plain,
+  });
+  for (const [label, x] of [
+    ['no input (failing_job)', base],
+    ['realistic (realistic_workflow)', realistic],
+  ] as const)
+    t.push([
+      label,
+      n(x.tasksPerS, 1),
+      n(x.gatewayCpuMsPerTask, 2),
+      n(x.workerCpuMsPerTask, 2),
+      n(x.commitsPerTask, 2),
+      n(x.redisCommandsPerTask, 1),
+      String(x.tasks),
+      String(x.failures),
+    ]);
+  t.push([
+    `realistic create at ${create.ratePerS}/s: p50 / p99`,
+    pcts(create.latency),
+    '',
+    '',
+    '',
+    '',
+    String(create.sent),
+    failureText(create),
+  ]);
+  return t;
 }
 
 /** Tracing off and on, each side summed over its rounds: CPU per task and the on ÷ off ratios. */

@@ -2,21 +2,23 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 
 /**
- * Learns when tasks end by reading Postgres directly (one query per tick for every task waited
- * on), so the bench's clients do not load the gateways with polls. Counts its own queries: each is
- * a transaction, to be subtracted from the commits per task.
+ * Learns when tasks end (or reach another status) by reading Postgres directly (one query per
+ * tick for every task waited on), so the bench's clients do not load the gateways with polls.
+ * Counts its own queries: each is a transaction, to be subtracted from the commits per task.
  */
 export interface CompletionWatcher {
-  waitFor(taskId: string): Promise<void>;
+  /** Resolves once the task is in one of `statuses` (default: any terminal status). */
+  waitFor(taskId: string, statuses?: readonly string[]): Promise<void>;
   queries(): number;
   stop(): Promise<void>;
 }
 
 const TICK_MS = 10;
+const TERMINAL = ['completed', 'failed', 'cancelled'];
 
 export function startCompletionWatcher(databaseUrl: string): CompletionWatcher {
   const client = new pg.Client({ connectionString: databaseUrl });
-  const waiting = new Map<string, () => void>();
+  const waiting = new Map<string, { statuses: readonly string[]; resolve: () => void }>();
   let queries = 0;
   let running = true;
   const connected = client.connect();
@@ -29,24 +31,27 @@ export function startCompletionWatcher(databaseUrl: string): CompletionWatcher {
       }
       const ids = [...waiting.keys()];
       queries += 1;
-      const { rows } = await client.query<{ id: string }>(
-        "SELECT id FROM tasks WHERE id = ANY($1) AND status IN ('completed', 'failed', 'cancelled')",
+      const { rows } = await client.query<{ id: string; status: string }>(
+        'SELECT id, status FROM tasks WHERE id = ANY($1)',
         [ids],
       );
-      for (const { id } of rows) {
-        waiting.get(id)?.();
+      for (const { id, status } of rows) {
+        const waiter = waiting.get(id);
+        if (waiter === undefined || !waiter.statuses.includes(status)) continue;
+        waiter.resolve();
         waiting.delete(id);
       }
       await sleep(TICK_MS);
     }
   })();
   return {
-    waitFor: (taskId) => new Promise<void>((resolve) => waiting.set(taskId, resolve)),
+    waitFor: (taskId, statuses = TERMINAL) =>
+      new Promise<void>((resolve) => waiting.set(taskId, { statuses, resolve })),
     queries: () => queries,
     async stop() {
       running = false;
       await loop;
-      for (const resolve of waiting.values()) resolve();
+      for (const { resolve } of waiting.values()) resolve();
       await client.end();
     },
   };

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { Pool } from 'undici';
-import { startCompletionWatcher } from './completion-watcher.js';
+import { startCompletionWatcher, type CompletionWatcher } from './completion-watcher.js';
 import type { BenchStack } from './bench-stack.js';
 import { processCpuMs } from './cpu.js';
 import { createTaskRequest, sendMcp, type HttpRequestSpec } from './mcp-requests.js';
@@ -15,16 +15,25 @@ export interface EndToEndResult {
   /** Transactions committed in the bench database per task (the watcher's own reads subtracted). */
   commitsPerTask: number;
   /**
-   * Redis commands per task (`INFO commandstats` delta, server-wide), and the busiest commands.
-   * On the shared Redis other clients' commands count too: read it as an upper bound.
+   * Redis commands per task (`INFO commandstats` delta, server-wide), and each command's share,
+   * largest first. On a shared Redis other clients' commands count too: read it as an upper bound.
    */
   redisCommandsPerTask: number;
-  redisTopCommands: { command: string; perTask: number }[];
+  redisCommands: { command: string; perTask: number }[];
   gatewayCpuMsPerTask: number;
   workerCpuMsPerTask: number;
   tasks: number;
   failures: number;
 }
+
+/** One client's whole task, from its first request to its end; see runEndToEnd's `lifecycle`. */
+export type TaskLifecycle = (context: {
+  /** The gateway this turn goes to, and the next one (a watcher elsewhere reads from there). */
+  gateway: { url: string; pool: Pool };
+  other: { url: string; pool: Pool };
+  watcher: CompletionWatcher;
+  turn: number;
+}) => Promise<void>;
 
 /** Postgres flushes a backend's statistics within about a second of it going idle. */
 const STATS_SETTLE_MS = 2_000;
@@ -60,8 +69,16 @@ export async function runEndToEnd(options: {
   warmupS: number;
   /** The task each client creates; default the one-step no-input task (createTaskRequest). */
   request?: () => HttpRequestSpec;
+  /** The whole life of one task, when it is more than a create and a wait (realistic-mix.ts). */
+  lifecycle?: TaskLifecycle;
 }): Promise<EndToEndResult> {
   const request = options.request ?? createTaskRequest;
+  const lifecycle: TaskLifecycle =
+    options.lifecycle ??
+    (async ({ gateway, watcher }) => {
+      const created = await sendMcp(gateway.url, request(), gateway.pool);
+      await watcher.waitFor(created.taskId as string);
+    });
   const { stack } = options;
   const watcher = startCompletionWatcher(options.databaseUrl);
   // Keep-alive connections per gateway, as a load tool keeps them (see sendMcp).
@@ -78,10 +95,16 @@ export async function runEndToEnd(options: {
     let finishedInTime = 0;
     const client = async () => {
       while (performance.now() < deadline) {
-        const index = turn++ % stack.gateways.length;
+        const mine = turn++;
+        const index = mine % stack.gateways.length;
+        const next = (index + 1) % stack.gateways.length;
         try {
-          const created = await sendMcp(stack.gateways[index]!.url, request(), pools[index]);
-          await watcher.waitFor(created.taskId as string);
+          await lifecycle({
+            gateway: { url: stack.gateways[index]!.url, pool: pools[index]! },
+            other: { url: stack.gateways[next]!.url, pool: pools[next]! },
+            watcher,
+            turn: mine,
+          });
           finished += 1;
           if (performance.now() <= deadline) finishedInTime += 1;
         } catch {
@@ -134,9 +157,7 @@ export async function runEndToEnd(options: {
         after.commits - before.commits - (after.watcherQueries - before.watcherQueries),
       ),
       redisCommandsPerTask: per(redis.reduce((sum, entry) => sum + entry.calls, 0)),
-      redisTopCommands: redis
-        .slice(0, 4)
-        .map((entry) => ({ command: entry.command, perTask: per(entry.calls) })),
+      redisCommands: redis.map((entry) => ({ command: entry.command, perTask: per(entry.calls) })),
       gatewayCpuMsPerTask: per(after.cpu.gateways - before.cpu.gateways),
       workerCpuMsPerTask: per(after.cpu.workers - before.cpu.workers),
       tasks,

@@ -13,6 +13,7 @@ export const FIGURES = [
   'e2e',
   'e2e-effects',
   'e2e-traces',
+  'e2e-realistic',
   'sync-commit',
   'events',
   'sweep',
@@ -29,6 +30,8 @@ const BASELINES_OF: Record<Figure, Figure[]> = {
   'e2e-effects': [],
   // Its baseline (tracing off) is measured inside it, in turns with tracing on.
   'e2e-traces': [],
+  // Its baseline (the no-input task) is measured inside it, on the same stack.
+  'e2e-realistic': [],
   // Its baseline (synchronous_commit = local) is measured inside it, on the same cluster.
   'sync-commit': [],
   // Triggers on and off, alternating on the same scratch database.

@@ -23,7 +23,8 @@ import { runConstantRate } from './constant-rate.js';
 import { renderCpuProfileDir } from './cpu-profile-summary.js';
 import { runEffectsCost } from './effects-cost.js';
 import { runTracesCost } from './traces-cost.js';
-import { runEndToEnd } from './end-to-end.js';
+import { runRealisticMix } from './realistic-mix.js';
+import { runEndToEnd, type EndToEndResult } from './end-to-end.js';
 import { runHttpLoad, type HttpLoadResult } from './http-load.js';
 import {
   createTaskRequest,
@@ -109,6 +110,12 @@ async function prepareReadTable(databaseUrl: string): Promise<void> {
     await client.end();
   }
 }
+
+/** "43.0: evalsha 3.00, xadd 4.00, …": every command, for the per-command table. */
+const redisBreakdown = (x: EndToEndResult): string =>
+  `${x.redisCommandsPerTask.toFixed(2)}: ${x.redisCommands
+    .map((c) => `${c.command} ${c.perTask.toFixed(2)}`)
+    .join(', ')}`;
 
 /** "gateway 1 of 1+1", "worker 2 of 2+2": which process of which stack a profile came from. */
 function processLabels(stacks: readonly BenchStack[]): Map<number, string> {
@@ -222,7 +229,8 @@ async function bench(options: BenchOptions): Promise<void> {
       figures.has('create') ||
       figures.has('e2e') ||
       figures.has('e2e-effects') ||
-      figures.has('e2e-traces');
+      figures.has('e2e-traces') ||
+      figures.has('e2e-realistic');
     if (measuresOurs) await buildStalePackages(repoRoot, log);
     const small = measuresOurs
       ? await startBenchStack({ ...stackOptions, gateways: 1, workers: 1 })
@@ -286,11 +294,13 @@ async function bench(options: BenchOptions): Promise<void> {
         };
         const endToEnd = [await runEndToEnd({ ...e2eOptions, stack: small })];
         log(`(e) end-to-end 1+1: ${endToEnd[0]!.tasksPerS.toFixed(1)} tasks/s`);
+        log(`(e) Redis commands per task, 1+1: ${redisBreakdown(endToEnd[0]!)}`);
         await small.stop();
         const large = await startBenchStack({ ...stackOptions, gateways: 2, workers: 2 });
         stacks.push(large);
         endToEnd.push(await runEndToEnd({ ...e2eOptions, stack: large }));
         log(`(e) end-to-end 2+2: ${endToEnd[1]!.tasksPerS.toFixed(1)} tasks/s`);
+        log(`(e) Redis commands per task, 2+2: ${redisBreakdown(endToEnd[1]!)}`);
         await large.stop();
         results.endToEnd = endToEnd;
       }
@@ -314,6 +324,10 @@ async function bench(options: BenchOptions): Promise<void> {
 
     if (figures.has('e2e-traces')) {
       results.endToEndTraces = await runTracesCost(stackCost());
+    }
+
+    if (figures.has('e2e-realistic')) {
+      results.realisticMix = await runRealisticMix({ ...stackCost(), ratePerS: options.rate });
     }
 
     if (figures.has('events')) {
