@@ -1,4 +1,5 @@
 import { buildStalePackages } from '@mcp-tasks/stack';
+import { createDb, migrateToLatest } from '@mcp-tasks/store';
 import { createTestDatabase, createTestRedis, postgresBaseUrl, repoRoot } from '@mcp-tasks/testing';
 import { startBenchStack } from '../bench/bench-stack.js';
 import { runEndToEnd } from '../bench/end-to-end.js';
@@ -17,6 +18,9 @@ export async function measureEndToEndRate(options: {
   const database = await createTestDatabase('soak_calibrate');
   const redis = await createTestRedis('soak-calibrate');
   try {
+    const db = createDb({ connectionString: database.connectionString });
+    await migrateToLatest(db);
+    await db.destroy();
     const stack = await startBenchStack({
       databaseUrl: database.connectionString,
       redisUrl: redis.url,

@@ -142,7 +142,10 @@ export async function runSoak(options: SoakOptions): Promise<SoakRun> {
       // Read back at once: retention deletes it minutes later, so an end-of-run read would not.
       await readFinal(ctx, outcome.taskId, plan.tenant);
     })()
-      .catch((error: unknown) => (failure ??= error))
+      .catch((error: unknown) => {
+        if (failure === undefined) options.log(`soak: a lifecycle failed: ${describe(error)}`);
+        failure ??= error;
+      })
       .finally(() => running.delete(lifecycle));
     running.add(lifecycle);
   };
@@ -187,10 +190,16 @@ export async function runSoak(options: SoakOptions): Promise<SoakRun> {
     if (failure !== undefined) throw failure;
     options.log(`soak: load done; waiting for ${running.size} lifecycles to end`);
     await Promise.all(running);
+  } catch (error) {
+    options.log(`soak: stopped: ${describe(error)}`);
+    throw error;
   } finally {
     await sampler.close();
     await topology.teardown();
-    await recorder.close();
+    // Lifecycles cut short by a failure may still write: that must not hide the failure.
+    await recorder.close().catch((error: unknown) => {
+      if (failure === undefined) throw error;
+    });
   }
   const records = await readHistory(historyPath);
   const check = checkHistory(records);
@@ -257,6 +266,9 @@ function windowRecord(
     },
   };
 }
+
+const describe = (error: unknown) =>
+  error instanceof Error ? (error.stack ?? error.message) : String(error);
 
 const mb = (bytes: number) => `${(bytes / 1_048_576).toFixed(1)} MB`;
 

@@ -61,7 +61,8 @@ export function createStorageSampler(options: {
   /** The workers' /metrics URLs, read at each sample (a worker that does not answer counts 0). */
   workerMetricsUrls: () => string[];
 }): StorageSampler {
-  const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 1 });
+  // One connection held for the whole soak: a busy server may have none to spare later.
+  const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 1, idleTimeoutMillis: 0 });
   const redis = new Redis(options.redisUrl, { maxRetriesPerRequest: 1 });
   const metricPages = async () =>
     Promise.all(
