@@ -12,7 +12,7 @@ export async function measureEndToEndRate(options: {
   durationS: number;
   warmupS: number;
   concurrency: number;
-  log(line: string): void;
+  log: (line: string) => void;
 }): Promise<number> {
   await buildStalePackages(repoRoot, options.log);
   const database = await createTestDatabase('soak_calibrate');

@@ -36,7 +36,7 @@ export interface SoakOptions {
   maxInFlight: number;
   seed: number;
   dir?: string;
-  log(line: string): void;
+  log: (line: string) => void;
 }
 
 export interface SoakRun {
@@ -132,7 +132,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakRun> {
   const plans = mixPlans(options.seed, { abandonShare: options.abandonShare });
   const running = new Set<Promise<unknown>>();
   let started = 0;
-  let failure: unknown;
+  let failure: Error | undefined;
   const startLifecycle = () => {
     const plan = plans.next().value;
     const lifecycle = (async () => {
@@ -144,7 +144,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakRun> {
     })()
       .catch((error: unknown) => {
         if (failure === undefined) options.log(`soak: a lifecycle failed: ${describe(error)}`);
-        failure ??= error;
+        failure ??= error instanceof Error ? error : new Error(String(error));
       })
       .finally(() => running.delete(lifecycle));
     running.add(lifecycle);
@@ -156,10 +156,18 @@ export async function runSoak(options: SoakOptions): Promise<SoakRun> {
     options.log(
       `soak: ${options.ratePerS.toFixed(1)} lifecycles/s for ${options.durationS} s, a sample every ${options.windowS} s; ttl ${options.ttlMs} ms, retention ${options.retentionMs} ms; history ${historyPath}`,
     );
+    // Ctrl-C ends the load early: the processes still stop, and what was sampled is reported.
+    let interrupted = false;
+    const interrupt = () => {
+      interrupted = true;
+      options.log('soak: interrupted; stopping the load and reporting what was sampled');
+    };
+    process.once('SIGINT', interrupt);
+    process.once('SIGTERM', interrupt);
     const endAt = loadStart + options.durationS * 1_000;
     const windowCount = Math.max(1, Math.floor(options.durationS / options.windowS));
     let nextSampleAt = loadStart + windowMs;
-    while (windows.length < windowCount && failure === undefined) {
+    while (windows.length < windowCount && failure === undefined && !interrupted) {
       const due = Math.floor(
         ((Math.min(performance.now(), endAt) - loadStart) / 1_000) * options.ratePerS,
       );
@@ -187,6 +195,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakRun> {
       }
       await sleep(TICK_MS);
     }
+    process.off('SIGINT', interrupt);
+    process.off('SIGTERM', interrupt);
     if (failure !== undefined) throw failure;
     options.log(`soak: load done; waiting for ${running.size} lifecycles to end`);
     await Promise.all(running);
