@@ -24,6 +24,7 @@ export interface WorkerMetrics {
   sweeps: Counter<'role'>;
   sweepStepErrors: Counter<'step'>;
   redispatched: Counter;
+  sweptTasks: Counter<'step'>;
   heldTasks: Gauge;
 }
 
@@ -84,6 +85,12 @@ export function createWorkerMetrics(): WorkerMetrics {
     redispatched: new Counter({
       name: 'mcp_worker_tasks_redispatched_total',
       help: 'Orphaned tasks the sweeper re-enqueued',
+      registers: [registry],
+    }),
+    sweptTasks: new Counter({
+      name: 'mcp_worker_swept_tasks_total',
+      help: 'Tasks the sweeper failed past their ttl (step="expire") or deleted past retention (step="delete")',
+      labelNames: ['step'],
       registers: [registry],
     }),
     heldTasks: new Gauge({

@@ -183,6 +183,8 @@ export function createSweeper(options: {
         : 0;
       metrics.sweeps.inc({ role: 'leader' });
       metrics.redispatched.inc(redispatched);
+      metrics.sweptTasks.inc({ step: 'expire' }, expired);
+      metrics.sweptTasks.inc({ step: 'delete' }, deleted);
       if (redispatched + expired + deleted > 0) {
         logger.info({ redispatched, expired, deleted }, 'sweep');
       }

@@ -100,6 +100,10 @@ describe('the sweeper on a backlog', () => {
     const leaderSweeps = sweeps.find((v) => v.labels.role === 'leader')?.value ?? 0;
     expect(leaderSweeps).toBeGreaterThan(1);
     expect(sweeps.find((v) => v.labels.role === 'error')?.value ?? 0).toBe(0);
+    // Operators (and the soak) read the sweeper's pace off these counters.
+    const swept = (await metrics.sweptTasks.get()).values;
+    expect(swept.find((v) => v.labels.step === 'expire')?.value).toBe(BACKLOG);
+    expect(swept.find((v) => v.labels.step === 'delete')?.value).toBe(BACKLOG);
   }, 150_000);
 
   it('sweeps back to back while expiries are left over, without waking the expired backlog', async () => {

@@ -12,6 +12,7 @@ import { writeHtmlReport } from './report/html-report.js';
 import { renderSummaryTable, renderViolations } from './report/summary-table.js';
 import { summarizeRun } from './report/summary.js';
 import { buildTimeline } from './report/timeline.js';
+import { soakCommand } from './soak/soak-command.js';
 
 /**
  * `pnpm loadtest check HISTORY [--report DIR]`: checks a recorded history offline, prints the
@@ -198,6 +199,7 @@ program
       }
     },
   );
+program.addCommand(soakCommand());
 program
   .command('check')
   .description(

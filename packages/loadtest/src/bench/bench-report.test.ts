@@ -170,3 +170,48 @@ describe('processCpuMs', () => {
     expect(processCpuMs(process.pid)).toBeGreaterThan(before);
   });
 });
+
+describe('the at-size figures', () => {
+  const figures = (createP99Ms: number, getRequestsPerS: number) => ({
+    createP50Ms: 2,
+    createP99Ms,
+    createFailures: 0,
+    getRequestsPerS,
+    getP99Ms: 5,
+  });
+  const atSize = (rows: number, seqScan: boolean): BenchResults => ({
+    atSize: {
+      rows,
+      fillSeconds: 60,
+      tableBytes: 1,
+      indexBytes: 1,
+      empty: figures(10, 4_000),
+      full: figures(14, 2_800),
+      createP99Ratio: 1.4,
+      getRatio: 0.7,
+      plans: [
+        { name: 'KEDA count', indexDriven: true, milliseconds: 1, plan: [] },
+        { name: 'delete batch, resumed', indexDriven: !seqScan, milliseconds: 1, plan: [] },
+      ],
+    },
+  });
+  const rowsOf = (text: string) => text.split('\n').filter((line) => line.includes('at size'));
+
+  it('judges both ratios against the empty table of the same run, and the plans at size', () => {
+    const rows = rowsOf(renderComparisons(atSize(10_000_000, true)));
+    expect(rows).toHaveLength(3);
+    expect(rows[0]).toMatch(
+      /create p99 .* 14\.0 ms .* empty table: 10\.0 ms .* 1\.400× .* ≤ 1\.3× .* NOT met/,
+    );
+    expect(rows[1]).toMatch(
+      /tasks\/get req\/s.* 2,800 .* empty table: 4,000 .* 0\.700× .* ≥ 0\.75× .* NOT met/,
+    );
+    expect(rows[2]).toMatch(/seq scan: delete batch, resumed .* no sequential scan .* NOT met/);
+  });
+
+  it('shows the plans of a small table without judging them', () => {
+    const rows = rowsOf(renderComparisons(atSize(20_000, true)));
+    expect(rows[2]).toMatch(/judged from 1,000,000 rows/);
+    expect(rows[2]).not.toMatch(/NOT met/);
+  });
+});

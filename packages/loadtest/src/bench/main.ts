@@ -36,6 +36,7 @@ import { FIGURES, parseFigureList, selectFigures, type Figure } from './figures.
 import { runPgbenchInsert } from './pgbench.js';
 import { runSyncCommitBench } from './sync-commit.js';
 import { runSweepThroughput } from './sweep-throughput.js';
+import { runAtSize } from './at-size.js';
 
 /**
  * `pnpm bench`: every figure of issue 9 item 5 in one run on this machine, ours next to a
@@ -51,6 +52,7 @@ interface BenchOptions {
   json?: string;
   only?: Figure[];
   cpuProf?: string;
+  atSizeRows?: number;
 }
 
 const positive = (value: string) => {
@@ -231,7 +233,7 @@ async function bench(options: BenchOptions): Promise<void> {
       figures.has('e2e-effects') ||
       figures.has('e2e-traces') ||
       figures.has('e2e-realistic');
-    if (measuresOurs) await buildStalePackages(repoRoot, log);
+    if (measuresOurs || figures.has('at-size')) await buildStalePackages(repoRoot, log);
     const small = measuresOurs
       ? await startBenchStack({ ...stackOptions, gateways: 1, workers: 1 })
       : undefined;
@@ -375,6 +377,30 @@ async function bench(options: BenchOptions): Promise<void> {
       }
     }
 
+    if (figures.has('at-size')) {
+      // Its own database: millions of rows are written into it.
+      const sizeDatabase = await createTestDatabase('bench_at_size');
+      try {
+        const sizeDb = createDb({ connectionString: sizeDatabase.connectionString });
+        await migrateToLatest(sizeDb);
+        await sizeDb.destroy();
+        results.atSize = await runAtSize({
+          databaseUrl: sizeDatabase.connectionString,
+          redisUrl: redis.url,
+          redisPrefix: `${redis.prefix}-at-size`,
+          rows: options.atSizeRows ?? (options.quick ? 20_000 : 10_000_000),
+          ratePerS: options.rate,
+          durationS,
+          warmupS,
+          concurrency: options.concurrency,
+          log: (line) => log(`(h) ${line}`),
+        });
+      } finally {
+        await sizeDatabase.drop();
+        await deleteRedisPrefix(redis.url, `${redis.prefix}-at-size`);
+      }
+    }
+
     console.log(renderMeasurements(results));
     console.log(renderComparisons(results));
     if (results.taskEvents !== undefined)
@@ -413,6 +439,11 @@ const program = new Command('bench')
     32,
   )
   .option('--rate <n>', 'requests per second of the fixed-rate create run', positive, 200)
+  .option(
+    '--at-size-rows <n>',
+    'retained rows written for the at-size figures (default 10,000,000; --quick 20,000)',
+    positive,
+  )
   .option('--json <file>', 'also write every figure as JSON')
   .option(
     '--only <figures>',

@@ -56,6 +56,27 @@ describe('the history checker', () => {
     );
   });
 
+  it('allows a run with retention a miss once the ttl and retention have passed, and not before', () => {
+    const missAt = (t: number) => {
+      const history = historyBuilder()
+        .create(100, 'task-retained')
+        .get(200, 'task-retained', 'completed', { result: FAILING_JOB_RESULT })
+        .final(300, 'task-retained', 'completed', { result: FAILING_JOB_RESULT })
+        .get(t, 'task-retained', 'working', {}, 'gw-2');
+      const reply = history.records.at(-1) as Record<string, unknown>;
+      delete reply.status;
+      Object.assign(reply, { errorCode: -32602, errorMessage: 'Task not found or expired' });
+      return history.records.map((r) =>
+        r.kind === 'run' ? { ...r, config: { ttlMs: 1_000, retentionMs: 2_000 } } : r,
+      );
+    };
+    // Created no sooner than its create was sent (t 100): deletable from t 3,100 on.
+    expect(kindsAndIds(checkHistory(missAt(3_000)))).toEqual([
+      { kind: 'lost-task', taskIds: ['task-retained'] },
+    ]);
+    expect(checkHistory(missAt(3_200)).violations).toEqual([]);
+  });
+
   it('fails on a task never read back at the end', () => {
     const result = checkHistory(historyBuilder().create(100, 'task-unread').records);
     expect(kindsAndIds(result)).toContainEqual({ kind: 'lost-task', taskIds: ['task-unread'] });

@@ -57,9 +57,15 @@ export function checkHistory(records: readonly HistoryRecord[]): CheckResult {
   // How stale a read may be (a run whose gateways read lagging replicas records its bound).
   const run = records.find((record) => record.kind === 'run');
   const staleReadMs = Number(run?.kind === 'run' ? (run.config?.staleReadMs ?? 0) : 0);
+  // A run with retention (the soak) records the ttl and retention after which a task may be gone.
+  const config = run?.kind === 'run' ? run.config : undefined;
+  const deletableAfterMs =
+    typeof config?.ttlMs === 'number' && typeof config.retentionMs === 'number'
+      ? config.ttlMs + config.retentionMs
+      : undefined;
   for (const task of history.tasks.values()) {
     findings.push(
-      ...checkLostTasks(task),
+      ...checkLostTasks(task, deletableAfterMs),
       ...checkTerminalInBound(task),
       ...checkStatusSequence(task),
       ...checkInputKeys(task, staleReadMs),

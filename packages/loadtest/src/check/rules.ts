@@ -38,10 +38,16 @@ const fmt = (ms: number) => `${Math.round(ms)} ms`;
  * Every acknowledged create resolves afterwards: no request of its owner sent after the create's
  * reply is told the id is unknown, and each final read finds it.
  */
-export function checkLostTasks(task: TaskFacts): Finding[] {
+export function checkLostTasks(task: TaskFacts, deletableAfterMs?: number): Finding[] {
   const base = { taskIds: [task.taskId], since: task.createRequestT };
+  // With retention running (a soak), the sweeper may delete a task once its ttl and retention
+  // have passed: it was created after its create was sent, so no sooner than this.
+  const deletableFrom =
+    deletableAfterMs === undefined
+      ? Number.POSITIVE_INFINITY
+      : task.createRequestT + deletableAfterMs;
   const unresolved = task.notFound
-    .filter((miss) => miss.requestT >= task.createReplyT)
+    .filter((miss) => miss.requestT >= task.createReplyT && miss.replyT < deletableFrom)
     .map((miss) => ({
       ...base,
       kind: 'lost-task' as const,
@@ -60,7 +66,7 @@ export function checkLostTasks(task: TaskFacts): Finding[] {
     ];
   }
   return task.finals
-    .filter((read) => read.status === undefined)
+    .filter((read) => read.status === undefined && read.t < deletableFrom)
     .map((read) => ({
       ...base,
       kind: 'lost-task' as const,

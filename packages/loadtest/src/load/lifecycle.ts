@@ -24,6 +24,8 @@ export interface LifecycleOutcome {
 }
 
 const DEFAULT_POLL_MS = 500;
+/** How often a client that walked away from its input request looks in on the task. */
+const ABANDONED_POLL_MS = 5_000;
 const INTERNAL_ERROR = -32603;
 /** Reconnects sooner than the client's default (250 ms … 30 s): chaos keeps them short. */
 const SUBSCRIBER_BACKOFF = { initialMs: 100, maxMs: 2_000 };
@@ -91,6 +93,8 @@ export async function runLifecycle(
   let seenCount = 0;
   const answered = new Set<string>();
   let triedUnknownKey = false;
+  /** Set once an abandoning client has seen its input request. */
+  let walkedAway = false;
 
   /** tasks/get on other replicas at the server's pollIntervalMs, until the bound. */
   async function* polled(): AsyncGenerator<Seen> {
@@ -99,7 +103,7 @@ export async function runLifecycle(
       const seen = await send(pollTarget(rng, ctx.endpoints, creator), owner, 'tasks/get', {
         taskId,
       });
-      pollMs = seen.pollIntervalMs ?? pollMs;
+      pollMs = walkedAway ? ABANDONED_POLL_MS : (seen.pollIntervalMs ?? pollMs);
       yield seen;
     }
   }
@@ -139,6 +143,11 @@ export async function runLifecycle(
     seenCount += 1;
     if (isTerminalStatus(seen.status as never)) break;
     if (seen.status !== 'input_required') continue;
+    if (plan.abandon === true) {
+      walkedAway = true;
+      pollMs = ABANDONED_POLL_MS;
+      continue;
+    }
     // A poller answers one round per look; a subscriber may see no new snapshot until all of a
     // round's keys are in, so it answers a partial round's keys one update after the other.
     do {
@@ -185,6 +194,23 @@ export async function runLifecycle(
   return outcome;
 }
 
+/** One task read by its owner from every replica (a final read, into the history). */
+export async function readFinal(
+  ctx: LoadContext,
+  taskId: string,
+  tenant: TenantRole,
+): Promise<void> {
+  for (const endpoint of ctx.endpoints)
+    await sendRecorded(
+      ctx.recorder,
+      endpoint,
+      ctx.tenants[tenant],
+      'tasks/get',
+      { taskId },
+      { final: true },
+    );
+}
+
 /** After the load: every task read by its owner from every replica, into the history. */
 export async function readFinals(
   ctx: LoadContext,
@@ -195,15 +221,7 @@ export async function readFinals(
   const reader = async () => {
     while (next < tasks.length) {
       const { taskId, tenant } = tasks[next++]!;
-      for (const endpoint of ctx.endpoints)
-        await sendRecorded(
-          ctx.recorder,
-          endpoint,
-          ctx.tenants[tenant],
-          'tasks/get',
-          { taskId },
-          { final: true },
-        );
+      await readFinal(ctx, taskId, tenant);
     }
   };
   await Promise.all(Array.from({ length: concurrency }, reader));

@@ -34,6 +34,18 @@ export interface LifecyclePlan {
   follow: 'poll' | 'subscribe';
   /** Seeds the lifecycle's own run-time choices (which replica to poll). */
   seed: number;
+  /**
+   * The client walks away at the first input request and only looks in now and then: the task
+   * waits until its ttl fails it (the soak's share of work for the sweeper's expiry).
+   */
+  abandon?: boolean;
+}
+
+export interface MixOptions {
+  /** transfer_funds in the mix (default true); slow_compute instead when false. */
+  ledger?: boolean;
+  /** The share of multi_input lifecycles whose client walks away (default 0). */
+  abandonShare?: number;
 }
 
 const ANSWER_STYLES: readonly AnswerStyle[] = [
@@ -54,8 +66,8 @@ function pickTool(roll: number, ledger: boolean): LifecyclePlan['tool'] {
   return ledger ? 'transfer_funds' : 'slow_compute';
 }
 
-function planOne(rng: Rng, index: number, ledger: boolean): LifecyclePlan {
-  const tool = pickTool(rng.int(0, 99), ledger);
+function planOne(rng: Rng, index: number, options: MixOptions): LifecyclePlan {
+  const tool = pickTool(rng.int(0, 99), options.ledger ?? true);
   const args: Record<string, unknown> =
     tool === 'slow_compute'
       ? { seconds: rng.int(1, 3), label: `job-${index}` }
@@ -72,6 +84,12 @@ function planOne(rng: Rng, index: number, ledger: boolean): LifecyclePlan {
     seed: rng.int(0, 0x7fffffff),
     follow: rng.chance(SUBSCRIBER_SHARE) ? 'subscribe' : 'poll',
     tenant: rng.chance(LIGHT_SHARE) ? 'light' : 'heavy',
+    // Drawn last, and only when asked for, so the plans of a seed without it stay as they were.
+    ...(options.abandonShare !== undefined &&
+    tool === 'multi_input' &&
+    rng.chance(options.abandonShare)
+      ? { abandon: true }
+      : {}),
   };
 }
 
@@ -83,8 +101,14 @@ function planOne(rng: Rng, index: number, ledger: boolean): LifecyclePlan {
 export function generateMix(
   seed: number,
   count: number,
-  options: { ledger?: boolean } = {},
+  options: MixOptions = {},
 ): LifecyclePlan[] {
+  const plans = mixPlans(seed, options);
+  return Array.from({ length: count }, () => plans.next().value);
+}
+
+/** The same seeded mix as generateMix, one plan at a time, for as long as it is asked. */
+export function* mixPlans(seed: number, options: MixOptions = {}): Generator<LifecyclePlan, never> {
   const rng = createRng(seed);
-  return Array.from({ length: count }, (_, index) => planOne(rng, index, options.ledger ?? true));
+  for (let index = 0; ; index += 1) yield planOne(rng, index, options);
 }

@@ -68,6 +68,8 @@ export interface LoadOptions {
   dir?: string;
   /** An existing deployment instead of a stack of our own. */
   target?: { url: string; tenants: Record<TenantRole, Tenant> };
+  /** More environment for every gateway and worker (the soak's short ttl and retention). */
+  env?: Record<string, string>;
   log(line: string): void;
 }
 
@@ -77,7 +79,7 @@ export interface LoadRun {
   check: CheckResult;
 }
 
-interface Topology {
+export interface Topology {
   endpoints: Endpoint[];
   tenants: Record<TenantRole, Tenant>;
   stack?: StackHandle;
@@ -91,8 +93,14 @@ interface Topology {
   teardown(): Promise<void>;
 }
 
-async function startTopology(
-  options: LoadOptions,
+/** What starting the processes needs of the run's options (the soak starts them too). */
+export type TopologyOptions = Pick<
+  LoadOptions,
+  'target' | 'chaos' | 'topology' | 'gateways' | 'workers' | 'leaseMs' | 'env' | 'log'
+>;
+
+export async function startTopology(
+  options: TopologyOptions,
   onLogLine: (text: string) => void,
 ): Promise<Topology> {
   if (options.target !== undefined) {
@@ -217,6 +225,7 @@ async function startTopology(
         // Gateways read tasks/get from the standby, as in a deployment with a read replica.
         ...(readUrl === undefined ? {} : { DATABASE_READ_URL: readUrl }),
         ...topologyEnv,
+        ...options.env,
       },
       logSink: (line) => {
         if (line.role === 'worker' && line.stream === 'stdout') onLogLine(line.text);

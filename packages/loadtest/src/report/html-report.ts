@@ -9,16 +9,16 @@ import type { Timeline } from './timeline.js';
 const require = createRequire(import.meta.url);
 
 /** uPlot's own build, inlined so the report opens offline from a file. */
-function uplotAssets(): { script: string; css: string } {
+export function uplotAssets(): { script: string; css: string } {
   const dist = (file: string) => readFileSync(require.resolve(`uplot/dist/${file}`), 'utf8');
   return { script: dist('uPlot.iife.min.js'), css: dist('uPlot.min.css') };
 }
 
-const escapeHtml = (text: string) =>
+export const escapeHtml = (text: string) =>
   text.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
 
 /** JSON that can sit inside a <script> element. */
-const scriptJson = (value: unknown) => JSON.stringify(value).replace(/</g, '\\u003c');
+export const scriptJson = (value: unknown) => JSON.stringify(value).replace(/</g, '\\u003c');
 
 function summaryRows(summary: RunSummary): [string, string][] {
   const l = (x: RunSummary['createLatency']) =>

@@ -1,0 +1,299 @@
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { checkHistory, type CheckResult } from '../check/checker.js';
+import { readHistory } from '../history/read-history.js';
+import { createHistoryRecorder } from '../history/recorder.js';
+import { parseStepLogLine } from '../history/step-log-collector.js';
+import { readFinal, runLifecycle, type LoadContext } from '../load/lifecycle.js';
+import { mixPlans } from '../load/mix.js';
+import { startTopology } from '../load/run-load.js';
+import { summarizeRun } from '../report/summary.js';
+import { tapLatencies } from './latency-tap.js';
+import {
+  evaluateSoakTargets,
+  type SoakOutcome,
+  type SoakWindow,
+  type TargetResult,
+} from './soak-targets.js';
+import { createStorageSampler, type StorageSample } from './storage-sampler.js';
+import { createWindowedLatency } from './windowed-latency.js';
+
+export interface SoakOptions {
+  durationS: number;
+  /** Lifecycles started per second, whatever the stack answers (an open loop). */
+  ratePerS: number;
+  windowS: number;
+  ttlMs: number;
+  retentionMs: number;
+  gateways: number;
+  workers: number;
+  workerConcurrency: number;
+  /** The share of multi_input lifecycles that walk away from their input (they expire). */
+  abandonShare: number;
+  /** Past this many lifecycles at once, arrivals are shed (and counted), not queued. */
+  maxInFlight: number;
+  seed: number;
+  dir?: string;
+  log: (line: string) => void;
+}
+
+export interface SoakRun {
+  dir: string;
+  historyPath: string;
+  outcome: SoakOutcome;
+  targets: TargetResult[];
+  check: CheckResult;
+}
+
+/** The first and last phase: five minutes each, or a third of a shorter run. */
+const PHASE_S = 300;
+/** Storage at minute 10 is the reference (retention has been running); half of a shorter run. */
+const REFERENCE_S = 600;
+/** How often the arrival loop wakes to start the lifecycles that are due. */
+const TICK_MS = 20;
+
+/**
+ * The soak: a stack of its own with a short ttl and retention, so expiry and retention run all
+ * the time, under a constant rate of the load test's mix for the whole duration. Every window
+ * it records the latencies, the rate, the tables' sizes and tuples, autovacuum runs, the
+ * sweeper's rows and Redis's memory; at the end the checker reads the whole history.
+ */
+export async function runSoak(options: SoakOptions): Promise<SoakRun> {
+  const dir = options.dir ?? (await mkdtemp(join(tmpdir(), 'soak-')));
+  await mkdir(dir, { recursive: true });
+  const historyPath = join(dir, 'history.jsonl');
+  const windowMs = options.windowS * 1_000;
+  const latency = { create: createWindowedLatency(), get: createWindowedLatency() };
+  const windowCounts: { created: number; terminal: number; errors: number; shed: number }[] = [];
+  const counts = (w: number) =>
+    (windowCounts[w] ??= { created: 0, terminal: 0, errors: 0, shed: 0 });
+  let loadStart = performance.now();
+  const windowOf = () => Math.floor((performance.now() - loadStart) / windowMs);
+  const recorder = tapLatencies(createHistoryRecorder(historyPath), (method, ms, failed) => {
+    const w = windowOf();
+    if (failed) counts(w).errors += 1;
+    else (method === 'tools/call' ? latency.create : latency.get).record(w, ms);
+    if (method === 'tools/call' && !failed) counts(w).created += 1;
+  });
+  const topology = await startTopology(
+    {
+      gateways: options.gateways,
+      workers: options.workers,
+      chaos: [],
+      topology: 'direct',
+      leaseMs: 30_000,
+      log: options.log,
+      env: {
+        TASK_TTL_MS: String(options.ttlMs),
+        TASK_RETENTION_MS: String(options.retentionMs),
+        WORKER_CONCURRENCY: String(options.workerConcurrency),
+        // The soak measures the service, not the per-tenant limits (two tenants carry it all).
+        TENANT_MAX_IN_FLIGHT: '0',
+        TENANT_CREATE_RATE: '0',
+      },
+    },
+    (text) => {
+      const step = parseStepLogLine(text);
+      if (step !== undefined) recorder.step(step);
+    },
+  );
+  const stack = topology.stack!;
+  const sampler = createStorageSampler({
+    databaseUrl: stack.databaseUrl,
+    redisUrl: stack.redisUrl,
+    workerMetricsUrls: () => stack.workers.map((w) => w.readyUrl.replace(/\/healthz$/, '/metrics')),
+  });
+  // A task may wait for its ttl (a client that walked away), then for the sweep that fails it.
+  const taskBoundMs = options.ttlMs + 60_000;
+  const ctx: LoadContext = {
+    recorder,
+    endpoints: topology.endpoints,
+    tenants: topology.tenants,
+    taskBoundMs,
+  };
+  recorder.run({
+    taskBoundMs,
+    seed: String(options.seed),
+    config: {
+      soak: true,
+      durationS: options.durationS,
+      ratePerS: options.ratePerS,
+      ttlMs: options.ttlMs,
+      retentionMs: options.retentionMs,
+      gateways: options.gateways,
+      workers: options.workers,
+      workerConcurrency: options.workerConcurrency,
+      abandonShare: options.abandonShare,
+    },
+  });
+  const windows: SoakWindow[] = [];
+  const plans = mixPlans(options.seed, { abandonShare: options.abandonShare });
+  const running = new Set<Promise<unknown>>();
+  let started = 0;
+  let failure: Error | undefined;
+  const startLifecycle = () => {
+    const plan = plans.next().value;
+    const lifecycle = (async () => {
+      const outcome = await runLifecycle(ctx, plan);
+      if (outcome.taskId === undefined) return;
+      counts(windowOf()).terminal += 1;
+      // Read back at once: retention deletes it minutes later, so an end-of-run read would not.
+      await readFinal(ctx, outcome.taskId, plan.tenant);
+    })()
+      .catch((error: unknown) => {
+        if (failure === undefined) options.log(`soak: a lifecycle failed: ${describe(error)}`);
+        failure ??= error instanceof Error ? error : new Error(String(error));
+      })
+      .finally(() => running.delete(lifecycle));
+    running.add(lifecycle);
+  };
+
+  try {
+    let previous = await sampler.sample();
+    loadStart = performance.now();
+    options.log(
+      `soak: ${options.ratePerS.toFixed(1)} lifecycles/s for ${options.durationS} s, a sample every ${options.windowS} s; ttl ${options.ttlMs} ms, retention ${options.retentionMs} ms; history ${historyPath}`,
+    );
+    // Ctrl-C ends the load early: the processes still stop, and what was sampled is reported.
+    let interrupted = false;
+    const interrupt = () => {
+      interrupted = true;
+      options.log('soak: interrupted; stopping the load and reporting what was sampled');
+    };
+    process.once('SIGINT', interrupt);
+    process.once('SIGTERM', interrupt);
+    const endAt = loadStart + options.durationS * 1_000;
+    const windowCount = Math.max(1, Math.floor(options.durationS / options.windowS));
+    let nextSampleAt = loadStart + windowMs;
+    while (windows.length < windowCount && failure === undefined && !interrupted) {
+      const due = Math.floor(
+        ((Math.min(performance.now(), endAt) - loadStart) / 1_000) * options.ratePerS,
+      );
+      for (; started < due; started += 1) {
+        if (running.size >= options.maxInFlight) counts(windowOf()).shed += 1;
+        else startLifecycle();
+      }
+      if (performance.now() >= nextSampleAt) {
+        const index = windows.length;
+        const storage = await sampler.sample();
+        windows.push(
+          windowRecord(
+            index,
+            options.windowS,
+            counts(index),
+            latency,
+            storage,
+            previous,
+            running.size,
+          ),
+        );
+        previous = storage;
+        options.log(describeWindow(windows.at(-1)!));
+        nextSampleAt += windowMs;
+      }
+      await sleep(TICK_MS);
+    }
+    process.off('SIGINT', interrupt);
+    process.off('SIGTERM', interrupt);
+    if (failure !== undefined) throw failure;
+    options.log(`soak: load done; waiting for ${running.size} lifecycles to end`);
+    await Promise.all(running);
+  } catch (error) {
+    options.log(`soak: stopped: ${describe(error)}`);
+    throw error;
+  } finally {
+    await sampler.close();
+    await topology.teardown();
+    // Lifecycles cut short by a failure may still write: that must not hide the failure.
+    await recorder.close().catch((error: unknown) => {
+      if (failure === undefined) throw error;
+    });
+  }
+  const records = await readHistory(historyPath);
+  const check = checkHistory(records);
+  const summary = summarizeRun(records, check);
+  const phaseWindows = Math.max(
+    1,
+    Math.round(Math.min(PHASE_S, options.durationS / 3) / options.windowS),
+  );
+  const lastWindow = windows.length - 1;
+  const referenceS = options.durationS >= 2 * REFERENCE_S ? REFERENCE_S : options.durationS / 2;
+  const outcome: SoakOutcome = {
+    windows,
+    askedRatePerS: options.ratePerS,
+    phaseWindows,
+    phases: {
+      createFirst: latency.create.summary(0, phaseWindows - 1),
+      createLast: latency.create.summary(lastWindow - phaseWindows + 1, lastWindow),
+      getFirst: latency.get.summary(0, phaseWindows - 1),
+      getLast: latency.get.summary(lastWindow - phaseWindows + 1, lastWindow),
+    },
+    referenceWindow: Math.max(
+      0,
+      windows.findIndex((w) => w.endS >= referenceS),
+    ),
+    lost: summary.lost,
+    violations: check.violations.length,
+  };
+  const targets = evaluateSoakTargets(outcome);
+  await writeFile(
+    join(dir, 'soak.json'),
+    JSON.stringify({ options: { ...options, log: undefined }, outcome, targets }, null, 1),
+  );
+  return { dir, historyPath, outcome, targets, check };
+}
+
+function windowRecord(
+  index: number,
+  windowS: number,
+  counted: { created: number; terminal: number; errors: number; shed: number },
+  latency: {
+    create: ReturnType<typeof createWindowedLatency>;
+    get: ReturnType<typeof createWindowedLatency>;
+  },
+  storage: StorageSample,
+  previous: StorageSample,
+  inFlight: number,
+): SoakWindow {
+  return {
+    index,
+    startS: index * windowS,
+    endS: (index + 1) * windowS,
+    createdPerS: counted.created / windowS,
+    terminalPerS: counted.terminal / windowS,
+    create: latency.create.summary(index),
+    get: latency.get.summary(index),
+    errors: counted.errors,
+    inFlight,
+    shed: counted.shed,
+    storage,
+    swept: {
+      expired: storage.swept.expired - previous.swept.expired,
+      deleted: storage.swept.deleted - previous.swept.deleted,
+      redispatched: storage.swept.redispatched - previous.swept.redispatched,
+    },
+  };
+}
+
+const describe = (error: unknown) =>
+  error instanceof Error ? (error.stack ?? error.message) : String(error);
+
+const mb = (bytes: number) => `${(bytes / 1_048_576).toFixed(1)} MB`;
+
+/** One line per window while the soak runs. */
+export function describeWindow(w: SoakWindow): string {
+  const tasks = w.storage.tables.tasks;
+  return [
+    `[${Math.round(w.endS)} s]`,
+    `created ${w.createdPerS.toFixed(1)}/s, ended ${w.terminalPerS.toFixed(1)}/s, in flight ${w.inFlight}${w.shed > 0 ? `, shed ${w.shed}` : ''}`,
+    `create p50/p99 ${w.create.p50.toFixed(1)}/${w.create.p99.toFixed(1)} ms, get ${w.get.p50.toFixed(1)}/${w.get.p99.toFixed(1)} ms`,
+    tasks === undefined
+      ? 'tasks: -'
+      : `tasks ${tasks.liveTuples} live, ${tasks.deadTuples} dead, ${mb(tasks.tableBytes)} + ${mb(tasks.indexBytes)} idx, ${tasks.autovacuums} autovacuums`,
+    `swept ${w.swept.expired} expired, ${w.swept.deleted} deleted`,
+    `redis ${mb(w.storage.redisUsedBytes)}`,
+    ...(w.errors > 0 ? [`errors ${w.errors}`] : []),
+  ].join('; ');
+}

@@ -1,0 +1,114 @@
+import { Command, InvalidArgumentError } from 'commander';
+import { seedFromText } from '../load/prng.js';
+import { measureEndToEndRate } from './calibrate.js';
+import { runSoak } from './run-soak.js';
+import { writeSoakReport } from './soak-report.js';
+
+/** `90s`, `30m`, `1h` or plain seconds → seconds. */
+export function parseDuration(value: string): number {
+  const match = /^(\d+(?:\.\d+)?)(s|m|h)?$/.exec(value.trim());
+  if (match === null) throw new InvalidArgumentError('expected a duration such as 90s, 30m or 1h');
+  const seconds = Number(match[1]) * { s: 1, m: 60, h: 3_600 }[match[2] ?? 's']!;
+  if (!(seconds >= 1)) throw new InvalidArgumentError('expected at least one second');
+  return seconds;
+}
+
+const positive = (value: string) => {
+  const n = Number(value);
+  if (!(n > 0) || !Number.isFinite(n)) throw new InvalidArgumentError('expected a number > 0');
+  return n;
+};
+const share = (value: string) => {
+  const n = Number(value);
+  if (!(n >= 0 && n <= 1)) throw new InvalidArgumentError('expected a share from 0 to 1');
+  return n;
+};
+const rate = (value: string) => (value === 'auto' ? value : positive(value));
+
+interface SoakCliOptions {
+  duration: number;
+  rate: number | 'auto';
+  rateShare: number;
+  window: number;
+  ttl: number;
+  retention: number;
+  gateways: number;
+  workers: number;
+  workerConcurrency?: number;
+  abandon: number;
+  maxInFlight: number;
+  seed: string;
+  report?: string;
+}
+
+/** `pnpm loadtest soak`: hours of constant-rate load with expiry and retention always running. */
+export function soakCommand(): Command {
+  return new Command('soak')
+    .description(
+      "constant-rate load of the mix for a long time on a stack with a short ttl and retention; samples latency, storage, autovacuum, the sweeper and Redis every window; checks the whole history and issue 25's targets (exit 1 when one is missed)",
+    )
+    .option('--duration <d>', 'how long the load runs: 90s, 30m, 1h', parseDuration, 1_800)
+    .option(
+      '--rate <r>',
+      "lifecycles started per second, or 'auto': --rate-share of the bench's end-to-end rate (1 gateway + 1 worker), measured first in this run",
+      rate,
+      'auto',
+    )
+    .option('--rate-share <f>', "with --rate auto: the share of the bench's rate", share, 0.7)
+    .option('--window <s>', 'seconds per sample', positive, 60)
+    .option('--ttl <s>', "the tasks' TASK_TTL_MS, in seconds", positive, 120)
+    .option('--retention <s>', "the worker's TASK_RETENTION_MS, in seconds", positive, 300)
+    .option('--gateways <g>', 'gateway replicas', positive, 1)
+    .option('--workers <w>', 'worker processes', positive, 1)
+    .option(
+      '--worker-concurrency <n>',
+      "the workers' WORKER_CONCURRENCY (default: 2 × rate, at least 32)",
+      positive,
+    )
+    .option(
+      '--abandon <share>',
+      'multi_input clients that walk away (their tasks expire)',
+      share,
+      0.1,
+    )
+    .option('--max-in-flight <n>', 'lifecycles at once before arrivals are shed', positive, 5_000)
+    .option('--seed <s>', 'seed of the mix (a number or a word)', '1')
+    .option('--report <dir>', 'write history.jsonl, soak.json and soak.html to DIR')
+    .action(async (options: SoakCliOptions) => {
+      const log = (line: string) => console.log(line);
+      let ratePerS: number;
+      if (options.rate === 'auto') {
+        const e2e = await measureEndToEndRate({ durationS: 10, warmupS: 3, concurrency: 32, log });
+        ratePerS = e2e * options.rateShare;
+        log(
+          `end-to-end 1+1 (the bench's line e): ${e2e.toFixed(1)} tasks/s; the soak runs at ${options.rateShare} × that = ${ratePerS.toFixed(1)}/s`,
+        );
+      } else ratePerS = options.rate;
+      const seed = /^-?\d+$/.test(options.seed) ? Number(options.seed) : seedFromText(options.seed);
+      const run = await runSoak({
+        durationS: options.duration,
+        ratePerS,
+        windowS: options.window,
+        ttlMs: Math.round(options.ttl * 1_000),
+        retentionMs: Math.round(options.retention * 1_000),
+        gateways: options.gateways,
+        workers: options.workers,
+        workerConcurrency: options.workerConcurrency ?? Math.max(32, Math.ceil(2 * ratePerS)),
+        abandonShare: options.abandon,
+        maxInFlight: options.maxInFlight,
+        seed,
+        dir: options.report,
+        log,
+      });
+      const report = await writeSoakReport(run.dir, run.outcome, run.targets);
+      console.log(`history: ${run.historyPath}\nreport: ${report}`);
+      for (const t of run.targets)
+        console.log(`${t.met ? 'met   ' : 'MISSED'} ${t.target}: ${t.got} (want ${t.want})`);
+      if (run.check.ok)
+        console.log(
+          `checker passed: ${run.check.acknowledgedTasks} acknowledged tasks, no violation`,
+        );
+      else console.error(`checker failed: ${run.check.violations.length} violation(s)`);
+      if (!run.targets.every((t) => t.met)) process.exitCode = 1;
+    });
+}
