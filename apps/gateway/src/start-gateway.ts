@@ -31,6 +31,7 @@ import type { RunningTracing } from '@mcp-tasks/tracing';
 import { pino, type Logger } from 'pino';
 import { createGateway } from './app.js';
 import { createAuthenticator } from './auth/index.js';
+import { consoleFromConfig } from './console/config.js';
 import { parseEnv, type GatewayConfig } from './env.js';
 import { createMetrics } from './metrics.js';
 import { startTenantQuotas } from './quotas/index.js';
@@ -229,8 +230,7 @@ async function main(tracing: RunningTracing | undefined): Promise<void> {
     shutdownSignal: draining.signal,
     notReadySignal: notReady.signal,
     workerLiveness,
-    console:
-      config.consoleOperators === undefined ? undefined : { operators: config.consoleOperators },
+    console: consoleFromConfig(config),
     admission: quotas.admission,
     resourceMetadata: config.auth.mode === 'jwt' ? config.auth.resourceMetadata : undefined,
   });
