@@ -239,6 +239,7 @@ export function createGateway(options: GatewayOptions): Hono<GatewayVariables> {
         tail,
         logger,
         keepAliveMs: config.sseKeepAliveMs,
+        taskTtlMs: config.taskTtlMs,
         shutdownSignal,
         ...(workerLiveness === undefined ? {} : { workers: () => workerLiveness.check() }),
       }),

@@ -52,6 +52,8 @@ export interface ConsoleRoutesOptions {
   /** What the health page says about queue consumers (the gateway's worker liveness). */
   workers?: () => Promise<unknown>;
   keepAliveMs: number;
+  /** TASK_TTL_MS: shown on the health page. */
+  taskTtlMs: number;
   /** Aborted when the gateway drains: live pages close (their EventSource reconnects elsewhere). */
   shutdownSignal: AbortSignal;
   now?: () => number;
@@ -438,9 +440,10 @@ export function createConsoleRoutes(options: ConsoleRoutesOptions): Hono<Console
   app.get('/health', async (c) => {
     const session = c.get('session');
     const scope = { tenant: session.operator.tenant };
-    const [health, throughput, workers] = await Promise.all([
+    const [health, throughput, latency, workers] = await Promise.all([
       service.health(scope),
       service.throughput(scope),
+      service.latency(scope),
       options.workers?.().catch(() => ({ status: 'unknown' })),
     ]);
     return c.html(
@@ -450,6 +453,8 @@ export function createConsoleRoutes(options: ConsoleRoutesOptions): Hono<Console
         workers={workers}
         now={now()}
         throughput={throughput}
+        latency={latency}
+        settings={{ taskTtlMs: options.taskTtlMs }}
       />,
     );
   });

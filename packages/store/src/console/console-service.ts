@@ -9,7 +9,9 @@ import {
 import {
   readReplicaLagSeconds,
   readStoreHealth,
+  readLatency,
   readThroughput,
+  type Latency,
   type StoreHealth,
   type Throughput,
 } from './console-health.js';
@@ -61,6 +63,7 @@ export interface ConsoleService {
   ): Promise<{ found: boolean; answered: string[] }>;
   health(scope: OperatorScope): Promise<StoreHealth>;
   throughput(scope: OperatorScope): Promise<Throughput>;
+  latency(scope: OperatorScope): Promise<Latency>;
   lastEventId(): Promise<bigint>;
   readEventsAfter(afterId: bigint, limit: number): Promise<EventMark[]>;
 }
@@ -100,6 +103,7 @@ export function createConsoleService(options: {
       return { ...health, replicaLagSeconds: await readReplicaLagSeconds(readDb) };
     },
     throughput: (scope) => readThroughput(db, scope),
+    latency: (scope) => readLatency(db, scope),
     lastEventId: () => lastEventId(db),
     readEventsAfter: (afterId, limit) => readEventsAfter(db, afterId, limit),
   };

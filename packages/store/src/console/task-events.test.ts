@@ -47,8 +47,28 @@ describe('task_events', () => {
     expect(await history(task.id)).toEqual([
       { kind: 'created', actor: null, data: { tool: 'slow_compute', status: 'working' } },
       { kind: 'claimed', actor: null, data: { worker: 'worker-a', epoch: 1, attempt: 1 } },
+      { kind: 'step_started', actor: null, data: { step: 1, worker: 'worker-a' } },
       { kind: 'checkpoint', actor: null, data: { step: 1, message: 'step 1 done' } },
-      { kind: 'completed', actor: null, data: { message: 'done' } },
+      { kind: 'step_started', actor: null, data: { step: 2, worker: 'worker-a' } },
+      { kind: 'completed', actor: null, data: { message: 'done', seconds: expect.any(Number) } },
+    ]);
+    const [settled] = (await history(task.id)).slice(-1);
+    expect((settled?.data as { seconds: number }).seconds).toBeGreaterThanOrEqual(0);
+  });
+
+  it('starts no next step when a cancel is already requested at the checkpoint', async () => {
+    const { task } = await createTask(db, newTask());
+    const claim = await claimLease(db, task.id, 'worker-a', 30_000);
+    await requestCancel(db, alice, task.id);
+    await saveCheckpoint(db, claim!.fence, { step: 1 }, 'step 1 done', { leaseMs: 30_000 });
+    await releaseLease(db, claim!.fence);
+    expect((await history(task.id)).map((event) => event.kind)).toEqual([
+      'created',
+      'claimed',
+      'step_started',
+      'cancel_requested',
+      'checkpoint',
+      'cancelled',
     ]);
   });
 
@@ -66,7 +86,7 @@ describe('task_events', () => {
     await expireLease(task.id);
     await claimLease(db, task.id, 'worker-b', 30_000);
     const kinds = await history(task.id);
-    expect(kinds.slice(2)).toEqual([
+    expect(kinds.slice(3)).toEqual([
       {
         kind: 'lease_taken_over',
         actor: null,
@@ -76,6 +96,7 @@ describe('task_events', () => {
         }) as unknown,
       },
       { kind: 'claimed', actor: null, data: { worker: 'worker-b', epoch: 2, attempt: 2 } },
+      { kind: 'step_started', actor: null, data: { step: 1, worker: 'worker-b' } },
     ]);
   });
 
@@ -93,20 +114,24 @@ describe('task_events', () => {
     expect((await history(task.id)).map((event) => event.kind)).toEqual([
       'created',
       'claimed',
+      'step_started',
       'input_requested',
       'input_answered',
       'resumed',
       'claimed',
+      'step_started',
       'attempt_failed',
       'claimed',
+      'step_started',
       'lease_released',
       'claimed',
+      'step_started',
       'cancel_requested',
     ]);
     const events = await history(task.id);
-    expect(events[2]?.data).toEqual({ keys: ['name'], message: 'who?' });
-    expect(events[3]?.data).toEqual({ keys: ['name'] });
-    expect(events[6]?.data).toEqual({ error: 'boom', failures: 1 });
+    expect(events[3]?.data).toEqual({ keys: ['name'], message: 'who?' });
+    expect(events[4]?.data).toEqual({ keys: ['name'] });
+    expect(events[8]?.data).toEqual({ error: 'boom', failures: 1 });
   });
 
   it('records an expiry by the sweeper and leaves with its task', async () => {
@@ -138,7 +163,11 @@ describe('operator actions', () => {
     expect(cancelled).toEqual([mine.task.id]);
     expect((await history(mine.task.id)).slice(1)).toEqual([
       { kind: 'cancel_requested', actor: null, data: {} },
-      { kind: 'cancelled', actor: null, data: { message: 'cancelled by request' } },
+      {
+        kind: 'cancelled',
+        actor: null,
+        data: { message: 'cancelled by request', seconds: expect.any(Number) },
+      },
       {
         kind: 'console_cancel',
         actor: 'console:ops',
