@@ -218,6 +218,7 @@ async function main(tracing: RunningTracing | undefined): Promise<void> {
     metrics,
     logger,
   });
+  const consoleSettings = consoleFromConfig(config);
   const app = createGateway({
     taskService,
     queue,
@@ -230,7 +231,7 @@ async function main(tracing: RunningTracing | undefined): Promise<void> {
     shutdownSignal: draining.signal,
     notReadySignal: notReady.signal,
     workerLiveness,
-    console: consoleFromConfig(config),
+    console: consoleSettings,
     admission: quotas.admission,
     resourceMetadata: config.auth.mode === 'jwt' ? config.auth.resourceMetadata : undefined,
   });
@@ -245,12 +246,23 @@ async function main(tracing: RunningTracing | undefined): Promise<void> {
       inFlight -= 1;
     }
   };
-  const server = serve({ fetch, port: config.port, hostname: config.host }, (info) =>
+  const server = serve({ fetch, port: config.port, hostname: config.host }, (info) => {
     logger.info(
       { host: info.address, port: info.port, auth: config.auth.mode },
       'gateway listening',
-    ),
-  ) as Server;
+    );
+    // Where an operator goes (docker compose up shows this line); never the credentials.
+    if (consoleSettings !== undefined)
+      logger.info(
+        {
+          path: '/console',
+          port: info.port,
+          operators: consoleSettings.operators.length,
+          jwtRoleClaim: consoleSettings.jwtLogin?.roleClaim,
+        },
+        `operator console at http://${info.family === 'IPv6' ? `[${info.address}]` : info.address}:${info.port}/console (log in with an MCP_CONSOLE_TOKENS token${consoleSettings.jwtLogin === undefined ? '' : ' or a JWT'})`,
+      );
+  }) as Server;
   server.once('error', (error) => {
     const described = describeListenFailure(error, { port: config.port, host: config.host });
     if (described === undefined) throw error;
