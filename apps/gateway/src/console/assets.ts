@@ -45,6 +45,7 @@ pre { background: color-mix(in srgb, var(--line) 35%, transparent); padding: .75
 .event-lease_taken_over, .event-attempt_failed, .event-expired { background: #fee2e2; color: #7f1d1d; }
 .event-console_cancel, .event-console_answer { background: #ede9fe; color: #4c1d95; }
 .charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(100%, 420px), 1fr)); gap: 1rem; }
+p code { overflow-wrap: anywhere; }
 .hint { color: var(--muted); font-size: .85rem; margin: 0 0 .4rem; }
 .facts { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; }
 .facts dd { margin: 0; overflow-wrap: anywhere; }
