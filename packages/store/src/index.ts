@@ -152,7 +152,9 @@ export {
   type OperatorScope,
   type PageCursor,
   type TaskFilter,
+  type TaskListPage,
   type TaskListRow,
+  SEARCH_SCAN_ROWS,
 } from './console/console-queries.js';
 export { MAX_BULK_CANCEL, type CancelTarget } from './console/console-actions.js';
 export {

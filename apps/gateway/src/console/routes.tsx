@@ -1,7 +1,7 @@
 /** @jsxRuntime automatic */
 /** @jsxImportSource hono/jsx */
 import type { ConsoleService, TaskEvent } from '@mcp-tasks/store';
-import { MAX_BULK_CANCEL } from '@mcp-tasks/store';
+import { MAX_BULK_CANCEL, SEARCH_SCAN_ROWS } from '@mcp-tasks/store';
 import type { InputResponses, JsonObject, JsonValue } from '@mcp-tasks/tasks';
 import { Hono, type Context } from 'hono';
 import { deleteCookie, setCookie } from 'hono/cookie';
@@ -281,6 +281,11 @@ export function createConsoleRoutes(options: ConsoleRoutesOptions): Hono<Console
         queryString={parsed.filterString}
         rows={page.rows}
         firstPage={parsed.cursor === undefined}
+        searchCut={
+          page.searchCut === true && page.next !== undefined
+            ? { scanned: SEARCH_SCAN_ROWS, to: page.next.createdAt }
+            : undefined
+        }
         now={now()}
         {...(page.next === undefined
           ? {}

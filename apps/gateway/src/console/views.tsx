@@ -27,7 +27,8 @@ function duration(ms: number): string {
     [60_000, 'min'],
     [1_000, 's'],
   ];
-  for (const [size, unit] of units) if (ms >= size && ms % size === 0) return `${ms / size} ${unit}`;
+  for (const [size, unit] of units)
+    if (ms >= size && ms % size === 0) return `${ms / size} ${unit}`;
   return `${ms} ms`;
 }
 
@@ -197,9 +198,11 @@ export const ListPage: FC<{
   queryString: string;
   rows: TaskListRow[];
   nextHref?: string;
+  /** The search examined its bounded number of rows and stopped: older tasks were not searched. */
+  searchCut?: { scanned: number; to: Date } | undefined;
   firstPage: boolean;
   now: number;
-}> = ({ session, query, queryString, rows, nextHref, firstPage, now }) => (
+}> = ({ session, query, queryString, rows, nextHref, searchCut, firstPage, now }) => (
   <Layout title="Tasks" session={session}>
     <h1>
       Tasks <span class="live" id="live-state" aria-live="polite"></span>
@@ -240,11 +243,20 @@ export const ListPage: FC<{
         </tbody>
       </table>
     </div>
-    {rows.length === 0 ? <p id="empty">No task matches.</p> : null}
+    {rows.length === 0 ? (
+      <p id="empty">{searchCut === undefined ? 'No task matches.' : 'No match on this page.'}</p>
+    ) : null}
+    {searchCut === undefined ? null : (
+      <p id="search-cut" role="status">
+        The search looked at the {searchCut.scanned.toLocaleString('en')} newest tasks of this
+        filter (back to {searchCut.to.toISOString()}); older ones are searched on the next page.
+        Narrow by status, tool, tenant or time to search further at once.
+      </p>
+    )}
     {nextHref === undefined ? null : (
       <p>
         <a href={nextHref} rel="next">
-          Older tasks →
+          {searchCut === undefined ? 'Older tasks →' : 'Search older tasks →'}
         </a>
       </p>
     )}

@@ -23,6 +23,7 @@ import {
   type OperatorScope,
   type PageCursor,
   type TaskFilter,
+  type TaskListPage,
   type TaskListRow,
 } from './console-queries.js';
 import {
@@ -42,7 +43,7 @@ export interface ConsoleService {
     scope: OperatorScope,
     filter: TaskFilter,
     page: { cursor?: PageCursor; limit: number },
-  ): Promise<{ rows: TaskListRow[]; next?: PageCursor }>;
+  ): Promise<TaskListPage>;
   /** Rows by id within the scope, each with whether it matches `filter` (the live list). */
   getTaskRows(
     scope: OperatorScope,

@@ -244,4 +244,58 @@ describe('operator actions', () => {
       (await listTasksForOperator(db, { tenant: 'globex' }, { tool }, { limit: 10 })).rows,
     ).toEqual([]);
   });
+
+  it('bounds a search to a number of rows a page and goes on from the last one examined', async () => {
+    const tool = 'bounded_search_tool';
+    const created: string[] = [];
+    for (let i = 0; i < 9; i++)
+      created.push(
+        (
+          await createTask(
+            db,
+            newTask({
+              operation: {
+                method: 'tools/call',
+                toolName: tool,
+                arguments: { note: i % 4 === 0 ? 'needle' : 'hay' },
+              },
+            }),
+          )
+        ).task.id,
+      );
+    // Newest first: 8 (needle), 7, 6, 5, 4 (needle), 3, 2, 1, 0 (needle); 3 rows examined a page.
+    const scope = { tenant: 'acme' };
+    const filter = { tool, search: 'needle' };
+    const pages: { ids: string[]; cut: boolean | undefined }[] = [];
+    let cursor: Parameters<typeof listTasksForOperator>[3]['cursor'];
+    for (let i = 0; i < 5; i++) {
+      const page = await listTasksForOperator(db, scope, filter, {
+        limit: 10,
+        searchScanRows: 3,
+        ...(cursor === undefined ? {} : { cursor }),
+      });
+      pages.push({ ids: page.rows.map((row) => row.id), cut: page.searchCut });
+      if (page.next === undefined) break;
+      cursor = page.next;
+    }
+    expect(pages).toEqual([
+      { ids: [created[8]], cut: true },
+      { ids: [created[4]], cut: true },
+      { ids: [created[0]], cut: true },
+      { ids: [], cut: undefined },
+    ]);
+    // A full page of matches within the rows examined pages like any list.
+    const full = await listTasksForOperator(
+      db,
+      scope,
+      { tool, search: 'hay' },
+      {
+        limit: 2,
+        searchScanRows: 3,
+      },
+    );
+    expect(full.rows.map((row) => row.id)).toEqual([created[7], created[6]]);
+    expect(full.searchCut).toBeUndefined();
+    expect(full.next).toEqual({ createdAt: full.rows[1]!.createdAt, id: created[6] });
+  });
 });
