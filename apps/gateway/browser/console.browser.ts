@@ -156,7 +156,10 @@ async function loggedIn(
 
 /** Whether the element has the keyboard focus. */
 function isFocused(locator: Locator): Promise<boolean> {
-  return locator.evaluate((element) => element === element.ownerDocument.activeElement);
+  return locator.evaluate(
+    (element: { ownerDocument: { activeElement: unknown } }) =>
+      element === element.ownerDocument.activeElement,
+  );
 }
 
 /** What sticks out past the viewport's right edge (tag#id.class), for a failing width check. */

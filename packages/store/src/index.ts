@@ -99,12 +99,7 @@ export {
   type Leadership,
   type LeadershipSession,
 } from './leadership.js';
-export {
-  readLastSweep,
-  recordSweep,
-  type LastSweep,
-  type SweepRecord,
-} from './sweeper-state.js';
+export { readLastSweep, recordSweep, type LastSweep, type SweepRecord } from './sweeper-state.js';
 export {
   CHANGE_LISTENER_APPLICATION_NAME,
   TASK_CHANGES_CHANNEL,

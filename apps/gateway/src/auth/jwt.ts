@@ -146,12 +146,13 @@ export function createJwtVerifier(options: JwtAuthOptions): JwtVerifier {
 export function createJwtAuthenticator(options: JwtAuthOptions): Authenticator {
   const challenge = options.challenge ?? NO_CHALLENGE_PARAMS;
   const requiredScopes = options.requiredScopes ?? [];
-  const { verify, keys } = createJwtVerifier(options);
+  const verifier = createJwtVerifier(options);
+  const keys = verifier.keys;
   return {
     async authenticate(authorization) {
       const token = bearerToken(authorization);
       if (token === undefined) throw unauthorized('missing', challenge);
-      const payload = await verify(token);
+      const payload = await verifier.verify(token);
       const tenant = payload[options.tenantClaim];
       if (!isIdentityPart(payload.sub) || !isIdentityPart(tenant)) {
         throw unauthorized('invalid', challenge);

@@ -109,7 +109,10 @@ const LIST_COLUMNS = [
   'lease_owner',
 ] as const;
 
-/** Rows a search examines per page at most (docs/console.md): its cost is bounded, not its reach. */
+/**
+ * Rows a search or tool filter examines per page at most (docs/console.md): its cost is
+ * bounded, not its reach.
+ */
 export const SEARCH_SCAN_ROWS = 20_000;
 
 /** One page of the list; `searchCut`: the search examined SEARCH_SCAN_ROWS rows, more lie older. */
@@ -138,8 +141,10 @@ export async function listTasksForOperator(
 ): Promise<TaskListPage> {
   const limit = Math.max(1, Math.min(page.limit, MAX_PAGE_SIZE));
   const scanRows = page.searchScanRows ?? SEARCH_SCAN_ROWS;
-  const { search, ...narrowing } = filter;
-  const searching = search !== undefined && search !== '';
+  // Search and tool have no index of their own (docs/console.md "At size"): both are matched
+  // on the bounded scan of the indexed filters' range.
+  const { search, tool, ...narrowing } = filter;
+  const searching = (search !== undefined && search !== '') || tool !== undefined;
   let query = db
     .selectFrom('tasks')
     .select(LIST_COLUMNS)
@@ -156,12 +161,13 @@ export async function listTasksForOperator(
       .execute();
     return pageOf(rows.map(listRow), limit);
   }
-  const pattern = `%${escapeLike(search)}%`;
+  const matching: TaskFilter = {
+    ...(search === undefined ? {} : { search }),
+    ...(tool === undefined ? {} : { tool }),
+  };
   const scanned = query
-    .select([
-      sql<boolean>`(arguments::text ILIKE ${pattern} OR coalesce(status_message ILIKE ${pattern}, false))`.as(
-        'hit',
-      ),
+    .select((eb) => [
+      sql<boolean>`(${filterCondition(eb, { tenant: null }, matching)})`.as('hit'),
       sql<string>`row_number() OVER (ORDER BY created_at DESC, id DESC)`.as('n'),
     ])
     .orderBy('created_at', 'desc')

@@ -50,7 +50,11 @@ describe('task_events', () => {
       { kind: 'step_started', actor: null, data: { step: 1, worker: 'worker-a' } },
       { kind: 'checkpoint', actor: null, data: { step: 1, message: 'step 1 done' } },
       { kind: 'step_started', actor: null, data: { step: 2, worker: 'worker-a' } },
-      { kind: 'completed', actor: null, data: { message: 'done', seconds: expect.any(Number) } },
+      {
+        kind: 'completed',
+        actor: null,
+        data: { message: 'done', seconds: expect.any(Number) as unknown },
+      },
     ]);
     const [settled] = (await history(task.id)).slice(-1);
     expect((settled?.data as { seconds: number }).seconds).toBeGreaterThanOrEqual(0);
@@ -166,7 +170,7 @@ describe('operator actions', () => {
       {
         kind: 'cancelled',
         actor: null,
-        data: { message: 'cancelled by request', seconds: expect.any(Number) },
+        data: { message: 'cancelled by request', seconds: expect.any(Number) as unknown },
       },
       {
         kind: 'console_cancel',
@@ -254,6 +258,7 @@ describe('operator actions', () => {
           await createTask(
             db,
             newTask({
+              owner: { tenant: 'bounded', principal: 'b' },
               operation: {
                 method: 'tools/call',
                 toolName: tool,
@@ -264,7 +269,7 @@ describe('operator actions', () => {
         ).task.id,
       );
     // Newest first: 8 (needle), 7, 6, 5, 4 (needle), 3, 2, 1, 0 (needle); 3 rows examined a page.
-    const scope = { tenant: 'acme' };
+    const scope = { tenant: 'bounded' };
     const filter = { tool, search: 'needle' };
     const pages: { ids: string[]; cut: boolean | undefined }[] = [];
     let cursor: Parameters<typeof listTasksForOperator>[3]['cursor'];
