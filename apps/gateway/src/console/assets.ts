@@ -139,7 +139,8 @@ const SCRIPT = `(() => {
     const width = Math.max(280, Math.min(element.clientWidth || 800, 1100));
     const latency = element.id === 'latency-chart';
     const series = latency
-      ? [{}, { label: 'p50 s', stroke: '#0b5cad' }, { label: 'p95 s', stroke: '#b45309' }]
+      ? [{}, { label: 'p50 s', stroke: '#0b5cad', points: { show: true, size: 6 } },
+          { label: 'p95 s', stroke: '#b45309', points: { show: true, size: 6 } }]
       : [{}, { label: 'created', stroke: '#0b5cad' }, { label: 'completed', stroke: '#15803d' },
           { label: 'failed', stroke: '#b3261e' }];
     const data = latency ? [s.minutes, s.p50, s.p95] : [s.minutes, s.created, s.completed, s.failed];
