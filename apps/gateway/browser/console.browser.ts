@@ -12,7 +12,7 @@ import {
 } from '@mcp-tasks/testing';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumMissingReason, launchChromium } from './chromium.js';
 
@@ -41,6 +41,8 @@ let browser: Browser;
 const gateways: Gateway[] = [];
 const workers = new Map<string, LaunchedProcess>();
 let shared: Record<string, string>;
+/** Every origin any console page asked for: only the gateways' own (issue 27: no external fetch). */
+const requested = new Set<string>();
 
 async function startWorker(id: string): Promise<void> {
   const metricsPort = await freePort();
@@ -142,6 +144,7 @@ async function loggedIn(
   width = 1280,
 ): Promise<{ context: BrowserContext; page: Page }> {
   const context = await browser.newContext({ viewport: { width, height: 900 } });
+  context.on('request', (request) => requested.add(new URL(request.url()).origin));
   const page = await context.newPage();
   await page.goto(`${gateway.url}/console`);
   expect(new URL(page.url()).pathname).toBe('/console/login');
@@ -149,6 +152,21 @@ async function loggedIn(
   await page.keyboard.press('Enter');
   await page.waitForURL(`${gateway.url}/console`);
   return { context, page };
+}
+
+/** Whether the element has the keyboard focus. */
+function isFocused(locator: Locator): Promise<boolean> {
+  return locator.evaluate(
+    (element: { ownerDocument: { activeElement: unknown } }) =>
+      element === element.ownerDocument.activeElement,
+  );
+}
+
+/** What sticks out past the viewport's right edge (tag#id.class), for a failing width check. */
+function overflowing(page: Page, width: number): Promise<string[]> {
+  return page.evaluate(
+    `[...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > ${width}).map((e) => e.tagName + (e.id ? '#' + e.id : '') + (typeof e.className === 'string' && e.className ? '.' + e.className.split(' ').join('.') : '')).slice(0, 12)`,
+  );
 }
 
 function shot(page: Page, name: string): Promise<Buffer> {
@@ -276,6 +294,9 @@ describe.skipIf(missing !== undefined)('the operator console in Chromium', () =>
     expect(kinds).toContain('lease_taken_over');
     expect(kinds.indexOf('lease_taken_over')).toBeLessThan(kinds.lastIndexOf('claimed'));
     expect(kinds.at(-1)).toBe('completed');
+    // Each claim starts a step; the takeover's claim starts the step the dead worker was in.
+    expect(kinds.indexOf('step_started')).toBe(kinds.indexOf('claimed') + 1);
+    expect(kinds.lastIndexOf('step_started')).toBeGreaterThan(kinds.indexOf('lease_taken_over'));
     await expect(page.locator('tr[data-kind=lease_taken_over]').textContent()).resolves.toContain(
       held.lease_owner!,
     );
@@ -396,19 +417,63 @@ describe.skipIf(missing !== undefined)('the operator console in Chromium', () =>
 
   it('shows health, and stays readable and keyboard-usable at 390 px', async () => {
     const { context, page } = await loggedIn(gateways[0]!, ROOT);
-    await page.goto(`${gateways[0]!.url}/console/health`);
+    // The workers sweep every 300 ms (FAST_WORKER_ENV): the leader's last sweep is recorded.
+    await waitFor(
+      async () => {
+        await page.goto(`${gateways[0]!.url}/console/health`);
+        return await page.getByTestId('sweeper-leader').textContent();
+      },
+      (text) => /^browser-w\d/.test(text ?? ''),
+    );
+    await expect(page.getByTestId('last-sweep').textContent()).resolves.toMatch(/ago .* deleted$/);
     await page.locator('#throughput-chart .uplot').waitFor();
+    await page.locator('#latency-chart .uplot').waitFor();
     await shot(page, 'health.png');
     await context.close();
     const narrow = await loggedIn(gateways[1]!, ROOT, 390);
+    const taskId = await createTask(gateways[1]!, ALICE, 'slow_compute', { seconds: 1 });
+    for (const path of ['/console', `/console/tasks/${taskId}`, '/console/health']) {
+      await narrow.page.goto(`${gateways[1]!.url}${path}`);
+      const overflow = await narrow.page.evaluate<number>('document.documentElement.scrollWidth');
+      if (overflow > 390) expect([path, await overflowing(narrow.page, 390)]).toEqual([path, []]);
+    }
     await narrow.page.goto(`${gateways[1]!.url}/console`);
-    const overflow = await narrow.page.evaluate<number>('document.documentElement.scrollWidth');
-    expect(overflow).toBeLessThanOrEqual(390);
     await narrow.page.keyboard.press('Tab');
     await expect(
       narrow.page.evaluate<string | undefined>('document.activeElement?.textContent'),
     ).resolves.toBe('Skip to content');
     await shot(narrow.page, 'list-390.png');
     await narrow.context.close();
+  });
+
+  it('is usable from the keyboard alone: filter, open a task, cancel it', async () => {
+    const taskId = await createTask(gateways[0]!, ALICE, 'slow_compute', {
+      seconds: 30,
+      label: 'keyboard',
+    });
+    const { context, page } = await loggedIn(gateways[0]!, ROOT);
+    await page.focus('input[name=tool]');
+    await page.keyboard.type('slow_compute');
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/tool=slow_compute/);
+    // Tab to the task's link, open it with Enter, Tab to the cancel button, press it.
+    const link = page.locator(`a[href="/console/tasks/${taskId}"]`);
+    await link.waitFor();
+    for (let i = 0; i < 200 && !(await isFocused(link)); i++) await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
+    await page.waitForURL(`${gateways[0]!.url}/console/tasks/${taskId}`);
+    const cancel = page.locator('text=Cancel this task');
+    for (let i = 0; i < 200 && !(await isFocused(cancel)); i++) await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
+    await waitFor(
+      () => taskRow(taskId),
+      (row) => row.cancel_requested_at !== null || row.status === 'cancelled',
+    );
+    await context.close();
+  });
+
+  it('fetched nothing from any origin but the gateways’ own', () => {
+    expect(requested.size).toBeGreaterThan(0);
+    expect([...requested].filter((origin) => !gateways.some((g) => g.url === origin))).toEqual([]);
   });
 });

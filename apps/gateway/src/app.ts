@@ -26,6 +26,8 @@ import type { TaskChangeFeed } from './task-feed.js';
 import type { WorkerLiveness } from './worker-liveness.js';
 import { ADMIT_EVERYONE, type TenantAdmission } from './quotas/tenant-admission.js';
 import { createEventTail } from './console/event-tail.js';
+import type { ConsoleJwtLogin } from './console/jwt-login.js';
+import type { LoginLimits } from './console/login-limiter.js';
 import type { ConsoleOperator } from './console/operators.js';
 import { createConsoleRoutes } from './console/routes.js';
 import { createSessionKeeper } from './console/session.js';
@@ -74,8 +76,18 @@ export interface GatewayOptions {
   admission?: TenantAdmission;
   /** Served as RFC 9728 Protected Resource Metadata; absent: those paths are 404. */
   resourceMetadata?: ResourceMetadataConfig | undefined;
-  /** The operator console under /console (MCP_CONSOLE_TOKENS); absent: those paths are 404. */
-  console?: { operators: readonly ConsoleOperator[]; livePollMs?: number } | undefined;
+  /**
+   * The operator console under /console (MCP_CONSOLE_TOKENS, or a JWT role claim); absent, or
+   * neither operators nor a JWT login: those paths are 404.
+   */
+  console?:
+    | {
+        operators: readonly ConsoleOperator[];
+        jwtLogin?: ConsoleJwtLogin | undefined;
+        loginLimits?: LoginLimits;
+        livePollMs?: number;
+      }
+    | undefined;
 }
 
 export interface GatewayVariables {
@@ -204,7 +216,10 @@ export function createGateway(options: GatewayOptions): Hono<GatewayVariables> {
     }
   }
 
-  if (options.console !== undefined && options.console.operators.length > 0) {
+  if (
+    options.console !== undefined &&
+    (options.console.operators.length > 0 || options.console.jwtLogin !== undefined)
+  ) {
     const tail = createEventTail({
       console: options.taskService.console,
       intervalMs: options.console.livePollMs ?? 500,
@@ -216,10 +231,15 @@ export function createGateway(options: GatewayOptions): Hono<GatewayVariables> {
       '/console',
       createConsoleRoutes({
         console: options.taskService.console,
-        sessions: createSessionKeeper(options.console.operators),
+        sessions: createSessionKeeper(options.console.operators, options.console.jwtLogin),
+        jwtLogin: options.console.jwtLogin,
+        ...(options.console.loginLimits === undefined
+          ? {}
+          : { loginLimits: options.console.loginLimits }),
         tail,
         logger,
         keepAliveMs: config.sseKeepAliveMs,
+        taskTtlMs: config.taskTtlMs,
         shutdownSignal,
         ...(workerLiveness === undefined ? {} : { workers: () => workerLiveness.check() }),
       }),

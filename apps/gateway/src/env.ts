@@ -62,6 +62,8 @@ export interface GatewayConfig {
   tracing?: TracingSettings;
   /** MCP_CONSOLE_TOKENS: the operator console's credentials; undefined: no console (404). */
   consoleOperators: ConsoleOperator[] | undefined;
+  /** MCP_CONSOLE_ROLE_CLAIM (MCP_AUTH=jwt only): the JWT claim that grants console access. */
+  consoleRoleClaim: string | undefined;
 }
 
 export type AuthConfig =
@@ -179,6 +181,7 @@ const EnvSchema = z.object({
   MCP_SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).default(1000),
   MCP_MIGRATE_ON_START: z.enum(['true', 'false']).default('false'),
   MCP_CONSOLE_TOKENS: optionalText,
+  MCP_CONSOLE_ROLE_CLAIM: optionalText,
   LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
 });
 
@@ -412,6 +415,10 @@ export function parseEnv(source: Record<string, string | undefined>): EnvResult 
   const consoleTokens =
     env.MCP_CONSOLE_TOKENS === undefined ? undefined : parseConsoleTokens(env.MCP_CONSOLE_TOKENS);
   problems.push(...(consoleTokens?.problems ?? []));
+  if (env.MCP_CONSOLE_ROLE_CLAIM !== undefined && env.MCP_AUTH !== 'jwt')
+    problems.push(
+      'MCP_CONSOLE_ROLE_CLAIM: only with MCP_AUTH=jwt (it names a claim of the JWTs that MCP_AUTH=jwt verifies)',
+    );
 
   if (problems.length > 0 || auth === undefined || !tracing.ok || !database.ok)
     return { ok: false, problems };
@@ -482,6 +489,7 @@ function buildConfig(
       logLevel: env.LOG_LEVEL,
       tracing,
       consoleOperators,
+      consoleRoleClaim: env.MCP_CONSOLE_ROLE_CLAIM,
     },
   };
 }

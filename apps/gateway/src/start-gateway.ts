@@ -31,6 +31,7 @@ import type { RunningTracing } from '@mcp-tasks/tracing';
 import { pino, type Logger } from 'pino';
 import { createGateway } from './app.js';
 import { createAuthenticator } from './auth/index.js';
+import { consoleFromConfig } from './console/config.js';
 import { parseEnv, type GatewayConfig } from './env.js';
 import { createMetrics } from './metrics.js';
 import { startTenantQuotas } from './quotas/index.js';
@@ -217,6 +218,7 @@ async function main(tracing: RunningTracing | undefined): Promise<void> {
     metrics,
     logger,
   });
+  const consoleSettings = consoleFromConfig(config);
   const app = createGateway({
     taskService,
     queue,
@@ -229,8 +231,7 @@ async function main(tracing: RunningTracing | undefined): Promise<void> {
     shutdownSignal: draining.signal,
     notReadySignal: notReady.signal,
     workerLiveness,
-    console:
-      config.consoleOperators === undefined ? undefined : { operators: config.consoleOperators },
+    console: consoleSettings,
     admission: quotas.admission,
     resourceMetadata: config.auth.mode === 'jwt' ? config.auth.resourceMetadata : undefined,
   });
@@ -245,12 +246,23 @@ async function main(tracing: RunningTracing | undefined): Promise<void> {
       inFlight -= 1;
     }
   };
-  const server = serve({ fetch, port: config.port, hostname: config.host }, (info) =>
+  const server = serve({ fetch, port: config.port, hostname: config.host }, (info) => {
     logger.info(
       { host: info.address, port: info.port, auth: config.auth.mode },
       'gateway listening',
-    ),
-  ) as Server;
+    );
+    // Where an operator goes (docker compose up shows this line); never the credentials.
+    if (consoleSettings !== undefined)
+      logger.info(
+        {
+          path: '/console',
+          port: info.port,
+          operators: consoleSettings.operators.length,
+          jwtRoleClaim: consoleSettings.jwtLogin?.roleClaim,
+        },
+        `operator console at http://${info.family === 'IPv6' ? `[${info.address}]` : info.address}:${info.port}/console (log in with an MCP_CONSOLE_TOKENS token${consoleSettings.jwtLogin === undefined ? '' : ' or a JWT'})`,
+      );
+  }) as Server;
   server.once('error', (error) => {
     const described = describeListenFailure(error, { port: config.port, host: config.host });
     if (described === undefined) throw error;

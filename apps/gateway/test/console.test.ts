@@ -1,4 +1,11 @@
-import { claimLease, createTask, requestInput, type NewTask } from '@mcp-tasks/store';
+import {
+  claimLease,
+  completeTask,
+  createTask,
+  recordSweep,
+  requestInput,
+  type NewTask,
+} from '@mcp-tasks/store';
 import { newTaskId, type TaskOwner } from '@mcp-tasks/tasks';
 import { describe, expect, it } from 'vitest';
 import { parseConsoleTokens } from '../src/console/operators.js';
@@ -120,6 +127,7 @@ describe('the operator console', () => {
     expect(body.events.map((event) => [event.kind, event.data])).toEqual([
       ['created', { tool: 'console_tool', status: 'working' }],
       ['claimed', { worker: 'worker-7', epoch: 1, attempt: 1 }],
+      ['step_started', { step: 1, worker: 'worker-7' }],
     ]);
     const anonymous = await gw.app.request(`/console/api/tasks/${task.id}/history`);
     expect(anonymous.status).toBe(401);
@@ -253,5 +261,47 @@ describe('the operator console', () => {
     const response = await gw.app.request('/console?status=done', { headers: { cookie } });
     expect(response.status).toBe(400);
     expect(await response.text()).toContain('status: unknown done');
+  });
+
+  it('shows the last sweep and its leader, the TTL and retention, table sizes and both charts', async () => {
+    const { task } = await createTask(infra.db, newTask(acme));
+    const claim = await claimLease(infra.db, task.id, 'worker-h', 30_000);
+    await completeTask(infra.db, claim!.fence, { content: [] }, 'done');
+    await recordSweep(infra.db, {
+      workerId: 'worker-sweeps',
+      durationMs: 12,
+      expired: 1,
+      redispatched: 2,
+      deleted: 3,
+      retentionMs: 7 * 86_400_000,
+      intervalMs: 5_000,
+    });
+    const page = await (
+      await gw.app.request('/console/health', { headers: { cookie: (await login(ROOT)).cookie } })
+    ).text();
+    expect(page).toMatch(/data-testid="sweeper-leader">worker-sweeps — \d+ workers? eligible</);
+    expect(page).toMatch(
+      /data-testid="last-sweep">\d+s ago \([^)]+\), every 5 s; took 12 ms: 1 expired, 2 woken, 3 deleted</,
+    );
+    expect(page).toContain('data-testid="task-ttl">1 h<');
+    expect(page).toContain('data-testid="retention">7 d<');
+    expect(page).toMatch(/task_events table<\/dt><dd>[\d.]+ [KM]iB</);
+    const latency = JSON.parse(
+      (/id="latency-chart" data-series="([^"]+)"/.exec(page)?.[1] ?? '{}').replaceAll(
+        '&quot;',
+        '"',
+      ),
+    ) as { minutes: number[]; p50: (number | null)[]; p95: (number | null)[] };
+    expect(latency.minutes).toHaveLength(60);
+    expect(latency.p50.at(-1)).toEqual(expect.any(Number));
+    expect(page).toContain('id="throughput-chart"');
+    // A tenant operator sees neither the cluster's sweeper nor its table sizes.
+    const tenantPage = await (
+      await gw.app.request('/console/health', {
+        headers: { cookie: (await login(ACME_READER)).cookie },
+      })
+    ).text();
+    expect(tenantPage).not.toContain('worker-sweeps');
+    expect(tenantPage).toContain('id="latency-chart"');
   });
 });

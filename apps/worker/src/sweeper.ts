@@ -5,6 +5,7 @@ import {
   deleteExpiredTaskBatch,
   expireTaskBatch,
   isTransientInfrastructureError,
+  recordSweep,
   type Db,
   type TaskService,
 } from '@mcp-tasks/store';
@@ -53,6 +54,8 @@ export function createSweeper(options: {
   taskService: TaskService;
   intervalMs: number;
   retentionMs: number;
+  /** Named in the last-sweep row the console's health page reads (sweeper_state). */
+  workerId?: string;
   /** Rows per statement; halved (down to 10) for a step whose statement timed out. */
   batchSize?: number;
   /** How long one step may keep taking batches within one sweep (monotonic clock). */
@@ -140,6 +143,7 @@ export function createSweeper(options: {
       takeoversFrom = performance.now() + (options.holderGraceMs ?? 0);
     }
     const expiredLeases = performance.now() >= takeoversFrom;
+    const sweepStartedAt = performance.now();
     try {
       // The database clock: leases and expiry are written with Postgres now(), not this host's.
       const now = await databaseNow(db);
@@ -185,6 +189,21 @@ export function createSweeper(options: {
       metrics.redispatched.inc(redispatched);
       metrics.sweptTasks.inc({ step: 'expire' }, expired);
       metrics.sweptTasks.inc({ step: 'delete' }, deleted);
+      // Still under the lock: the row names the leader of this sweep. Its failure is only logged.
+      if (options.workerId !== undefined && mayGoOn()) {
+        await recordSweep(db, {
+          workerId: options.workerId,
+          durationMs: performance.now() - sweepStartedAt,
+          expired,
+          redispatched,
+          deleted,
+          retentionMs: options.retentionMs,
+          intervalMs: options.intervalMs,
+        }).catch((error: unknown) => {
+          noteFailure(error);
+          logger.warn({ err: error }, 'could not record the sweep for the console');
+        });
+      }
       if (redispatched + expired + deleted > 0) {
         logger.info({ redispatched, expired, deleted }, 'sweep');
       }

@@ -182,6 +182,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
       holderGraceMs: config.leaseMs,
       leaderTimeoutMs: config.sweepLeaderTimeoutMs,
       retentionMs: config.taskRetentionMs,
+      workerId: config.workerId,
       logger,
       metrics,
     });

@@ -101,3 +101,40 @@ describe('the sweeper leadership connection', () => {
     }
   });
 });
+
+describe('the last-sweep row (sweeper_state, read by the console health page)', () => {
+  it('is written by the leader after each sweep: which worker, when, and its settings', async () => {
+    const sweeper = sweeperWith('sweeper-state-test', {
+      workerId: 'sweeper-state-test',
+      retentionMs: 86_400_000,
+      intervalMs: 40,
+    });
+    sweeper.start();
+    try {
+      let rows: { worker_id: string; retention_ms: string; interval_ms: number }[] = [];
+      while (rows.length === 0) {
+        rows = await h.query(
+          "SELECT worker_id, retention_ms, interval_ms FROM sweeper_state WHERE swept_at > now() - interval '5 seconds'",
+        );
+        await sleep(20);
+      }
+      expect(rows).toEqual([
+        { worker_id: 'sweeper-state-test', retention_ms: '86400000', interval_ms: 40 },
+      ]);
+      const sweptAt = async (): Promise<number> =>
+        (
+          await h.query<{ at: Date }>('SELECT swept_at AS at FROM sweeper_state')
+        )[0]?.at.getTime() ?? 0;
+      const first = await sweptAt();
+      let later = first;
+      while (later === first) {
+        await sleep(20);
+        later = await sweptAt();
+      }
+      expect(later).toBeGreaterThan(first);
+      expect(await h.query('SELECT count(*)::int AS n FROM sweeper_state')).toEqual([{ n: 1 }]);
+    } finally {
+      await sweeper.stop();
+    }
+  });
+});

@@ -84,9 +84,24 @@ export interface TaskEventsTable {
   data: Generated<JsonObject>;
 }
 
+/** The one row of `sweeper_state` (migration 0020): the last sweep the sweeper leader made. */
+export interface SweeperStateTable {
+  singleton: Generated<boolean>;
+  worker_id: string;
+  swept_at: Date;
+  duration_ms: number;
+  expired: number;
+  redispatched: number;
+  deleted: number;
+  /** bigint: pg returns it as a string. */
+  retention_ms: string | number;
+  interval_ms: number;
+}
+
 export interface Database {
   tasks: TasksTable;
   task_events: TaskEventsTable;
+  sweeper_state: SweeperStateTable;
 }
 
 export type TaskRow = Selectable<TasksTable>;

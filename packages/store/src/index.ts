@@ -99,6 +99,7 @@ export {
   type Leadership,
   type LeadershipSession,
 } from './leadership.js';
+export { readLastSweep, recordSweep, type LastSweep, type SweepRecord } from './sweeper-state.js';
 export {
   CHANGE_LISTENER_APPLICATION_NAME,
   TASK_CHANGES_CHANNEL,
@@ -146,10 +147,17 @@ export {
   type OperatorScope,
   type PageCursor,
   type TaskFilter,
+  type TaskListPage,
   type TaskListRow,
+  SEARCH_SCAN_ROWS,
 } from './console/console-queries.js';
 export { MAX_BULK_CANCEL, type CancelTarget } from './console/console-actions.js';
-export { type StoreHealth, type HeldByWorker, type Throughput } from './console/console-health.js';
+export {
+  type StoreHealth,
+  type HeldByWorker,
+  type Latency,
+  type Throughput,
+} from './console/console-health.js';
 export { MAX_HISTORY_EVENTS, type TaskEvent, type EventMark } from './console/task-events.js';
 export {
   parseDatabaseSettings,

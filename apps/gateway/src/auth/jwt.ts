@@ -64,13 +64,20 @@ const TOKEN_TYPES: ReadonlySet<string> = new Set([
   'application/at+jwt',
 ]);
 
+/** A verified token's claims, or a thrown 401 (bad token) / 503 (keys unreachable). */
+export interface JwtVerifier {
+  verify(token: string): Promise<JWTPayload>;
+  /** Present when keys come from outside the process (JWKS, discovery). */
+  keys: KeySource | undefined;
+}
+
 /**
- * MCP_AUTH=jwt: the principal is `sub`, the tenant a configurable string claim; `exp`, `sub` and
- * `aud` are required. The algorithm list is pinned per key kind so a token cannot pick a weaker
- * one (alg confusion). A token typed as something else (a logout token, a DPoP proof, a security
- * event) is refused even when its signature and audience check out.
+ * The checks every token passes, whatever it is then used for (an MCP call, a console login):
+ * signature, `exp`, `sub`, `aud`, `iss`, `typ`, age. The algorithm list is pinned per key kind
+ * so a token cannot pick a weaker one (alg confusion). A token typed as something else (a logout
+ * token, a DPoP proof, a security event) is refused even when its signature and audience check out.
  */
-export function createJwtAuthenticator(options: JwtAuthOptions): Authenticator {
+export function createJwtVerifier(options: JwtAuthOptions): JwtVerifier {
   // jose checks `exp` only when present: without requiring it a leaked token would work forever.
   const verifyOptions: JWTVerifyOptions = {
     requiredClaims: ['exp', 'sub'],
@@ -82,7 +89,6 @@ export function createJwtAuthenticator(options: JwtAuthOptions): Authenticator {
     verifyOptions.maxTokenAge = options.maxTokenAgeSeconds;
   }
   const challenge = options.challenge ?? NO_CHALLENGE_PARAMS;
-  const requiredScopes = options.requiredScopes ?? [];
   let verify: (token: string) => ReturnType<typeof jwtVerify>;
   let keys: KeySource | undefined;
   if (options.secret !== undefined) {
@@ -107,9 +113,8 @@ export function createJwtAuthenticator(options: JwtAuthOptions): Authenticator {
     throw new Error('jwt authentication needs a secret, a JWKS URL or an issuer');
   }
   return {
-    async authenticate(authorization) {
-      const token = bearerToken(authorization);
-      if (token === undefined) throw unauthorized('missing', challenge);
+    keys,
+    async verify(token) {
       let verified: Awaited<ReturnType<typeof jwtVerify>>;
       try {
         verified = await verify(token);
@@ -129,6 +134,25 @@ export function createJwtAuthenticator(options: JwtAuthOptions): Authenticator {
       if (typ !== undefined && options.typ === undefined && !TOKEN_TYPES.has(typ.toLowerCase())) {
         throw unauthorized('invalid', challenge);
       }
+      return payload;
+    },
+  };
+}
+
+/**
+ * MCP_AUTH=jwt: the principal is `sub`, the tenant a configurable string claim; `exp`, `sub` and
+ * `aud` are required (createJwtVerifier).
+ */
+export function createJwtAuthenticator(options: JwtAuthOptions): Authenticator {
+  const challenge = options.challenge ?? NO_CHALLENGE_PARAMS;
+  const requiredScopes = options.requiredScopes ?? [];
+  const verifier = createJwtVerifier(options);
+  const keys = verifier.keys;
+  return {
+    async authenticate(authorization) {
+      const token = bearerToken(authorization);
+      if (token === undefined) throw unauthorized('missing', challenge);
+      const payload = await verifier.verify(token);
       const tenant = payload[options.tenantClaim];
       if (!isIdentityPart(payload.sub) || !isIdentityPart(tenant)) {
         throw unauthorized('invalid', challenge);

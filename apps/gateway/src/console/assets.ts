@@ -44,6 +44,9 @@ pre { background: color-mix(in srgb, var(--line) 35%, transparent); padding: .75
 .status-cancelled { background: #e5e7eb; color: #374151; }
 .event-lease_taken_over, .event-attempt_failed, .event-expired { background: #fee2e2; color: #7f1d1d; }
 .event-console_cancel, .event-console_answer { background: #ede9fe; color: #4c1d95; }
+.charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(100%, 420px), 1fr)); gap: 1rem; }
+p code { overflow-wrap: anywhere; }
+.hint { color: var(--muted); font-size: .85rem; margin: 0 0 .4rem; }
 .facts { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; }
 .facts dd { margin: 0; overflow-wrap: anywhere; }
 .error { color: var(--danger); } .notice { border-left: 4px solid var(--accent); padding-left: .6rem; }
@@ -120,22 +123,29 @@ const SCRIPT = `(() => {
     apply();
   }
   bindHistoryFilter();
-  const chart = document.getElementById('throughput-chart');
-  if (chart && window.uPlot === undefined) {
+  const charts = [document.getElementById('throughput-chart'), document.getElementById('latency-chart')]
+    .filter((element) => element !== null);
+  if (charts.length > 0 && window.uPlot === undefined) {
     const css = document.createElement('link');
     css.rel = 'stylesheet'; css.href = '/console/assets/uPlot.min.css';
     document.head.append(css);
     const script = document.createElement('script');
     script.src = '/console/assets/uPlot.iife.min.js';
-    script.onload = () => drawChart(chart);
+    script.onload = () => charts.forEach(drawChart);
     document.head.append(script);
   }
   function drawChart(element) {
     const s = JSON.parse(element.dataset.series);
     const width = Math.max(280, Math.min(element.clientWidth || 800, 1100));
-    new window.uPlot({ width, height: 220, series: [{}, { label: 'created', stroke: '#0b5cad' },
-      { label: 'completed', stroke: '#15803d' }, { label: 'failed', stroke: '#b3261e' }],
-      axes: [{}, { label: 'per minute' }] }, [s.minutes, s.created, s.completed, s.failed], element);
+    const latency = element.id === 'latency-chart';
+    const series = latency
+      ? [{}, { label: 'p50 s', stroke: '#0b5cad', points: { show: true, size: 6 } },
+          { label: 'p95 s', stroke: '#b45309', points: { show: true, size: 6 } }]
+      : [{}, { label: 'created', stroke: '#0b5cad' }, { label: 'completed', stroke: '#15803d' },
+          { label: 'failed', stroke: '#b3261e' }];
+    const data = latency ? [s.minutes, s.p50, s.p95] : [s.minutes, s.created, s.completed, s.failed];
+    new window.uPlot({ width, height: 220, series,
+      axes: [{}, { label: latency ? 'create to settle, s' : 'per minute' }] }, data, element);
   }
 })();
 `;

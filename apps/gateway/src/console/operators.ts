@@ -54,15 +54,28 @@ export function parseConsoleTokens(value: string): {
       problems.push(`${where} repeats a token of an earlier entry`);
       return;
     }
-    const scope = tenant === '*' ? null : tenant;
-    operators.push({
-      tokenDigest,
-      tenant: scope,
-      actions: flag === 'actions',
-      sessionKey: Buffer.from(digestToken(`mcp-tasks console session key\0${token}`), 'hex'),
-      actor: `console:${scope ?? '*'}:${tokenDigest.slice(0, 8)}`,
-    });
+    operators.push(operatorOf(token, tenant, flag === 'actions', tokenDigest.slice(0, 8)));
   });
   if (entries.length === 0) problems.push('MCP_CONSOLE_TOKENS: no token entries');
   return { operators, problems };
+}
+
+/**
+ * The operator a secret credential (a console token, or a whole JWT) stands for. The session key
+ * is derived from the credential itself, so a cookie or a CSRF token cannot be made without it.
+ */
+export function operatorOf(
+  credential: string,
+  tenant: string,
+  actions: boolean,
+  who: string,
+): ConsoleOperator {
+  const scope = tenant === '*' ? null : tenant;
+  return {
+    tokenDigest: digestToken(credential),
+    tenant: scope,
+    actions,
+    sessionKey: Buffer.from(digestToken(`mcp-tasks console session key\0${credential}`), 'hex'),
+    actor: `console:${scope ?? '*'}:${who}`,
+  };
 }

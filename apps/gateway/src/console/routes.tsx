@@ -1,7 +1,7 @@
 /** @jsxRuntime automatic */
 /** @jsxImportSource hono/jsx */
 import type { ConsoleService, TaskEvent } from '@mcp-tasks/store';
-import { MAX_BULK_CANCEL } from '@mcp-tasks/store';
+import { MAX_BULK_CANCEL, SEARCH_SCAN_ROWS } from '@mcp-tasks/store';
 import type { InputResponses, JsonObject, JsonValue } from '@mcp-tasks/tasks';
 import { Hono, type Context } from 'hono';
 import { deleteCookie, setCookie } from 'hono/cookie';
@@ -9,6 +9,13 @@ import type { Logger } from 'pino';
 import { createSseStream } from '../sse.js';
 import { consoleAssets } from './assets.js';
 import type { EventTail } from './event-tail.js';
+import { looksLikeJwt, type ConsoleJwtLogin } from './jwt-login.js';
+import {
+  DEFAULT_LOGIN_LIMITS,
+  clientAddress,
+  createLoginLimiter,
+  type LoginLimits,
+} from './login-limiter.js';
 import {
   ListQueryError,
   describeFilter,
@@ -36,11 +43,17 @@ import {
 export interface ConsoleRoutesOptions {
   console: ConsoleService;
   sessions: SessionKeeper;
+  /** MCP_AUTH=jwt with MCP_CONSOLE_ROLE_CLAIM: a JWT carrying the claim logs in too. */
+  jwtLogin?: ConsoleJwtLogin | undefined;
+  /** Failed logins allowed per client address and per token prefix (docs/console.md). */
+  loginLimits?: LoginLimits;
   tail: EventTail;
   logger: Logger;
   /** What the health page says about queue consumers (the gateway's worker liveness). */
   workers?: () => Promise<unknown>;
   keepAliveMs: number;
+  /** TASK_TTL_MS: shown on the health page. */
+  taskTtlMs: number;
   /** Aborted when the gateway drains: live pages close (their EventSource reconnects elsewhere). */
   shutdownSignal: AbortSignal;
   now?: () => number;
@@ -82,7 +95,8 @@ async function render(element: { toString(): string | Promise<string> }): Promis
 
 /** The operator console under /console (docs/console.md). */
 export function createConsoleRoutes(options: ConsoleRoutesOptions): Hono<ConsoleEnv> {
-  const { sessions, logger } = options;
+  const { sessions, logger, jwtLogin } = options;
+  const loginLimiter = createLoginLimiter(options.loginLimits ?? DEFAULT_LOGIN_LIMITS);
   const service = options.console;
   const now = options.now ?? Date.now;
   let openStreams = 0;
@@ -97,45 +111,91 @@ export function createConsoleRoutes(options: ConsoleRoutesOptions): Hono<Console
   app.route('/assets', consoleAssets());
 
   app.get('/login', (c) => c.html(<LoginPage />));
+  type LoginResult =
+    | { ok: true; operator: ConsoleOperator; cookie: string; maxAgeS: number }
+    | { ok: false; status: 401 | 503; message: string; retryAfterS?: number };
+
+  /** A console token, or (MCP_CONSOLE_ROLE_CLAIM set) a JWT carrying the role claim. */
+  const resolveCredential = async (token: string): Promise<LoginResult> => {
+    const operator = sessions.operatorForToken(token);
+    const ttlS = Math.floor(SESSION_TTL_MS / 1000);
+    if (operator !== undefined)
+      return { ok: true, operator, cookie: sessions.issue(operator, now()), maxAgeS: ttlS };
+    if (jwtLogin !== undefined && looksLikeJwt(token)) {
+      const result = await jwtLogin.operatorFor(token);
+      if (!result.ok) return result;
+      return {
+        ok: true,
+        operator: result.operator,
+        cookie: sessions.issueForJwt(token),
+        maxAgeS: Math.max(1, Math.min(ttlS, Math.floor((result.expiresAtMs - now()) / 1000))),
+      };
+    }
+    return {
+      ok: false,
+      status: 401,
+      message:
+        jwtLogin === undefined
+          ? 'That token is not an operator token of this console.'
+          : `That token is neither an operator token of this console nor a JWT with the "${jwtLogin.roleClaim}" claim.`,
+    };
+  };
+
   app.post('/login', async (c) => {
+    const address = clientAddress(c);
     const form = await c.req.parseBody();
     const token = typeof form.token === 'string' ? form.token : '';
-    const operator = sessions.operatorForToken(token);
-    if (operator === undefined) {
-      logger.info('console login refused');
+    const limited = loginLimiter.check(address, token, now());
+    if (limited !== undefined) {
+      logger.warn({ address }, 'console login rate limited');
       return c.html(
-        <LoginPage error="That token is not an operator token of this console." />,
-        401,
+        <LoginPage
+          error={`Too many failed logins from this address or with this token: try again in ${limited} s.`}
+        />,
+        429,
+        { 'Retry-After': String(limited) },
       );
     }
-    setCookie(c, SESSION_COOKIE, sessions.issue(operator, now()), {
+    const login = await resolveCredential(token);
+    if (!login.ok) {
+      loginLimiter.failed(address, token, now());
+      logger.info({ address, status: login.status }, 'console login refused');
+      return c.html(
+        <LoginPage error={login.message} />,
+        login.status,
+        login.retryAfterS === undefined ? {} : { 'Retry-After': String(login.retryAfterS) },
+      );
+    }
+    setCookie(c, SESSION_COOKIE, login.cookie, {
       httpOnly: true,
       sameSite: 'Strict',
       secure: isSecure(c),
       path: '/console',
-      maxAge: Math.floor(SESSION_TTL_MS / 1000),
+      maxAge: login.maxAgeS,
     });
-    logger.info({ actor: operator.actor }, 'console login');
+    logger.info({ actor: login.operator.actor }, 'console login');
     return c.redirect('/console', 303);
   });
 
-  // The JSON API (the CLI's `history`) takes the operator token as a bearer token; pages take
-  // the session cookie.
+  // The JSON API (the CLI's `history`) takes the operator token (or JWT) as a bearer token;
+  // pages take the session cookie.
   app.use('/api/*', async (c, next) => {
     const header = c.req.header('authorization') ?? '';
     const match = /^Bearer (.+)$/i.exec(header);
-    const operator = match?.[1] === undefined ? undefined : sessions.operatorForToken(match[1]);
-    const session =
-      operator === undefined
-        ? sessions.verify(sessionCookieOf(c), now())
-        : { operator, cookie: '', csrfToken: '' };
+    const bearer = match?.[1] === undefined ? undefined : await resolveCredential(match[1]);
+    const session = bearer?.ok
+      ? { operator: bearer.operator, cookie: '', csrfToken: '' }
+      : await sessions.verify(sessionCookieOf(c), now());
     if (session === undefined)
       return c.json(
         {
           error: 'unauthorized',
-          message: 'send a console operator token as "Authorization: Bearer <token>"',
+          message:
+            bearer === undefined || bearer.ok
+              ? 'send a console operator token as "Authorization: Bearer <token>"'
+              : bearer.message,
         },
-        401,
+        bearer?.ok === false ? bearer.status : 401,
         { 'WWW-Authenticate': 'Bearer realm="mcp-tasks console"' },
       );
     c.set('session', session);
@@ -144,7 +204,7 @@ export function createConsoleRoutes(options: ConsoleRoutesOptions): Hono<Console
 
   app.use('*', async (c, next) => {
     if (c.req.path.startsWith('/console/api/')) return next();
-    const session = sessions.verify(sessionCookieOf(c), now());
+    const session = await sessions.verify(sessionCookieOf(c), now());
     if (session === undefined) {
       if (c.req.method === 'GET') return c.redirect('/console/login', 303);
       return c.html(
@@ -221,6 +281,11 @@ export function createConsoleRoutes(options: ConsoleRoutesOptions): Hono<Console
         queryString={parsed.filterString}
         rows={page.rows}
         firstPage={parsed.cursor === undefined}
+        searchCut={
+          page.searchCut === true && page.next !== undefined
+            ? { scanned: SEARCH_SCAN_ROWS, to: page.next.createdAt }
+            : undefined
+        }
         now={now()}
         {...(page.next === undefined
           ? {}
@@ -380,9 +445,10 @@ export function createConsoleRoutes(options: ConsoleRoutesOptions): Hono<Console
   app.get('/health', async (c) => {
     const session = c.get('session');
     const scope = { tenant: session.operator.tenant };
-    const [health, throughput, workers] = await Promise.all([
+    const [health, throughput, latency, workers] = await Promise.all([
       service.health(scope),
       service.throughput(scope),
+      service.latency(scope),
       options.workers?.().catch(() => ({ status: 'unknown' })),
     ]);
     return c.html(
@@ -392,6 +458,8 @@ export function createConsoleRoutes(options: ConsoleRoutesOptions): Hono<Console
         workers={workers}
         now={now()}
         throughput={throughput}
+        latency={latency}
+        settings={{ taskTtlMs: options.taskTtlMs }}
       />,
     );
   });

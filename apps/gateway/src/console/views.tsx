@@ -19,6 +19,19 @@ function age(from: Date, now: number): string {
   return `${Math.round(s / 86400)}d`;
 }
 
+/** A setting's length in the largest whole unit that divides it (7 d, 90 s, 250 ms). */
+function duration(ms: number): string {
+  const units: [number, string][] = [
+    [86_400_000, 'd'],
+    [3_600_000, 'h'],
+    [60_000, 'min'],
+    [1_000, 's'],
+  ];
+  for (const [size, unit] of units)
+    if (ms >= size && ms % size === 0) return `${ms / size} ${unit}`;
+  return `${ms} ms`;
+}
+
 function json(value: unknown): string {
   return JSON.stringify(value, null, 2);
 }
@@ -185,9 +198,11 @@ export const ListPage: FC<{
   queryString: string;
   rows: TaskListRow[];
   nextHref?: string;
+  /** The search examined its bounded number of rows and stopped: older tasks were not searched. */
+  searchCut?: { scanned: number; to: Date } | undefined;
   firstPage: boolean;
   now: number;
-}> = ({ session, query, queryString, rows, nextHref, firstPage, now }) => (
+}> = ({ session, query, queryString, rows, nextHref, searchCut, firstPage, now }) => (
   <Layout title="Tasks" session={session}>
     <h1>
       Tasks <span class="live" id="live-state" aria-live="polite"></span>
@@ -228,11 +243,20 @@ export const ListPage: FC<{
         </tbody>
       </table>
     </div>
-    {rows.length === 0 ? <p id="empty">No task matches.</p> : null}
+    {rows.length === 0 ? (
+      <p id="empty">{searchCut === undefined ? 'No task matches.' : 'No match on this page.'}</p>
+    ) : null}
+    {searchCut === undefined ? null : (
+      <p id="search-cut" role="status">
+        The search looked at the {searchCut.scanned.toLocaleString('en')} newest tasks of this
+        filter (back to {searchCut.to.toISOString()}); older ones are searched on the next page.
+        Narrow by status, tool, tenant or time to search further at once.
+      </p>
+    )}
     {nextHref === undefined ? null : (
       <p>
         <a href={nextHref} rel="next">
-          Older tasks →
+          {searchCut === undefined ? 'Older tasks →' : 'Search older tasks →'}
         </a>
       </p>
     )}
@@ -480,7 +504,10 @@ export const HealthPage: FC<{
   workers: unknown;
   now: number;
   throughput: { minutes: number[]; completed: number[]; failed: number[]; created: number[] };
-}> = ({ session, health, workers, now, throughput }) => (
+  latency: { minutes: number[]; p50: (number | null)[]; p95: (number | null)[] };
+  /** The gateway's settings an operator asks about beside the table sizes. */
+  settings: { taskTtlMs: number };
+}> = ({ session, health, workers, now, throughput, latency, settings }) => (
   <Layout title="Health" session={session}>
     <h1>Health</h1>
     <h2>Queue</h2>
@@ -524,25 +551,47 @@ export const HealthPage: FC<{
         </tbody>
       </table>
     </div>
-    <h2>Throughput (last hour, per minute)</h2>
-    <div id="throughput-chart" data-series={JSON.stringify(throughput)}></div>
+    <div class="charts">
+      <section>
+        <h2>Throughput (last hour, per minute)</h2>
+        <div id="throughput-chart" data-series={JSON.stringify(throughput)}></div>
+      </section>
+      <section>
+        <h2>Latency (last hour, per minute)</h2>
+        <p class="hint">
+          Seconds from create to settle (completed, failed, expired, cancelled) of the tasks that
+          settled in each minute: median and 95th percentile, from the history.
+        </p>
+        <div id="latency-chart" data-series={JSON.stringify(latency)}></div>
+      </section>
+    </div>
+    <h2>Settings</h2>
+    <dl class="facts">
+      <dt>Default task TTL (TASK_TTL_MS, this gateway)</dt>
+      <dd data-testid="task-ttl">{duration(settings.taskTtlMs)}</dd>
+      <dt>Retention after a task ends (TASK_RETENTION_MS, the sweeper)</dt>
+      <dd data-testid="retention">
+        {health.lastSweep === null
+          ? 'not known yet (no sweep recorded)'
+          : duration(health.lastSweep.retentionMs)}
+      </dd>
+    </dl>
     {session.operator.tenant === null ? (
       <>
         <h2>Sweeper and storage</h2>
         <dl class="facts">
-          <dt>Sweeper leader</dt>
-          <dd>
-            {health.sweeperLeaders.length === 0
-              ? 'none elected'
-              : health.sweeperLeaders
-                  .map(
-                    (leader) =>
-                      `since ${leader.since.toISOString()} from ${leader.clientAddress ?? 'local socket'}`,
-                  )
-                  .join('; ')}
+          <dt>Sweeper leader (last sweep by)</dt>
+          <dd data-testid="sweeper-leader">
+            {health.lastSweep === null ? 'no sweep recorded yet' : health.lastSweep.workerId}
+            {health.sweepInProgress ? ' (a sweep is running now)' : ''}
+            {` — ${health.sweeperCandidates} worker${health.sweeperCandidates === 1 ? '' : 's'} eligible`}
           </dd>
-          <dt>Last sweeper change</dt>
-          <dd>{health.lastSweeperEventAt?.toISOString() ?? '—'}</dd>
+          <dt>Last sweep</dt>
+          <dd data-testid="last-sweep">
+            {health.lastSweep === null
+              ? '—'
+              : `${age(health.lastSweep.sweptAt, now)} ago (${health.lastSweep.sweptAt.toISOString()}), every ${duration(health.lastSweep.intervalMs)}; took ${health.lastSweep.durationMs} ms: ${health.lastSweep.expired} expired, ${health.lastSweep.redispatched} woken, ${health.lastSweep.deleted} deleted`}
+          </dd>
           <dt>Replica lag</dt>
           <dd>
             {health.replicaLagSeconds === undefined
@@ -560,7 +609,7 @@ export const HealthPage: FC<{
             {health.terminalKept}
             {health.oldestTerminalExpiry === null
               ? ''
-              : `, earliest expiry ${health.oldestTerminalExpiry.toISOString()} (deleted after the workers' TASK_RETENTION_MS past it)`}
+              : `, earliest expiry ${health.oldestTerminalExpiry.toISOString()} (deleted after the retention above past it)`}
           </dd>
         </dl>
       </>

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../database.js';
 import { LEADERSHIP_APPLICATION_NAME } from '../leadership.js';
+import { readLastSweep, type LastSweep } from '../sweeper-state.js';
 
 export interface HeldByWorker {
   worker: string;
@@ -15,10 +16,14 @@ export interface StoreHealth {
   oldestRunnableCreatedAt: Date | null;
   inputRequired: number;
   held: HeldByWorker[];
-  /** Backends holding the sweeper's leadership lock (0: no sweeper elected right now). */
-  sweeperLeaders: { since: Date; clientAddress: string | null }[];
-  /** The latest change the sweeper made (an orphan woken, a task expired), from the events. */
-  lastSweeperEventAt: Date | null;
+  /**
+   * Workers' leadership connections (one per worker process: the candidates), and whether one of
+   * them holds the sweeper's lock right now (it is held only while a sweep runs).
+   */
+  sweeperCandidates: number;
+  sweepInProgress: boolean;
+  /** The last sweep the leader recorded (migration 0020): which worker, when, what it did. */
+  lastSweep: LastSweep | null;
   tasksBytes: number;
   eventsBytes: number;
   /** Ended tasks kept for their retention, and the earliest expiry among them. */
@@ -49,14 +54,14 @@ export async function readStoreHealth(
       WHERE ${byTenant} AND status = 'working' AND lease_owner IS NOT NULL
       GROUP BY lease_owner ORDER BY lease_owner LIMIT 200
     `.execute(db),
-    sql<{ since: Date; client: string | null }>`
-      SELECT backend_start AS since, client_addr::text AS client FROM pg_stat_activity
-      WHERE application_name = ${LEADERSHIP_APPLICATION_NAME} AND datname = current_database()
+    sql<{ candidates: string; sweeping: boolean }>`
+      SELECT count(*) AS candidates,
+        coalesce(bool_or(EXISTS (SELECT 1 FROM pg_locks l WHERE l.pid = a.pid
+          AND l.locktype = 'advisory' AND l.granted)), false) AS sweeping
+      FROM pg_stat_activity a
+      WHERE a.application_name = ${LEADERSHIP_APPLICATION_NAME} AND a.datname = current_database()
     `.execute(db),
-    sql<{ at: Date | null }>`
-      SELECT max(at) AS at FROM task_events WHERE kind IN ('enqueued', 'expired')
-        AND at > now() - interval '1 day'
-    `.execute(db),
+    readLastSweep(db),
     sql<{ tasks: string; events: string }>`
       SELECT pg_total_relation_size('tasks') AS tasks, pg_total_relation_size('task_events') AS events
     `.execute(db),
@@ -76,11 +81,9 @@ export async function readStoreHealth(
       latestLeaseExpiry: row.latest,
     })),
     // Only an all-tenant operator sees the cluster-wide figures.
-    sweeperLeaders:
-      tenant === null
-        ? leaders.rows.map((row) => ({ since: row.since, clientAddress: row.client }))
-        : [],
-    lastSweeperEventAt: tenant === null ? (sweep.rows[0]?.at ?? null) : null,
+    sweeperCandidates: tenant === null ? Number(leaders.rows[0]?.candidates ?? 0) : 0,
+    sweepInProgress: tenant === null && leaders.rows[0]?.sweeping === true,
+    lastSweep: tenant === null ? (sweep ?? null) : null,
     tasksBytes: tenant === null ? Number(sizes.rows[0]?.tasks ?? 0) : 0,
     eventsBytes: tenant === null ? Number(sizes.rows[0]?.events ?? 0) : 0,
     terminalKept: Number(terminal.rows[0]?.kept ?? 0),
@@ -131,4 +134,40 @@ export async function readThroughput(
     series[kind][index] = (series[kind][index] ?? 0) + Number(row.count);
   }
   return { minutes, ...series };
+}
+
+/**
+ * Per minute over the last hour, oldest first: the median and 95th percentile of the seconds
+ * from create to settle of the tasks that settled that minute (the `seconds` of their settle
+ * event, migration 0020); null for a minute in which none settled.
+ */
+export interface Latency {
+  minutes: number[];
+  p50: (number | null)[];
+  p95: (number | null)[];
+}
+
+export async function readLatency(db: Db, scope: { tenant: string | null }): Promise<Latency> {
+  const tenant = scope.tenant;
+  const rows = await sql<{ minute: number; p50: number; p95: number }>`
+    SELECT extract(epoch FROM date_trunc('minute', e.at))::float8 AS minute,
+      percentile_cont(0.5) WITHIN GROUP (ORDER BY (e.data ->> 'seconds')::float8) AS p50,
+      percentile_cont(0.95) WITHIN GROUP (ORDER BY (e.data ->> 'seconds')::float8) AS p95
+    FROM task_events e
+    WHERE e.at > now() - interval '1 hour'
+      AND e.kind IN ('completed', 'failed', 'expired', 'cancelled') AND e.data ? 'seconds'
+      AND ${tenant === null ? sql`TRUE` : sql`EXISTS (SELECT 1 FROM tasks t WHERE t.id = e.task_id AND t.tenant = ${tenant})`}
+    GROUP BY 1
+  `.execute(db);
+  const start = Math.floor(Date.now() / 60_000) * 60 - 59 * 60;
+  const minutes = Array.from({ length: 60 }, (_, i) => start + i * 60);
+  const p50: (number | null)[] = minutes.map(() => null);
+  const p95: (number | null)[] = minutes.map(() => null);
+  for (const row of rows.rows) {
+    const index = Math.round((row.minute - start) / 60);
+    if (index < 0 || index >= 60) continue;
+    p50[index] = row.p50;
+    p95[index] = row.p95;
+  }
+  return { minutes, p50, p95 };
 }

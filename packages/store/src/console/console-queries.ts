@@ -110,31 +110,95 @@ const LIST_COLUMNS = [
 ] as const;
 
 /**
+ * Rows a search or tool filter examines per page at most (docs/console.md): its cost is
+ * bounded, not its reach.
+ */
+export const SEARCH_SCAN_ROWS = 20_000;
+
+/** One page of the list; `searchCut`: the search examined SEARCH_SCAN_ROWS rows, more lie older. */
+export interface TaskListPage {
+  rows: TaskListRow[];
+  next?: PageCursor;
+  searchCut?: boolean;
+}
+
+/**
  * One page, newest first, after `cursor` (keyset on (created_at, id): the indexes of migration
  * 0017 make a page a range scan however deep it is). `next` is the cursor of the following page,
  * absent on the last one.
+ *
+ * A search is a substring match no index serves (an index on the hot table would cost every
+ * create: docs/console.md has the figures), so it is bounded instead: it examines at most
+ * SEARCH_SCAN_ROWS rows of the other filters' keyset range per page. When those hold fewer
+ * matches than a page, `next` continues from the last row examined (`searchCut`), so an operator
+ * pages back through any table size at a bounded cost a page.
  */
 export async function listTasksForOperator(
   db: Db,
   scope: OperatorScope,
   filter: TaskFilter,
-  page: { cursor?: PageCursor; limit: number },
-): Promise<{ rows: TaskListRow[]; next?: PageCursor }> {
+  page: { cursor?: PageCursor; limit: number; searchScanRows?: number },
+): Promise<TaskListPage> {
   const limit = Math.max(1, Math.min(page.limit, MAX_PAGE_SIZE));
+  const scanRows = page.searchScanRows ?? SEARCH_SCAN_ROWS;
+  // Search and tool have no index of their own (docs/console.md "At size"): both are matched
+  // on the bounded scan of the indexed filters' range.
+  const { search, tool, ...narrowing } = filter;
+  const searching = (search !== undefined && search !== '') || tool !== undefined;
   let query = db
     .selectFrom('tasks')
     .select(LIST_COLUMNS)
-    .where((eb) => filterCondition(eb, scope, filter));
+    .where((eb) => filterCondition(eb, scope, narrowing));
   if (page.cursor !== undefined) {
     const { createdAt, id } = page.cursor;
     query = query.where(sql<SqlBool>`(created_at, id) < (${createdAt}, ${id})`);
   }
-  const rows = await query
+  if (!searching) {
+    const rows = await query
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit + 1)
+      .execute();
+    return pageOf(rows.map(listRow), limit);
+  }
+  const matching: TaskFilter = {
+    ...(search === undefined ? {} : { search }),
+    ...(tool === undefined ? {} : { tool }),
+  };
+  const scanned = query
+    .select((eb) => [
+      sql<boolean>`(${filterCondition(eb, { tenant: null }, matching)})`.as('hit'),
+      sql<string>`row_number() OVER (ORDER BY created_at DESC, id DESC)`.as('n'),
+    ])
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')
-    .limit(limit + 1)
+    .limit(scanRows);
+  const rows = await db
+    .selectFrom(scanned.as('scan'))
+    .selectAll()
+    .where((eb) => eb.or([eb('hit', '=', true), eb('n', '=', String(scanRows))]))
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit + 2)
     .execute();
-  const shown = rows.slice(0, limit).map(listRow);
+  const matches = rows.filter((row) => row.hit).map(listRow);
+  const boundary = rows.find((row) => Number(row.n) === scanRows);
+  if (boundary === undefined) return pageOf(matches, limit);
+  if (matches.length >= limit) {
+    // A full page: the next one goes on after its last row, like any list.
+    const shown = matches.slice(0, limit);
+    const last = shown.at(-1)!;
+    return { rows: shown, next: { createdAt: last.createdAt, id: last.id } };
+  }
+  return {
+    rows: matches,
+    next: { createdAt: boundary.created_at, id: boundary.id },
+    searchCut: true,
+  };
+}
+
+function pageOf(rows: TaskListRow[], limit: number): TaskListPage {
+  const shown = rows.slice(0, limit);
   const last = shown.at(-1);
   return rows.length > limit && last !== undefined
     ? { rows: shown, next: { createdAt: last.createdAt, id: last.id } }

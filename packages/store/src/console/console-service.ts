@@ -9,7 +9,9 @@ import {
 import {
   readReplicaLagSeconds,
   readStoreHealth,
+  readLatency,
   readThroughput,
+  type Latency,
   type StoreHealth,
   type Throughput,
 } from './console-health.js';
@@ -21,6 +23,7 @@ import {
   type OperatorScope,
   type PageCursor,
   type TaskFilter,
+  type TaskListPage,
   type TaskListRow,
 } from './console-queries.js';
 import {
@@ -40,7 +43,7 @@ export interface ConsoleService {
     scope: OperatorScope,
     filter: TaskFilter,
     page: { cursor?: PageCursor; limit: number },
-  ): Promise<{ rows: TaskListRow[]; next?: PageCursor }>;
+  ): Promise<TaskListPage>;
   /** Rows by id within the scope, each with whether it matches `filter` (the live list). */
   getTaskRows(
     scope: OperatorScope,
@@ -61,6 +64,7 @@ export interface ConsoleService {
   ): Promise<{ found: boolean; answered: string[] }>;
   health(scope: OperatorScope): Promise<StoreHealth>;
   throughput(scope: OperatorScope): Promise<Throughput>;
+  latency(scope: OperatorScope): Promise<Latency>;
   lastEventId(): Promise<bigint>;
   readEventsAfter(afterId: bigint, limit: number): Promise<EventMark[]>;
 }
@@ -100,6 +104,7 @@ export function createConsoleService(options: {
       return { ...health, replicaLagSeconds: await readReplicaLagSeconds(readDb) };
     },
     throughput: (scope) => readThroughput(db, scope),
+    latency: (scope) => readLatency(db, scope),
     lastEventId: () => lastEventId(db),
     readEventsAfter: (afterId, limit) => readEventsAfter(db, afterId, limit),
   };

@@ -47,8 +47,32 @@ describe('task_events', () => {
     expect(await history(task.id)).toEqual([
       { kind: 'created', actor: null, data: { tool: 'slow_compute', status: 'working' } },
       { kind: 'claimed', actor: null, data: { worker: 'worker-a', epoch: 1, attempt: 1 } },
+      { kind: 'step_started', actor: null, data: { step: 1, worker: 'worker-a' } },
       { kind: 'checkpoint', actor: null, data: { step: 1, message: 'step 1 done' } },
-      { kind: 'completed', actor: null, data: { message: 'done' } },
+      { kind: 'step_started', actor: null, data: { step: 2, worker: 'worker-a' } },
+      {
+        kind: 'completed',
+        actor: null,
+        data: { message: 'done', seconds: expect.any(Number) as unknown },
+      },
+    ]);
+    const [settled] = (await history(task.id)).slice(-1);
+    expect((settled?.data as { seconds: number }).seconds).toBeGreaterThanOrEqual(0);
+  });
+
+  it('starts no next step when a cancel is already requested at the checkpoint', async () => {
+    const { task } = await createTask(db, newTask());
+    const claim = await claimLease(db, task.id, 'worker-a', 30_000);
+    await requestCancel(db, alice, task.id);
+    await saveCheckpoint(db, claim!.fence, { step: 1 }, 'step 1 done', { leaseMs: 30_000 });
+    await releaseLease(db, claim!.fence);
+    expect((await history(task.id)).map((event) => event.kind)).toEqual([
+      'created',
+      'claimed',
+      'step_started',
+      'cancel_requested',
+      'checkpoint',
+      'cancelled',
     ]);
   });
 
@@ -66,7 +90,7 @@ describe('task_events', () => {
     await expireLease(task.id);
     await claimLease(db, task.id, 'worker-b', 30_000);
     const kinds = await history(task.id);
-    expect(kinds.slice(2)).toEqual([
+    expect(kinds.slice(3)).toEqual([
       {
         kind: 'lease_taken_over',
         actor: null,
@@ -76,6 +100,7 @@ describe('task_events', () => {
         }) as unknown,
       },
       { kind: 'claimed', actor: null, data: { worker: 'worker-b', epoch: 2, attempt: 2 } },
+      { kind: 'step_started', actor: null, data: { step: 1, worker: 'worker-b' } },
     ]);
   });
 
@@ -93,20 +118,24 @@ describe('task_events', () => {
     expect((await history(task.id)).map((event) => event.kind)).toEqual([
       'created',
       'claimed',
+      'step_started',
       'input_requested',
       'input_answered',
       'resumed',
       'claimed',
+      'step_started',
       'attempt_failed',
       'claimed',
+      'step_started',
       'lease_released',
       'claimed',
+      'step_started',
       'cancel_requested',
     ]);
     const events = await history(task.id);
-    expect(events[2]?.data).toEqual({ keys: ['name'], message: 'who?' });
-    expect(events[3]?.data).toEqual({ keys: ['name'] });
-    expect(events[6]?.data).toEqual({ error: 'boom', failures: 1 });
+    expect(events[3]?.data).toEqual({ keys: ['name'], message: 'who?' });
+    expect(events[4]?.data).toEqual({ keys: ['name'] });
+    expect(events[8]?.data).toEqual({ error: 'boom', failures: 1 });
   });
 
   it('records an expiry by the sweeper and leaves with its task', async () => {
@@ -138,7 +167,11 @@ describe('operator actions', () => {
     expect(cancelled).toEqual([mine.task.id]);
     expect((await history(mine.task.id)).slice(1)).toEqual([
       { kind: 'cancel_requested', actor: null, data: {} },
-      { kind: 'cancelled', actor: null, data: { message: 'cancelled by request' } },
+      {
+        kind: 'cancelled',
+        actor: null,
+        data: { message: 'cancelled by request', seconds: expect.any(Number) as unknown },
+      },
       {
         kind: 'console_cancel',
         actor: 'console:ops',
@@ -214,5 +247,60 @@ describe('operator actions', () => {
     expect(
       (await listTasksForOperator(db, { tenant: 'globex' }, { tool }, { limit: 10 })).rows,
     ).toEqual([]);
+  });
+
+  it('bounds a search to a number of rows a page and goes on from the last one examined', async () => {
+    const tool = 'bounded_search_tool';
+    const created: string[] = [];
+    for (let i = 0; i < 9; i++)
+      created.push(
+        (
+          await createTask(
+            db,
+            newTask({
+              owner: { tenant: 'bounded', principal: 'b' },
+              operation: {
+                method: 'tools/call',
+                toolName: tool,
+                arguments: { note: i % 4 === 0 ? 'needle' : 'hay' },
+              },
+            }),
+          )
+        ).task.id,
+      );
+    // Newest first: 8 (needle), 7, 6, 5, 4 (needle), 3, 2, 1, 0 (needle); 3 rows examined a page.
+    const scope = { tenant: 'bounded' };
+    const filter = { tool, search: 'needle' };
+    const pages: { ids: string[]; cut: boolean | undefined }[] = [];
+    let cursor: Parameters<typeof listTasksForOperator>[3]['cursor'];
+    for (let i = 0; i < 5; i++) {
+      const page = await listTasksForOperator(db, scope, filter, {
+        limit: 10,
+        searchScanRows: 3,
+        ...(cursor === undefined ? {} : { cursor }),
+      });
+      pages.push({ ids: page.rows.map((row) => row.id), cut: page.searchCut });
+      if (page.next === undefined) break;
+      cursor = page.next;
+    }
+    expect(pages).toEqual([
+      { ids: [created[8]], cut: true },
+      { ids: [created[4]], cut: true },
+      { ids: [created[0]], cut: true },
+      { ids: [], cut: undefined },
+    ]);
+    // A full page of matches within the rows examined pages like any list.
+    const full = await listTasksForOperator(
+      db,
+      scope,
+      { tool, search: 'hay' },
+      {
+        limit: 2,
+        searchScanRows: 3,
+      },
+    );
+    expect(full.rows.map((row) => row.id)).toEqual([created[7], created[6]]);
+    expect(full.searchCut).toBeUndefined();
+    expect(full.next).toEqual({ createdAt: full.rows[1]!.createdAt, id: created[6] });
   });
 });

@@ -10,6 +10,7 @@ import { inFlightByTenant } from './0011-in-flight-by-tenant.js';
 import { stepsSaved } from './0012-steps-saved.js';
 import { taskEvents } from './0017-task-events.js';
 import { traceContext } from './0019-trace-context.js';
+import { consoleHistoryAndSweeps } from './0020-console-history-and-sweeps.js';
 
 /**
  * Every migration this build knows, by name. Code, not files read at run time, so a bundled build
@@ -28,6 +29,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0012_steps_saved': stepsSaved,
   '0017_task_events': taskEvents,
   '0019_trace_context': traceContext,
+  '0020_console_history_and_sweeps': consoleHistoryAndSweeps,
 };
 
 export const migrationProvider: MigrationProvider = {
