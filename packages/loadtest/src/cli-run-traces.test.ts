@@ -74,8 +74,8 @@ describe('pnpm loadtest with OTEL_EXPORTER_OTLP_ENDPOINT', () => {
       serviceName: 'mcp-tasks-loadtest',
       kind: CLIENT,
       parentSpanId: '',
-      attributes: expect.objectContaining({ 'mcp_tasks.task.id': taskId }),
     });
+    expect(client[0]!.attributes['mcp_tasks.task.id']).toBe(taskId);
     const create = spans.filter(
       (s) => s.serviceName === 'mcp-tasks-gateway' && s.name.startsWith('tools/call '),
     );
@@ -83,15 +83,16 @@ describe('pnpm loadtest with OTEL_EXPORTER_OTLP_ENDPOINT', () => {
     expect(create[0]).toMatchObject({
       kind: SERVER,
       parentSpanId: client[0]!.spanId,
-      attributes: expect.objectContaining({ 'mcp_tasks.task.id': taskId }),
     });
+    expect(create[0]!.attributes['mcp_tasks.task.id']).toBe(taskId);
     const attempts = spans.filter((s) => s.name === 'task.attempt');
     expect(attempts.length).toBeGreaterThanOrEqual(1);
-    for (const attempt of attempts)
+    for (const attempt of attempts) {
       expect(attempt).toMatchObject({
         serviceName: 'mcp-tasks-worker',
         parentSpanId: create[0]!.spanId,
-        attributes: expect.objectContaining({ 'mcp_tasks.task.id': taskId }),
       });
+      expect(attempt.attributes['mcp_tasks.task.id']).toBe(taskId);
+    }
   }, 150_000);
 });
