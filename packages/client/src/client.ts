@@ -60,6 +60,12 @@ export interface ClientOptions {
    * the server's keep-alive interval (`MCP_SSE_KEEPALIVE_MS`); 0 waits forever.
    */
   streamIdleTimeoutMs?: number;
+  /**
+   * Trace context sent in every request's `_meta` (`traceparent`, `tracestate`), over the active
+   * OpenTelemetry context's: a caller with no SDK that still belongs to a trace (the CLI's
+   * `TRACEPARENT`). A request's own `_meta` keys win over these.
+   */
+  traceContext?: Record<string, string>;
 }
 
 /** One reply as it arrived, for callers that assert on status and headers (tests, debugging). */
@@ -144,6 +150,10 @@ export function createClient(options: ClientOptions): McpTasksClient {
     rejected?: string,
   ): Promise<BuiltRequest> => {
     const bearer = await token(rejected);
+    if (options.traceContext !== undefined) {
+      const own = typeof params._meta === 'object' && params._meta !== null ? params._meta : {};
+      params = { ...params, _meta: { ...options.traceContext, ...own } };
+    }
     return buildRequest(method, params, {
       id,
       framing: framingFor(method, framing),

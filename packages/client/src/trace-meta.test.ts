@@ -2,6 +2,7 @@ import { ROOT_CONTEXT, TraceFlags, context, propagation, trace } from '@opentele
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createClient } from './client.js';
 import { DEFAULT_FRAMING, buildRequest } from './wire.js';
 
 const SPAN = {
@@ -46,5 +47,34 @@ describe('trace context in _meta', () => {
     expect((built.body.params._meta as Record<string, unknown>).traceparent).toBe(
       '00-11111111111111111111111111111111-2222222222222222-01',
     );
+  });
+
+  it("sends createClient's traceContext over the active span's, and a request's own _meta over both", async () => {
+    propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+    const sent: Record<string, unknown>[] = [];
+    const client = createClient({
+      url: 'http://127.0.0.1:1/mcp',
+      traceContext: {
+        traceparent: '00-33333333333333333333333333333333-4444444444444444-01',
+        tracestate: 'v=1',
+      },
+      fetch: (_url, init) => {
+        const body = JSON.parse(init?.body as string) as { id: number; params: { _meta: object } };
+        sent.push(body.params._meta as Record<string, unknown>);
+        return Promise.resolve(
+          new Response(JSON.stringify({ jsonrpc: '2.0', id: body.id, result: {} }), {
+            headers: { 'content-type': 'application/json' },
+          }),
+        );
+      },
+    });
+    await inSpan(() => client.request('tools/list'));
+    await client.request('tools/list', {
+      _meta: { traceparent: '00-55555555555555555555555555555555-6666666666666666-00' },
+    });
+    expect(sent.map((meta) => [meta.traceparent, meta.tracestate])).toEqual([
+      ['00-33333333333333333333333333333333-4444444444444444-01', 'v=1'],
+      ['00-55555555555555555555555555555555-6666666666666666-00', 'v=1'],
+    ]);
   });
 });

@@ -6,6 +6,7 @@ import { checkHistory, type CheckResult } from './check/checker.js';
 import type { HistoryRecord } from './history/records.js';
 import { runFairness } from './fairness/fairness-run.js';
 import { runLoad } from './load/run-load.js';
+import { startClientTracing } from './load/client-tracing.js';
 import { seedFromText } from './load/prng.js';
 import { readHistory } from './history/read-history.js';
 import { writeHtmlReport } from './report/html-report.js';
@@ -99,6 +100,8 @@ async function run(options: RunOptions): Promise<void> {
     };
   }
   const seed = /^-?\d+$/.test(options.seed) ? Number(options.seed) : seedFromText(options.seed);
+  // OTEL_* set: the client's spans are exported too, and the stack's processes inherit the env.
+  const tracing = await startClientTracing(process.env);
   const result = await runLoad({
     tasks: options.tasks,
     concurrency: options.concurrency,
@@ -114,7 +117,7 @@ async function run(options: RunOptions): Promise<void> {
     dir: options.report,
     target,
     log: (line) => console.log(line),
-  });
+  }).finally(() => tracing?.shutdown());
   console.log(`history: ${result.historyPath}`);
   await reportOn(result.records, result.check, options.report);
 }

@@ -2,6 +2,7 @@ import type { McpTasksClient } from '../client.js';
 import { createNodeClient } from '../node/create-node-client.js';
 import { CredentialStore, storedLoginTokenSource } from '../node/credential-store.js';
 import { CliExit, ExitCode } from './exit-codes.js';
+import { traceContextFromEnv } from './trace-env.js';
 
 export interface ConnectionOptions {
   url?: string;
@@ -39,9 +40,11 @@ export async function connect(
   env = process.env,
 ): Promise<McpTasksClient> {
   const url = endpointUrl(options, env);
+  const traceContext = traceContextFromEnv(env);
   const common = {
     url,
     clientInfo: CLIENT_INFO,
+    ...(traceContext === undefined ? {} : { traceContext }),
     ...(options.stateDir === undefined ? {} : { stateDir: options.stateDir }),
   };
   // An empty MCP_TOKEN (exported but unset in a script) means none, as does an empty --token.

@@ -40,6 +40,11 @@ export const RequestRecordSchema = z.object({
   boundMs: z.number().int().positive().optional(),
   /** Sent by a tenant that does not own the task: only the unknown-id error is a right answer. */
   probe: z.boolean().optional(),
+  /** tools/call: the trace id of the client's span for this task, when the run exports traces. */
+  traceId: z
+    .string()
+    .regex(/^[0-9a-f]{32}$/)
+    .optional(),
 });
 
 /**

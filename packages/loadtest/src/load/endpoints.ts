@@ -3,6 +3,7 @@ import { buildRequest, DEFAULT_CAPABILITIES } from '@mcp-tasks/client';
 import { PROTOCOL_VERSION } from '@mcp-tasks/protocol';
 import type { HistoryRecorder } from '../history/recorder.js';
 import { replyFields, type ReplyFields } from '../history/reply-fields.js';
+import { activeTraceId } from './client-tracing.js';
 
 /** One MCP endpoint the load hits: a gateway replica's own URL, or the proxy. */
 export interface Endpoint {
@@ -38,6 +39,7 @@ export async function sendRecorded(
   extra: { probe?: boolean; boundMs?: number; inputKeys?: string[]; final?: boolean } = {},
 ): Promise<SentReply> {
   const taskId = typeof params.taskId === 'string' ? params.taskId : undefined;
+  const traceId = method === 'tools/call' ? activeTraceId() : undefined;
   const op = extra.final
     ? undefined
     : recorder.request({
@@ -54,6 +56,7 @@ export async function sendRecorded(
         ...(extra.inputKeys ? { inputKeys: extra.inputKeys } : {}),
         ...(extra.boundMs === undefined ? {} : { boundMs: extra.boundMs }),
         ...(extra.probe ? { probe: true } : {}),
+        ...(traceId === undefined ? {} : { traceId }),
       });
   const built = buildRequest(method, params, {
     id: nextId++,

@@ -6,6 +6,7 @@ import { sendRecorded, type Endpoint, type SentReply, type Tenant } from './endp
 import type { AnswerStyle, LifecyclePlan, TenantRole } from './mix.js';
 import { createRng, type Rng } from './prng.js';
 import { createRecordingFetch } from './recording-fetch.js';
+import { withTaskSpan } from './client-tracing.js';
 
 export interface LoadContext {
   recorder: HistoryRecorder;
@@ -54,12 +55,26 @@ function pollTarget(rng: Rng, endpoints: Endpoint[], creator: Endpoint): Endpoin
 /**
  * One simulated client's task, start to end: create on one replica, poll others at the server's
  * pollIntervalMs, answer its input rounds in the plan's style, maybe cancel, maybe let the second
- * tenant probe its id. Every request and reply goes into the history.
+ * tenant probe its id. Every request and reply goes into the history. With tracing on, all of it
+ * runs in one client span whose context every request carries (client-tracing.ts).
  */
 export async function runLifecycle(
   ctx: LoadContext,
   plan: LifecyclePlan,
 ): Promise<LifecycleOutcome> {
+  const attributes = {
+    'gen_ai.tool.name': plan.tool,
+    'mcp_tasks.tenant': ctx.tenants[plan.tenant].name,
+  };
+  return withTaskSpan(attributes, async (span) => {
+    const outcome = await followTask(ctx, plan);
+    if (outcome.taskId !== undefined) span.setAttribute('mcp_tasks.task.id', outcome.taskId);
+    if (outcome.status !== undefined) span.setAttribute('mcp_tasks.task.status', outcome.status);
+    return outcome;
+  });
+}
+
+async function followTask(ctx: LoadContext, plan: LifecyclePlan): Promise<LifecycleOutcome> {
   const rng = createRng(plan.seed);
   const owner = ctx.tenants[plan.tenant];
   const prober = ctx.tenants[plan.tenant === 'heavy' ? 'light' : 'heavy'];

@@ -121,6 +121,12 @@ export function renderHtmlReport(
         `<tr><td>${escapeHtml(r.event.id)}</td><td>${escapeHtml(r.event.action)}</td><td>${escapeHtml(r.event.target)}</td><td>${r.affected}</td><td>${r.recovered}</td><td>${r.latency.count === 0 ? '-' : `${r.latency.p50.toFixed(0)} ms`}</td><td>${r.latency.count === 0 ? '-' : `${r.latency.max.toFixed(0)} ms`}</td></tr>`,
     )
     .join('');
+  const slowRows = summary.slowest
+    .map(
+      (t) =>
+        `<tr><td>${escapeHtml(t.taskId)}</td><td>${escapeHtml(t.tool ?? '-')}</td><td>${escapeHtml(t.status ?? 'never terminal')}</td><td>${t.ms.toFixed(0)} ms</td><td><code>${escapeHtml(t.traceId ?? '-')}</code></td></tr>`,
+    )
+    .join('');
   const violations = check.violations
     .map(
       (v) =>
@@ -141,6 +147,9 @@ table{border-collapse:collapse;margin:8px 0 16px}th,td{border:1px solid #ccc;pad
 <div id="throughput"></div><div id="latency"></div><div id="errors"></div>
 <h2>Chaos events and recovery</h2>
 <table><tr><th>event</th><th>action</th><th>target</th><th>affected</th><th>recovered</th><th>recovery p50</th><th>max</th></tr>${chaosRows}</table>
+<h2>Slowest tasks</h2>
+<p>Create → terminal. With traces exported (<code>OTEL_EXPORTER_OTLP_ENDPOINT</code>), open the trace id in the backend: the client's span, the gateway's and the workers'.</p>
+<table><tr><th>task</th><th>tool</th><th>status</th><th>create → terminal</th><th>trace id</th></tr>${slowRows}</table>
 <h2>Violations</h2><ul>${violations || '<li>none</li>'}</ul>
 <script type="application/json" id="report-data">${scriptJson({ summary, timeline })}</script>
 <script>${script}</script>

@@ -49,6 +49,36 @@ describe('the run summary', () => {
     expect(summary.recoveries[0]!.latency.p50).toBeCloseTo(1_500, -1);
   });
 
+  it('lists the slowest tasks, slowest first, with no trace id when the run exported none', () => {
+    expect(summary.slowest).toHaveLength(5);
+    // The retaken task is the slowest; the others all took 65 ms.
+    expect(summary.slowest[0]).toMatchObject({ status: 'completed', traceId: undefined });
+    expect(summary.slowest[0]!.ms).toBeCloseTo(1_705, -1);
+    expect(summary.slowest[1]!.ms).toBeCloseTo(65, 0);
+  });
+
+  it("names each slow task's trace when its create recorded one", () => {
+    const slowId = summary.slowest[0]!.taskId;
+    const traceId = 'ab'.repeat(16);
+    const create = records.find(
+      (r) => r.kind === 'reply' && r.method === 'tools/call' && r.taskId === slowId,
+    )!;
+    const withTrace = records.map((r) =>
+      r.kind === 'request' && r.op === (create as { op: number }).op ? { ...r, traceId } : r,
+    );
+    const slowest = summarizeRun(withTrace, checkHistory(withTrace)).slowest;
+    expect(slowest[0]).toMatchObject({ taskId: slowId, traceId });
+    expect(slowest.slice(1).map((t) => t.traceId)).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ]);
+    expect(renderSummaryTable({ ...summary, slowest })).toMatch(
+      new RegExp(`${slowId}.*completed.*${traceId}`),
+    );
+  });
+
   it('prints the table with every figure the issue lists', () => {
     const table = renderSummaryTable(summary);
     for (const label of [

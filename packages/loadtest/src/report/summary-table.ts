@@ -83,6 +83,21 @@ export function renderSummaryTable(summary: RunSummary, color = false): string {
     }
     parts.push(table.toString());
   }
+  if (summary.slowest.length > 0) {
+    const table = new Table({
+      head: ['slowest task', 'tool', 'status', 'create → terminal', 'trace id'],
+      style,
+    });
+    for (const t of summary.slowest)
+      table.push([
+        t.taskId,
+        t.tool ?? '-',
+        t.status ?? 'never terminal',
+        ms(t.ms),
+        t.traceId ?? '-',
+      ]);
+    parts.push(table.toString());
+  }
   return parts.join('\n');
 }
 

@@ -5,6 +5,7 @@ import type { TaskFacts } from '../check/task-facts.js';
 import type { ChaosRecord, HistoryRecord, ReplyRecord, RequestRecord } from '../history/records.js';
 import { summarizeAnswers, type AnswerSummary } from './answers.js';
 import { createLatencyRecorder, type LatencySummary } from './latency.js';
+import { slowestTasks, type SlowTask } from './slowest.js';
 
 export interface Recovery {
   event: ChaosRecord;
@@ -41,6 +42,8 @@ export interface RunSummary {
   /** Every answer by class, by chaos plan, and in each store outage (report/answers.ts). */
   answers: AnswerSummary;
   recoveries: Recovery[];
+  /** The slowest tasks, create → terminal, each with its trace id when the run exported traces. */
+  slowest: SlowTask[];
 }
 
 export const firstTerminal = (task: TaskFacts) =>
@@ -176,5 +179,6 @@ export function summarizeRun(records: readonly HistoryRecord[], check: CheckResu
     errorsByCode,
     answers: summarizeAnswers(records),
     recoveries: check.history.chaos.map((event) => recoveryAfter(event, tasks)),
+    slowest: slowestTasks(records, check),
   };
 }

@@ -20,6 +20,23 @@ export interface OtlpReceiver {
   close(): Promise<void>;
 }
 
+/** google.rpc.Code INVALID_ARGUMENT, the Status code of a request that cannot be decoded. */
+const INVALID_ARGUMENT = 3;
+
+function parseJson(body: Buffer): unknown {
+  try {
+    return JSON.parse(body.toString('utf8'));
+  } catch (error) {
+    throw new Error(`JSON: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+/** google.rpc.Status { int32 code = 1; string message = 2; }; the message cut to one length byte. */
+function encodeStatus(code: number, message: string): Buffer {
+  const text = Buffer.from(message, 'utf8').subarray(0, 127);
+  return Buffer.concat([Buffer.from([0x08, code, 0x12, text.length]), text]);
+}
+
 async function readBody(request: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of request) chunks.push(chunk as Buffer);
@@ -30,7 +47,8 @@ async function readBody(request: IncomingMessage): Promise<Buffer> {
 /**
  * A small OTLP/HTTP trace receiver for tests, instead of a collector binary: accepts exports on
  * POST /v1/traces in http/protobuf and http/json, and keeps every span. Anything else is 404 or
- * 415, so an exporter pointed at the wrong path or speaking another encoding fails visibly.
+ * 415, so an exporter pointed at the wrong path or speaking another encoding fails visibly; a body
+ * that does not decode is 400 with a Status saying why, and none of its spans are kept.
  */
 export async function startOtlpReceiver(
   options: {
@@ -53,23 +71,33 @@ export async function startOtlpReceiver(
       return;
     }
     const type = (request.headers['content-type'] ?? '').split(';')[0]!.trim();
-    readBody(request).then(
-      (body) => {
+    if (type !== 'application/x-protobuf' && type !== 'application/json') {
+      response.writeHead(415).end();
+      return;
+    }
+    readBody(request)
+      .then((body) => {
         if (type === 'application/x-protobuf') {
           accept(decodeProtobufExport(body));
-          response.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
-        } else if (type === 'application/json') {
-          accept(decodeJsonExport(JSON.parse(body.toString('utf8'))));
-          response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+          response.writeHead(200, { 'content-type': type }).end();
         } else {
-          response.writeHead(415).end();
-          return;
+          accept(decodeJsonExport(parseJson(body)));
+          response.writeHead(200, { 'content-type': type }).end('{}');
         }
         types.push(type);
         for (const wake of waiters) wake();
-      },
-      (error: unknown) => response.writeHead(400).end(String(error)),
-    );
+      })
+      .catch((error: unknown) => {
+        // OTLP/HTTP: undecodable data is 400 with a google.rpc.Status in the request's encoding.
+        const message = error instanceof Error ? error.message : String(error);
+        response
+          .writeHead(400, { 'content-type': type })
+          .end(
+            type === 'application/json'
+              ? JSON.stringify({ code: INVALID_ARGUMENT, message })
+              : encodeStatus(INVALID_ARGUMENT, message),
+          );
+      });
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
