@@ -74,3 +74,9 @@ export {
   type PgBouncerOptions,
   type PgBouncerPoolMode,
 } from './pgbouncer.js';
+export {
+  redisClusterUnavailableReason,
+  startRedisCluster,
+  type RedisCluster,
+  type RedisClusterOptions,
+} from './redis-cluster.js';
