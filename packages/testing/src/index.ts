@@ -75,6 +75,7 @@ export {
   type PgBouncerPoolMode,
 } from './pgbouncer.js';
 export {
+  ephemeralPortRange,
   redisClusterUnavailableReason,
   startRedisCluster,
   type RedisCluster,

@@ -1,6 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer } from 'node:net';
@@ -72,17 +73,37 @@ async function portIsFree(port: number): Promise<boolean> {
   }
 }
 
-/** A free port whose cluster bus port (port + 10000) is free too; the OS picks the first guess. */
+/**
+ * The local ports the kernel hands to outgoing connections (Linux); the IANA range elsewhere. A
+ * node's port must lie outside it: a killed master's port (or its bus port) is otherwise free for
+ * the next connect() of any process here, and the node then cannot be started again on it.
+ */
+export function ephemeralPortRange(): { low: number; high: number } {
+  try {
+    const [low, high] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8')
+      .trim()
+      .split(/\s+/)
+      .map(Number);
+    if (Number.isInteger(low) && Number.isInteger(high)) return { low: low!, high: high! };
+  } catch {
+    // not Linux
+  }
+  return { low: 49_152, high: 65_535 };
+}
+
+/**
+ * A free port whose cluster bus port (port + 10000) is free too, both below the ephemeral range
+ * (so no outgoing connection takes them while the node is down); random, so runs side by side
+ * rarely try the same one.
+ */
 async function freeClusterPort(taken: Set<number>): Promise<number> {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const server = createServer();
-    server.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    const address = server.address();
-    server.close();
-    if (address === null || typeof address === 'string') continue;
-    const port = address.port;
-    if (port + 10_000 > 65_535 || taken.has(port)) continue;
+  const highest = ephemeralPortRange().low - 10_001;
+  const lowest = 10_000;
+  if (highest <= lowest)
+    throw new Error('no room below the ephemeral port range for cluster ports');
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const port = lowest + Math.floor(Math.random() * (highest - lowest));
+    if (taken.has(port)) continue;
     if ((await portIsFree(port)) && (await portIsFree(port + 10_000))) return port;
   }
   throw new Error('no free port pair (port and port + 10000) for a cluster node');
@@ -196,13 +217,23 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
   // A replica that never finished its first sync cannot take over: wait for every link.
   const waitForReplicasInSync = async (timeoutMs = 30_000): Promise<void> => {
     const deadline = Date.now() + timeoutMs;
+    let last = '';
     for (;;) {
-      const infos = await Promise.all(live().map((node) => ask(node, 'INFO', 'replication')));
-      const replicas = infos.filter((info) => info.includes('role:slave'));
-      if (replicas.length === 3 && replicas.every((info) => info.includes('master_link_status:up')))
-        return;
+      try {
+        const infos = await Promise.all(live().map((node) => ask(node, 'INFO', 'replication')));
+        const replicas = infos.filter((info) => info.includes('role:slave'));
+        if (
+          replicas.length === 3 &&
+          replicas.every((info) => info.includes('master_link_status:up'))
+        )
+          return;
+        last = `${replicas.length} replicas, not all linked`;
+      } catch (error) {
+        // A node busy with a sync (or a loaded machine) may miss one 1 s connect: ask again.
+        last = (error as Error).message;
+      }
       if (Date.now() > deadline)
-        throw new Error(`the cluster's replicas did not sync in ${timeoutMs} ms`);
+        throw new Error(`the cluster's replicas did not sync in ${timeoutMs} ms: ${last}`);
       await sleep(100);
     }
   };
@@ -268,7 +299,18 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
         await ask(node, 'PING');
         return;
       } catch (error) {
-        if (Date.now() > deadline) throw error;
+        // A node that exited (its port taken, say) never answers: say why from its log.
+        const child = servers.get(node);
+        const exited = child !== undefined && (child.exitCode ?? child.signalCode) !== null;
+        if (exited || Date.now() > deadline) {
+          const log = await readFile(join(dir, `redis-${node.split(':')[1]}.log`), 'utf8').catch(
+            () => '',
+          );
+          const tail = log.trim().split('\n').slice(-3).join(' | ');
+          throw new Error(
+            `Redis Cluster node ${node} ${exited ? 'exited' : 'did not answer in 10 s'}: ${(error as Error).message}; log: ${tail}`,
+          );
+        }
         await sleep(50);
       }
     }
