@@ -124,9 +124,9 @@ describe('parseEnv', () => {
       ok: false,
       problems: [
         'DATABASE_URL: Invalid input: expected string, received undefined',
-        'REDIS_URL: Invalid input: expected string, received undefined',
         'PORT: Invalid input: expected number, received NaN',
         'MCP_POLL_RATE_LIMIT: Invalid option: expected one of "on"|"off"',
+        'REDIS_URL: required (or REDIS_CLUSTER_NODES, host:port,..., for a Redis Cluster)',
         'MCP_TOKENS: required when MCP_AUTH=tokens',
         'REQUEST_STATE_SECRET: required (at least 32 characters) unless MCP_AUTH=none',
         'MCP_ALLOWED_ORIGINS: "bad" is not an origin (scheme://host[:port])',
@@ -150,6 +150,26 @@ describe('parseEnv', () => {
       'REQUEST_STATE_SECRET: must be at least 32 characters',
       'MCP_ALLOWED_ORIGINS: "not an origin" is not an origin (scheme://host[:port])',
     ]);
+  });
+
+  it('reads REDIS_CLUSTER_NODES instead of REDIS_URL, and refuses both at once in one line', () => {
+    const { REDIS_URL: _single, ...withoutUrl } = base;
+    const clustered = parseEnv({
+      ...withoutUrl,
+      REDIS_CLUSTER_NODES: '10.0.0.1:7000,10.0.0.2:7000',
+    });
+    expect(clustered.ok && clustered.config.redis).toEqual({
+      clusterNodes: [
+        { host: '10.0.0.1', port: 7000 },
+        { host: '10.0.0.2', port: 7000 },
+      ],
+    });
+    expect(parseEnv({ ...base, REDIS_CLUSTER_NODES: '10.0.0.1:7000' })).toEqual({
+      ok: false,
+      problems: [
+        'REDIS_URL / REDIS_CLUSTER_NODES: set one, not both (REDIS_URL for one Redis node, REDIS_CLUSTER_NODES for a Redis Cluster)',
+      ],
+    });
   });
 
   it('refuses the same token listed twice', () => {

@@ -7,6 +7,7 @@ import {
   parseDatabaseSettings,
   type DatabaseSettings,
 } from '@mcp-tasks/store';
+import { redisEndpointFromEnv, type RedisEndpoint } from '@mcp-tasks/queue';
 import { TOOL_PACKS } from '@mcp-tasks/tools';
 import { parseTracingEnv, type TracingSettings } from '@mcp-tasks/tracing';
 import { z } from 'zod';
@@ -26,7 +27,9 @@ export interface GatewayConfig {
   databaseReadUrls: string[];
   /** DATABASE_POOL_IDLE_TIMEOUT_MS: how long an idle pooled connection is kept; 0 keeps it. */
   databasePoolIdleTimeoutMs: number;
-  redisUrl: string;
+  /** REDIS_URL (one node) or REDIS_CLUSTER_NODES (a Redis Cluster). */
+  redis: RedisEndpoint;
+  /** REDIS_PREFIX as set; the queue package hash-tags it on a cluster (effectivePrefix). */
   redisPrefix: string | undefined;
   port: number;
   host: string;
@@ -133,7 +136,9 @@ const EnvSchema = z.object({
     )
     .optional(),
   DATABASE_POOL_IDLE_TIMEOUT_MS: z.coerce.number().int().min(0).default(DEFAULT_IDLE_TIMEOUT_MS),
-  REDIS_URL: url,
+  REDIS_URL: url.optional(),
+  /** Comma list of host:port seeds of a Redis Cluster; instead of REDIS_URL. */
+  REDIS_CLUSTER_NODES: optionalText,
   REDIS_PREFIX: optionalText,
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   HOST: z.string().min(1).default('0.0.0.0'),
@@ -359,6 +364,8 @@ export function parseEnv(source: Record<string, string | undefined>): EnvResult 
     Object.entries(source).filter(([, value]) => value !== undefined && value.trim() !== ''),
   );
   const { env, problems } = parseFields(cleaned);
+  const redis = redisEndpointFromEnv(env);
+  if (!redis.ok) problems.push(redis.problem);
   const auth = buildAuth(env, problems);
 
   let requestStateSecret = env.REQUEST_STATE_SECRET;
@@ -420,20 +427,28 @@ export function parseEnv(source: Record<string, string | undefined>): EnvResult 
       'MCP_CONSOLE_ROLE_CLAIM: only with MCP_AUTH=jwt (it names a claim of the JWTs that MCP_AUTH=jwt verifies)',
     );
 
-  if (problems.length > 0 || auth === undefined || !tracing.ok || !database.ok)
+  if (problems.length > 0 || auth === undefined || !tracing.ok || !database.ok || !redis.ok)
     return { ok: false, problems };
   // Every field parsed (a failed one is a problem above), so the partial env is complete.
-  return buildConfig(env as Env, auth, requestStateSecret ?? '', requestStateSecretIsDevDefault, {
-    allowedOrigins,
-    toolPacks,
-    tracing: tracing.settings,
-    consoleOperators: consoleTokens?.operators,
-    database: database.settings,
-  });
+  return buildConfig(
+    env as Env,
+    redis.endpoint,
+    auth,
+    requestStateSecret ?? '',
+    requestStateSecretIsDevDefault,
+    {
+      allowedOrigins,
+      toolPacks,
+      tracing: tracing.settings,
+      consoleOperators: consoleTokens?.operators,
+      database: database.settings,
+    },
+  );
 }
 
 function buildConfig(
   env: Env,
+  redis: RedisEndpoint,
   auth: AuthConfig,
   requestStateSecret: string,
   requestStateSecretIsDevDefault: boolean,
@@ -450,7 +465,7 @@ function buildConfig(
       database,
       databaseReadUrls: splitList(env.DATABASE_READ_URL) ?? [],
       databasePoolIdleTimeoutMs: env.DATABASE_POOL_IDLE_TIMEOUT_MS,
-      redisUrl: env.REDIS_URL,
+      redis,
       redisPrefix: env.REDIS_PREFIX,
       port: env.PORT,
       host: env.HOST,

@@ -1,10 +1,12 @@
 import type { Server } from 'node:http';
 import { serve } from '@hono/node-server';
 import {
-  DEFAULT_QUEUE_PREFIX,
   TASK_QUEUE_NAME,
   createConsumerHeartbeatReader,
   createTaskQueue,
+  describeRedisEndpoint,
+  effectivePrefix,
+  isClusterEndpoint,
   probeRedis,
 } from '@mcp-tasks/queue';
 import {
@@ -162,16 +164,19 @@ async function main(tracing: RunningTracing | undefined): Promise<void> {
   // Fail fast: the producer connection never queues commands, so an unreachable Redis would
   // otherwise only show as "Stream isn't writeable" on the first enqueue.
   try {
-    await probeRedis(config.redisUrl);
+    await probeRedis(config.redis);
   } catch (error) {
-    const described = describeConnectionFailure('REDIS_URL', config.redisUrl, error);
+    const described = isClusterEndpoint(config.redis)
+      ? undefined
+      : describeConnectionFailure('REDIS_URL', config.redis.url, error);
+    const variable = isClusterEndpoint(config.redis) ? 'REDIS_CLUSTER_NODES' : 'REDIS_URL';
     process.stderr.write(
-      `gateway: ${described ?? `REDIS_URL=${maskPassword(config.redisUrl)}: ${(error as Error).message}. Check that Redis is running there and REDIS_URL is right.`}\n`,
+      `gateway: ${described ?? `${describeRedisEndpoint(config.redis)}: ${(error as Error).message}. Check that Redis is running there and ${variable} is right.`}\n`,
     );
     await closeDbs();
     process.exit(1);
   }
-  const queue = createTaskQueue({ redisUrl: config.redisUrl, prefix: config.redisPrefix });
+  const queue = createTaskQueue({ redis: config.redis, prefix: config.redisPrefix });
   const taskService = createTaskService({
     db,
     readDb,
@@ -193,15 +198,17 @@ async function main(tracing: RunningTracing | undefined): Promise<void> {
   // LISTEN needs a session: a transaction pooler would deliver no notification.
   const changes = await createTaskChangeFeed({ connectionString: database.directUrl, logger });
   const consumerHeartbeats = createConsumerHeartbeatReader({
-    redisUrl: config.redisUrl,
+    redis: config.redis,
     prefix: config.redisPrefix,
   });
   const workerLiveness = watchWorkerLiveness({
     reader: consumerHeartbeats,
-    prefix: config.redisPrefix ?? DEFAULT_QUEUE_PREFIX,
+    prefix: effectivePrefix(config.redis, config.redisPrefix),
     prefixIsDefault: config.redisPrefix === undefined,
     queueName: TASK_QUEUE_NAME,
-    redisUrlForLog: maskPassword(config.redisUrl),
+    redisSettingForLog: isClusterEndpoint(config.redis)
+      ? `REDIS_CLUSTER_NODES (${config.redis.clusterNodes.map((node) => `${node.host}:${node.port}`).join(',')})`
+      : `REDIS_URL (${maskPassword(config.redis.url)})`,
     logger,
   });
   workerLiveness.start();
@@ -213,7 +220,7 @@ async function main(tracing: RunningTracing | undefined): Promise<void> {
   const quotas = startTenantQuotas({
     limits: config.tenantLimits,
     db,
-    redisUrl: config.redisUrl,
+    redis: config.redis,
     redisPrefix: config.redisPrefix,
     metrics,
     logger,

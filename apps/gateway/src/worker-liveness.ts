@@ -29,8 +29,8 @@ export interface WorkerLivenessOptions {
   prefix: string;
   prefixIsDefault: boolean;
   queueName: string;
-  /** For the log line, password masked. */
-  redisUrlForLog: string;
+  /** For the log line, password masked: `REDIS_URL (redis://…)` or `REDIS_CLUSTER_NODES (…)`. */
+  redisSettingForLog: string;
   logger: Logger;
   /** A worker beats every 5 s; none within this counts as none at all. */
   windowMs?: number;
@@ -72,7 +72,7 @@ export function watchWorkerLiveness(options: WorkerLivenessOptions): WorkerLiven
         queue: options.queueName,
         lastSeenMsAgo: lastSeenMsAgo ?? null,
       },
-      `no worker has consumed queue "${options.queueName}" under ${prefixText} ${howLong}; tasks wait until one does. Start a worker with the same REDIS_PREFIX (${options.prefix}) and REDIS_URL (${options.redisUrlForLog}) as this gateway`,
+      `no worker has consumed queue "${options.queueName}" under ${prefixText} ${howLong}; tasks wait until one does. Start a worker with the same REDIS_PREFIX (${options.prefix}) and ${options.redisSettingForLog} as this gateway`,
     );
   };
 

@@ -72,8 +72,8 @@ beforeAll(async () => {
   redisProxy = await startTcpProxy({ target: infra.redis.url });
   db = createDb({ connectionString: postgresProxy.urlFor(infra.database.connectionString) });
   const redisUrl = redisProxy.urlFor(infra.redis.url);
-  queue = createTaskQueue({ redisUrl, prefix: infra.redis.prefix });
-  reader = createConsumerHeartbeatReader({ redisUrl, prefix: infra.redis.prefix });
+  queue = createTaskQueue({ redis: { url: redisUrl }, prefix: infra.redis.prefix });
+  reader = createConsumerHeartbeatReader({ redis: { url: redisUrl }, prefix: infra.redis.prefix });
   const logger = pino({ level: 'silent' });
   gateway = buildGateway(
     { ...infra, db, queue },
@@ -84,7 +84,7 @@ beforeAll(async () => {
         prefix: infra.redis.prefix,
         prefixIsDefault: false,
         queueName: TASK_QUEUE_NAME,
-        redisUrlForLog: infra.redis.url,
+        redisSettingForLog: `REDIS_URL (${infra.redis.url})`,
         logger,
       }),
     },

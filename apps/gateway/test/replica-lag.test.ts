@@ -44,7 +44,7 @@ describe.skipIf(unavailable !== null)(
       replica = createDb({ connectionString: pair.replicaUrl, max: 4 });
       await migrateToLatest(primary);
       redis = await createTestRedis('gw_replica_lag');
-      queue = createTaskQueue({ redisUrl: redis.url, prefix: redis.prefix });
+      queue = createTaskQueue({ redis: { url: redis.url }, prefix: redis.prefix });
       listener = await createTaskChangeListener({ connectionString: pair.primaryUrl });
       const taskService = createTaskService({
         db: primary,

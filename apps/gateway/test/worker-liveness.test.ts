@@ -38,14 +38,14 @@ function watchedGateway(prefix: string) {
     { level: 'info' },
     { write: (line: string) => void lines.push(JSON.parse(line) as LogLine) },
   );
-  const reader = createConsumerHeartbeatReader({ redisUrl: infra.redis.url, prefix });
+  const reader = createConsumerHeartbeatReader({ redis: { url: infra.redis.url }, prefix });
   readers.push(reader);
   const liveness = watchWorkerLiveness({
     reader,
     prefix,
     prefixIsDefault: false,
     queueName: TASK_QUEUE_NAME,
-    redisUrlForLog: infra.redis.url,
+    redisSettingForLog: `REDIS_URL (${infra.redis.url})`,
     logger,
     windowMs: WINDOW_MS,
     intervalMs: 250,

@@ -106,6 +106,24 @@ describe('parseEnv', () => {
     expect(Object.keys(config).filter((key) => /^[A-Z_]+$/.test(key))).toEqual([]);
   });
 
+  it('reads REDIS_CLUSTER_NODES instead of REDIS_URL, and refuses both or neither in one line', () => {
+    const config = parseEnv({
+      DATABASE_URL: required.DATABASE_URL,
+      REDIS_CLUSTER_NODES: 'r1:7000',
+    });
+    expect(config.redis).toEqual({ clusterNodes: [{ host: 'r1', port: 7000 }] });
+    expect(() => parseEnv({ ...required, REDIS_CLUSTER_NODES: 'r1:7000' })).toThrow(
+      new EnvError([
+        'REDIS_URL / REDIS_CLUSTER_NODES: set one, not both (REDIS_URL for one Redis node, REDIS_CLUSTER_NODES for a Redis Cluster)',
+      ]),
+    );
+    expect(() => parseEnv({ DATABASE_URL: required.DATABASE_URL })).toThrow(
+      new EnvError([
+        'REDIS_URL: required (or REDIS_CLUSTER_NODES, host:port,..., for a Redis Cluster)',
+      ]),
+    );
+  });
+
   it('lists every problem at once', () => {
     let caught: unknown;
     try {

@@ -7,6 +7,7 @@ import {
   parseDatabaseSettings,
   type DatabaseSettings,
 } from '@mcp-tasks/store';
+import { redisEndpointFromEnv, type RedisEndpoint } from '@mcp-tasks/queue';
 import { TOOL_PACKS, type ToolPack } from '@mcp-tasks/tools';
 import { z } from 'zod';
 import type { RetryPolicy } from './retry-policy.js';
@@ -24,7 +25,9 @@ const EnvSchema = z.object({
   DATABASE_PREPARED_STATEMENTS: z.enum(['on', 'off']).optional(),
   /** How long an idle pooled connection is kept before it is closed; 0 keeps it. */
   DATABASE_POOL_IDLE_TIMEOUT_MS: int(0).default(DEFAULT_IDLE_TIMEOUT_MS),
-  REDIS_URL: z.url({ protocol: /^rediss?$/ }),
+  REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
+  /** Comma list of host:port seeds of a Redis Cluster; instead of REDIS_URL. */
+  REDIS_CLUSTER_NODES: z.string().min(1).optional(),
   REDIS_PREFIX: z.string().min(1).optional(),
   WORKER_CONCURRENCY: int(1).default(8),
   LEASE_MS: int(500).default(30_000),
@@ -93,7 +96,9 @@ export interface WorkerConfig {
   /** DATABASE_DIRECT_URL, DATABASE_POOLER, DATABASE_PREPARED_STATEMENTS with DATABASE_URL. */
   database: DatabaseSettings;
   databasePoolIdleTimeoutMs: number;
-  redisUrl: string;
+  /** REDIS_URL (one node) or REDIS_CLUSTER_NODES (a Redis Cluster). */
+  redis: RedisEndpoint;
+  /** REDIS_PREFIX as set; the queue package hash-tags it on a cluster (effectivePrefix). */
   redisPrefix: string | undefined;
   /** WORKER_CONCURRENCY: tasks run at once by this process. */
   concurrency: number;
@@ -123,7 +128,7 @@ export interface WorkerConfig {
   tracing?: TracingSettings;
 }
 
-function toConfig(env: Env, database: DatabaseSettings): WorkerConfig {
+function toConfig(env: Env, database: DatabaseSettings, redis: RedisEndpoint): WorkerConfig {
   const enqueueGraceMs =
     env.ENQUEUE_GRACE_MS ??
     Math.max(env.LEASE_MS, minimumEnqueueGraceMs(env.MCP_VISIBILITY_TIMEOUT_MS));
@@ -134,7 +139,7 @@ function toConfig(env: Env, database: DatabaseSettings): WorkerConfig {
     databaseUrl: env.DATABASE_URL,
     database,
     databasePoolIdleTimeoutMs: env.DATABASE_POOL_IDLE_TIMEOUT_MS,
-    redisUrl: env.REDIS_URL,
+    redis,
     redisPrefix: env.REDIS_PREFIX,
     concurrency: env.WORKER_CONCURRENCY,
     leaseMs: env.LEASE_MS,
@@ -200,8 +205,14 @@ export function parseEnv(source: Record<string, string | undefined>): WorkerConf
     const problems = [...crossChecks(parsed.data), ...tracingProblems];
     const database = parseDatabaseSettings(cleaned);
     if (!database.ok) problems.push(...database.problems);
-    if (problems.length > 0 || !tracing.ok || !database.ok) throw new EnvError(problems);
-    return { ...toConfig(parsed.data, database.settings), tracing: tracing.settings };
+    const redis = redisEndpointFromEnv(parsed.data);
+    if (!redis.ok) problems.push(redis.problem);
+    if (problems.length > 0 || !tracing.ok || !database.ok || !redis.ok)
+      throw new EnvError(problems);
+    return {
+      ...toConfig(parsed.data, database.settings, redis.endpoint),
+      tracing: tracing.settings,
+    };
   }
   throw new EnvError([
     ...parsed.error.issues.map((issue) => `${issue.path.join('.') || '(env)'}: ${issue.message}`),

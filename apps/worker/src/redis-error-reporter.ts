@@ -1,4 +1,5 @@
 import type { Logger } from './logger.js';
+import { describeRedisEndpoint, isClusterEndpoint, type RedisEndpoint } from '@mcp-tasks/queue';
 import { describeConnectionFailure } from '@mcp-tasks/store';
 
 /** While Redis stays unreachable, how often the worker repeats that it is. */
@@ -10,7 +11,7 @@ export const REDIS_REMINDER_MS = 30_000;
  * nowhere, then remind at most every `reminderMs` with how many attempts failed in between.
  */
 export function createRedisErrorReporter(options: {
-  redisUrl: string;
+  redis: RedisEndpoint;
   logger: Pick<Logger, 'warn' | 'error'>;
   reminderMs?: number;
   now?: () => number;
@@ -20,7 +21,7 @@ export function createRedisErrorReporter(options: {
   let lastReportAt: number | undefined;
   let failedSinceReport = 0;
   return (error) => {
-    const described = describeConnectionFailure('REDIS_URL', options.redisUrl, error);
+    const described = describeRedisFailure(options.redis, error);
     if (described === undefined) {
       options.logger.warn({ err: error }, 'queue consumer error');
       return;
@@ -39,4 +40,15 @@ export function createRedisErrorReporter(options: {
     lastReportAt = at;
     failedSinceReport = 0;
   };
+}
+
+/**
+ * One node: the URL's own diagnosis (refused, unknown host). A cluster: ioredis says "Failed to
+ * refresh slots cache" once no seed node answers, which names no address; say which ones.
+ */
+function describeRedisFailure(redis: RedisEndpoint, error: unknown): string | undefined {
+  if (!isClusterEndpoint(redis)) return describeConnectionFailure('REDIS_URL', redis.url, error);
+  const message = (error as Error | null)?.message ?? '';
+  if (!message.includes('Failed to refresh slots cache')) return undefined;
+  return `${describeRedisEndpoint(redis)}: no node of the cluster answered. Start the cluster, or set REDIS_CLUSTER_NODES to nodes of a running one.`;
 }

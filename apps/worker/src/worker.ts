@@ -100,7 +100,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
       baseDir: options.baseDir ?? process.cwd(),
     }),
   });
-  const queue = createTaskQueue({ redisUrl: config.redisUrl, prefix: config.redisPrefix });
+  const queue = createTaskQueue({ redis: config.redis, prefix: config.redisPrefix });
   const metrics = createWorkerMetrics();
   const heldTasks = createHeldTasks();
   let draining = false;
@@ -142,7 +142,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     cancelWatcher = watchForCancellation({ db, listener, heldTasks, logger });
 
     consumer = createTaskConsumer({
-      redisUrl: config.redisUrl,
+      redis: config.redis,
       prefix: config.redisPrefix,
       concurrency: config.concurrency,
       // Redeliver a dead worker's job on the lease's time scale; the lease decides who works.
@@ -150,12 +150,12 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
       handle: createJobHandler({ runner, requeue, leaseMs: config.leaseMs, logger, metrics }),
       onInvalidPayload: (jobId, issues) =>
         logger.warn({ jobId, issues }, 'dropped a job with an invalid payload'),
-      onError: createRedisErrorReporter({ redisUrl: config.redisUrl, logger }),
+      onError: createRedisErrorReporter({ redis: config.redis, logger }),
     });
     await consumer.waitUntilReady();
     // Tells gateways on this REDIS_PREFIX that someone consumes their queue (they warn otherwise).
     heartbeat = startConsumerHeartbeat({
-      redisUrl: config.redisUrl,
+      redis: config.redis,
       prefix: config.redisPrefix,
       consumerId: config.workerId,
     });

@@ -83,7 +83,7 @@ export async function createHarness(label: string): Promise<Harness> {
   const redis = await createTestRedis(label);
   const db = createDb({ connectionString: database.connectionString, max: 4 });
   await migrateToLatest(db);
-  const queue = createTaskQueue({ redisUrl: redis.url, prefix: redis.prefix });
+  const queue = createTaskQueue({ redis: { url: redis.url }, prefix: redis.prefix });
   const service = createTaskService({ db, dispatcher: queue });
   const admin = new Redis(redis.url);
   const workers: WorkerProcess[] = [];

@@ -1,7 +1,7 @@
 import { formatEffects } from './check/effects.js';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { DATABASE_TOPOLOGIES, type DatabaseTopology } from './load/database-topology.js';
-import { CHAOS_PLAN_NAMES, resolveChaosPlans } from './chaos/registry.js';
+import { CHAOS_PLAN_NAMES, resolveChaosPlans, type RedisTopology } from './chaos/registry.js';
 import { checkHistory, type CheckResult } from './check/checker.js';
 import type { HistoryRecord } from './history/records.js';
 import { runFairness } from './fairness/fairness-run.js';
@@ -59,6 +59,19 @@ async function reportOn(
   process.exitCode = 1;
 }
 
+/** `--topology`: the three Postgres shapes, and `cluster` (direct Postgres on a Redis Cluster). */
+const STACK_TOPOLOGIES = [...DATABASE_TOPOLOGIES, 'cluster'] as const;
+type StackTopology = (typeof STACK_TOPOLOGIES)[number];
+
+function splitTopology(topology: StackTopology): {
+  database: DatabaseTopology;
+  redis: RedisTopology;
+} {
+  return topology === 'cluster'
+    ? { database: 'direct', redis: 'cluster' }
+    : { database: topology, redis: 'single' };
+}
+
 interface RunOptions {
   tasks: number;
   concurrency: number;
@@ -66,7 +79,8 @@ interface RunOptions {
   gateways: number;
   workers: number;
   chaos: string;
-  topology: DatabaseTopology;
+  /** The stack's Postgres (direct, pooler, replicas) or `cluster`: direct Postgres, Redis Cluster. */
+  topology: StackTopology;
   chaosPhase: number;
   seed: string;
   taskBound: number;
@@ -79,7 +93,8 @@ interface RunOptions {
 
 /** `pnpm loadtest [options]`: the load (and chaos) run, then the same report as `check`. */
 async function run(options: RunOptions): Promise<void> {
-  const chaos = resolveChaosPlans(options.chaos, options.topology);
+  const { database, redis } = splitTopology(options.topology);
+  const chaos = resolveChaosPlans(options.chaos, database, redis);
   let target;
   if (options.target !== undefined) {
     if (chaos.length > 0) throw new Error('--chaos needs processes of our own; drop --target');
@@ -109,7 +124,8 @@ async function run(options: RunOptions): Promise<void> {
     gateways: options.gateways,
     workers: options.workers,
     chaos,
-    topology: options.topology,
+    topology: database,
+    redisTopology: redis,
     chaosPhaseMs: options.chaosPhase * 1_000,
     seed,
     taskBoundMs: options.taskBound * 1_000,
@@ -147,9 +163,9 @@ const program = new Command('loadtest')
   .addOption(
     new Option(
       '--topology <t>',
-      "the stack's Postgres: direct, pooler (PgBouncer in transaction mode) or replicas (two, one 1 s late, behind one reader endpoint)",
+      'direct; pooler (PgBouncer in transaction mode); replicas (two, one 1 s late, behind one reader endpoint); cluster (a local Redis Cluster)',
     )
-      .choices(DATABASE_TOPOLOGIES)
+      .choices(STACK_TOPOLOGIES)
       .default('direct'),
   )
   .option('--chaos-phase <s>', 'seconds each plan runs before the next one', positiveInt, 15)

@@ -73,7 +73,7 @@ async function main(): Promise<void> {
   const primary = countingDb(database.connectionString);
   const read = countingDb(database.connectionString);
   await migrateToLatest(primary.db);
-  const queue = createTaskQueue({ redisUrl, prefix: 'roundtrips' });
+  const queue = createTaskQueue({ redis: { url: redisUrl }, prefix: 'roundtrips' });
   try {
     for (const withReplica of [false, true]) {
       const service = createTaskService({

@@ -1,7 +1,7 @@
-import type { Redis } from 'ioredis';
 import { withDeadline } from './deadline.js';
 import { DEFAULT_QUEUE_PREFIX, TASK_QUEUE_NAME } from './wake-up-job.js';
-import { createProducerConnection } from './redis-connection.js';
+import { createProducerConnection, whenReady, type RedisClient } from './redis-connection.js';
+import { effectivePrefix, type RedisEndpoint } from './redis-endpoint.js';
 
 /**
  * Who consumes a prefix's queue, so a gateway can say when nobody does (a worker on another
@@ -47,7 +47,7 @@ export interface ConsumerHeartbeat {
 }
 
 export interface ConsumerHeartbeatOptions {
-  redisUrl: string;
+  redis: RedisEndpoint;
   prefix?: string;
   /** Unique per worker process (WORKER_ID). */
   consumerId: string;
@@ -58,9 +58,9 @@ export interface ConsumerHeartbeatOptions {
 
 /** The worker side: beats now and every intervalMs while the worker consumes the queue. */
 export function startConsumerHeartbeat(options: ConsumerHeartbeatOptions): ConsumerHeartbeat {
-  const key = consumerHeartbeatKey(options.prefix);
+  const key = consumerHeartbeatKey(effectivePrefix(options.redis, options.prefix));
   const intervalMs = options.intervalMs ?? CONSUMER_HEARTBEAT_INTERVAL_MS;
-  const connection = createProducerConnection(options.redisUrl, 2_000);
+  const connection = createProducerConnection(options.redis, 2_000);
   connection.on('error', () => undefined);
   const beat = (): void => {
     connection
@@ -93,18 +93,18 @@ export interface ConsumerHeartbeatReader {
 
 /** The gateway side: who has consumed the prefix's queue lately, by Redis's clock. */
 export function createConsumerHeartbeatReader(options: {
-  redisUrl: string;
+  redis: RedisEndpoint;
   prefix?: string;
   commandTimeoutMs?: number;
 }): ConsumerHeartbeatReader {
-  const key = consumerHeartbeatKey(options.prefix);
+  const key = consumerHeartbeatKey(effectivePrefix(options.redis, options.prefix));
   const timeoutMs = options.commandTimeoutMs ?? 2_000;
-  const connection: Redis = createProducerConnection(options.redisUrl, timeoutMs);
+  const connection: RedisClient = createProducerConnection(options.redis, timeoutMs);
   connection.on('error', () => undefined);
   return {
     async read(windowMs) {
       const [consumers, lastSeen] = (await withDeadline(
-        connection.eval(READ_SCRIPT, 1, key, windowMs),
+        whenReady(connection).then(() => connection.eval(READ_SCRIPT, 1, key, windowMs)),
         timeoutMs,
         `consumer heartbeat read timed out after ${timeoutMs} ms`,
       )) as [number, number];

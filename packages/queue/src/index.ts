@@ -22,6 +22,16 @@ export {
 } from './task-consumer.js';
 export { probeRedis } from './redis-connection.js';
 export {
+  describeRedisEndpoint,
+  effectivePrefix,
+  hashTagOf,
+  isClusterEndpoint,
+  parseClusterNodes,
+  redisEndpointFromEnv,
+  type RedisEndpoint,
+  type RedisNode,
+} from './redis-endpoint.js';
+export {
   CONSUMER_HEARTBEAT_INTERVAL_MS,
   consumerHeartbeatKey,
   createConsumerHeartbeatReader,

@@ -1,14 +1,11 @@
 import { Worker, type Job } from 'bullmq';
-import {
-  DEFAULT_QUEUE_PREFIX,
-  RunTaskJobSchema,
-  TASK_QUEUE_NAME,
-  type RunTaskJob,
-} from './wake-up-job.js';
+import { RunTaskJobSchema, TASK_QUEUE_NAME, type RunTaskJob } from './wake-up-job.js';
 import { asBullConnection, createConsumerConnection } from './redis-connection.js';
+import { effectivePrefix, type RedisEndpoint } from './redis-endpoint.js';
 
 export interface TaskConsumerOptions {
-  redisUrl: string;
+  redis: RedisEndpoint;
+  /** As TaskQueueOptions.prefix. */
   prefix?: string;
   concurrency: number;
   /**
@@ -31,7 +28,7 @@ export interface TaskConsumer {
 }
 
 export function createTaskConsumer(options: TaskConsumerOptions): TaskConsumer {
-  const connection = createConsumerConnection(options.redisUrl);
+  const connection = createConsumerConnection(options.redis);
   connection.on('error', (error) => options.onError?.(error));
   const lockDuration = options.lockDurationMs ?? 30_000;
   const worker = new Worker<unknown>(
@@ -46,7 +43,7 @@ export function createTaskConsumer(options: TaskConsumerOptions): TaskConsumer {
     },
     {
       connection: asBullConnection(connection),
-      prefix: options.prefix ?? DEFAULT_QUEUE_PREFIX,
+      prefix: effectivePrefix(options.redis, options.prefix),
       concurrency: options.concurrency,
       lockDuration,
       stalledInterval: Math.max(1_000, Math.floor(lockDuration / 2)),

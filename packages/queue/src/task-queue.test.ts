@@ -56,11 +56,11 @@ describe('RunTaskJobSchema', () => {
 
 describe('a job lookup on a queue still connecting', () => {
   it('waits for the connection instead of failing ("Stream isn\'t writeable")', async () => {
-    const fresh = createTaskQueue({ redisUrl: redis.url, prefix: redis.prefix });
+    const fresh = createTaskQueue({ redis: { url: redis.url }, prefix: redis.prefix });
     try {
       // Asked in the same turn as the queue was made: the connection is not up yet.
       await expect(fresh.hasPendingJob(newTaskId())).resolves.toBe(false);
-      const fresher = createTaskQueue({ redisUrl: redis.url, prefix: redis.prefix });
+      const fresher = createTaskQueue({ redis: { url: redis.url }, prefix: redis.prefix });
       try {
         await expect(fresher.pendingJobs([newTaskId(), newTaskId()])).resolves.toEqual(new Set());
       } finally {
@@ -83,9 +83,9 @@ describe('a queue or consumer closed while it is still starting', () => {
     process.on('unhandledRejection', record);
     try {
       for (let attempt = 0; attempt < 40; attempt += 1) {
-        const queue = createTaskQueue({ redisUrl: redis.url, prefix: redis.prefix });
+        const queue = createTaskQueue({ redis: { url: redis.url }, prefix: redis.prefix });
         const consumer = createTaskConsumer({
-          redisUrl: redis.url,
+          redis: { url: redis.url },
           prefix: `${redis.prefix}-starting`,
           concurrency: 1,
           handle: () => Promise.resolve(),
@@ -110,7 +110,7 @@ describe('task queue and consumer on real Redis', () => {
   let gate: Promise<void> = Promise.resolve();
 
   beforeAll(() => {
-    queue = createTaskQueue({ redisUrl: redis.url, prefix: redis.prefix });
+    queue = createTaskQueue({ redis: { url: redis.url }, prefix: redis.prefix });
   });
   afterAll(async () => {
     await consumer?.close();
@@ -131,7 +131,7 @@ describe('task queue and consumer on real Redis', () => {
     let release!: () => void;
     gate = new Promise<void>((resolve) => (release = resolve));
     consumer = createTaskConsumer({
-      redisUrl: redis.url,
+      redis: { url: redis.url },
       prefix: redis.prefix,
       concurrency: 2,
       handle: async (job) => {
@@ -192,7 +192,7 @@ describe('task queue and consumer on real Redis', () => {
 describe('enqueueCreated', () => {
   it('adds a batch of new tasks once each; a repeat adds nothing while the job exists, and a new job once it was removed', async () => {
     const prefix = `${redis.prefix}-created`;
-    const queue = createTaskQueue({ redisUrl: redis.url, prefix });
+    const queue = createTaskQueue({ redis: { url: redis.url }, prefix });
     const waitKey = `${prefix}:mcp-tasks-run:wait`;
     let consumer: TaskConsumer | undefined;
     try {
@@ -207,7 +207,7 @@ describe('enqueueCreated', () => {
       // the same id is a new job. So a repeat must not be sent for a task a worker already took.
       const handled: string[] = [];
       consumer = createTaskConsumer({
-        redisUrl: redis.url,
+        redis: { url: redis.url },
         prefix,
         concurrency: 3,
         handle: (job) => {
@@ -233,7 +233,7 @@ describe('enqueueCreated', () => {
 
 describe('a producer with Redis unreachable', () => {
   it('fails an enqueue and a ping quickly instead of hanging', async () => {
-    const dead = createTaskQueue({ redisUrl: 'redis://127.0.0.1:1', commandTimeoutMs: 300 });
+    const dead = createTaskQueue({ redis: { url: 'redis://127.0.0.1:1' }, commandTimeoutMs: 300 });
     await expect(dead.enqueue(newTaskId(), 'created')).rejects.toThrow();
     await expect(dead.ping()).rejects.toThrow();
     await dead.close();
@@ -242,7 +242,7 @@ describe('a producer with Redis unreachable', () => {
 
 describe('the latest-wake-up pointer', () => {
   it('is written only for wake-ups whose job id is not the task id, not for the first one', async () => {
-    const queue = createTaskQueue({ redisUrl: redis.url, prefix: `${redis.prefix}-ptr` });
+    const queue = createTaskQueue({ redis: { url: redis.url }, prefix: `${redis.prefix}-ptr` });
     try {
       const taskId = newTaskId();
       await queue.enqueue(taskId, 'created');

@@ -1,7 +1,6 @@
 import { Queue } from 'bullmq';
 import { withDeadline } from './deadline.js';
 import {
-  DEFAULT_QUEUE_PREFIX,
   RUN_TASK_JOB_NAME,
   TASK_QUEUE_NAME,
   jobIdFor,
@@ -9,6 +8,7 @@ import {
   type RunTaskReason,
 } from './wake-up-job.js';
 import { asBullConnection, createProducerConnection } from './redis-connection.js';
+import { effectivePrefix, type RedisEndpoint } from './redis-endpoint.js';
 
 export interface EnqueueOptions {
   /** Deliver no earlier than this many ms from now (a retry's backoff). */
@@ -37,8 +37,11 @@ export interface TaskQueue {
 }
 
 export interface TaskQueueOptions {
-  redisUrl: string;
-  /** BullMQ key prefix; default DEFAULT_QUEUE_PREFIX. Producers and consumers must agree. */
+  redis: RedisEndpoint;
+  /**
+   * BullMQ key prefix; default DEFAULT_QUEUE_PREFIX. Producers and consumers must agree. On a
+   * cluster it is hash-tagged when it has no tag (effectivePrefix).
+   */
   prefix?: string;
   /** Bound on one enqueue or ping (a batch gets 2 ms more per task); default 2000 ms. */
   commandTimeoutMs?: number;
@@ -62,9 +65,9 @@ export function latestJobKey(prefix: string, taskId: string): string {
  * removeOnFail): Postgres keeps the record, Redis only the wake-ups still to deliver.
  */
 export function createTaskQueue(options: TaskQueueOptions): TaskQueue {
-  const prefix = options.prefix ?? DEFAULT_QUEUE_PREFIX;
+  const prefix = effectivePrefix(options.redis, options.prefix);
   const timeoutMs = options.commandTimeoutMs ?? 2_000;
-  const connection = createProducerConnection(options.redisUrl, timeoutMs);
+  const connection = createProducerConnection(options.redis, timeoutMs);
   // Errors surface through the rejected commands; the event only needs a listener so ioredis
   // does not report "unhandled error event" while reconnecting.
   connection.on('error', () => undefined);

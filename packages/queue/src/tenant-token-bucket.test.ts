@@ -16,8 +16,8 @@ let replicaB: TenantTokenBucket;
 beforeAll(async () => {
   redis = await createTestRedis('tenant_bucket');
   admin = new Redis(redis.url);
-  replicaA = createTenantTokenBucket({ redisUrl: redis.url, prefix: redis.prefix });
-  replicaB = createTenantTokenBucket({ redisUrl: redis.url, prefix: redis.prefix });
+  replicaA = createTenantTokenBucket({ redis: { url: redis.url }, prefix: redis.prefix });
+  replicaB = createTenantTokenBucket({ redis: { url: redis.url }, prefix: redis.prefix });
 });
 
 afterAll(async () => {
@@ -62,7 +62,7 @@ describe('the shared tenant token bucket', () => {
 
   it('rejects within its bound when Redis does not answer', async () => {
     const unreachable = createTenantTokenBucket({
-      redisUrl: 'redis://127.0.0.1:1',
+      redis: { url: 'redis://127.0.0.1:1' },
       commandTimeoutMs: 200,
     });
     const started = Date.now();

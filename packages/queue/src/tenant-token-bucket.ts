@@ -1,7 +1,6 @@
-import type { Redis } from 'ioredis';
 import { withDeadline } from './deadline.js';
-import { createProducerConnection } from './redis-connection.js';
-import { DEFAULT_QUEUE_PREFIX } from './wake-up-job.js';
+import { createProducerConnection, whenReady, type RedisClient } from './redis-connection.js';
+import { effectivePrefix, type RedisEndpoint } from './redis-endpoint.js';
 
 /**
  * One token bucket per tenant, shared by every gateway on a REDIS_PREFIX: refilled at `ratePerS`
@@ -55,41 +54,28 @@ export function tenantBucketKey(prefix: string, tenant: string): string {
   return `${prefix}:mcp-tenant-creates:${tenant}`;
 }
 
-type WithTake = Redis & {
+type WithTake = RedisClient & {
   mcpTakeTenantTokens(key: string, rate: number, burst: number, want: number): Promise<unknown>;
 };
 
 export function createTenantTokenBucket(options: {
-  redisUrl: string;
+  redis: RedisEndpoint;
   prefix?: string;
   /** Bound on one take; the caller falls back to its own limit past it. Default 250 ms. */
   commandTimeoutMs?: number;
 }): TenantTokenBucket {
-  const prefix = options.prefix ?? DEFAULT_QUEUE_PREFIX;
+  const prefix = effectivePrefix(options.redis, options.prefix);
   const timeoutMs = options.commandTimeoutMs ?? 250;
-  const connection = createProducerConnection(options.redisUrl, timeoutMs) as WithTake;
+  const connection = createProducerConnection(options.redis, timeoutMs) as WithTake;
   // Errors reach the caller through the rejected command; this only keeps ioredis quiet.
   connection.on('error', () => undefined);
   // EVALSHA, with the script sent once more after a Redis restart (ioredis' defineCommand).
   connection.defineCommand('mcpTakeTenantTokens', { numberOfKeys: 1, lua: TAKE_SCRIPT });
-  // The connection refuses commands until it is ready (no offline queue): a take waits for that,
-  // within its bound, through one shared promise per connection attempt.
-  let ready: Promise<void> | undefined;
-  const whenReady = (): Promise<void> => {
-    if (connection.status === 'ready') return Promise.resolve();
-    ready ??= new Promise<void>((resolve) =>
-      connection.once('ready', () => {
-        ready = undefined;
-        resolve();
-      }),
-    );
-    return ready;
-  };
   return {
     async take(tenant, limit, want) {
       const key = tenantBucketKey(prefix, tenant);
       const reply = await withDeadline(
-        whenReady().then(() =>
+        whenReady(connection).then(() =>
           connection.mcpTakeTenantTokens(key, limit.ratePerS, limit.burst, want),
         ),
         timeoutMs,

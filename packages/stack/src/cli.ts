@@ -1,7 +1,12 @@
 // `pnpm stack`: the docker compose topology as local processes, in one terminal, until Ctrl-C.
 import { join } from 'node:path';
 import { parseArgs, styleText } from 'node:util';
-import { startAuthorizationServer, type AuthorizationServer } from '@mcp-tasks/testing';
+import {
+  startAuthorizationServer,
+  startRedisCluster,
+  type AuthorizationServer,
+  type RedisCluster,
+} from '@mcp-tasks/testing';
 import {
   STACK_TOPOLOGIES,
   startStackDatabase,
@@ -27,7 +32,7 @@ import {
 import { removeStateFile, stackState, writeStateFile } from './state-file.js';
 
 const USAGE = `usage: pnpm stack [--gateways N] [--workers N] [--port P] [--proxy nginx|node] [--oauth]
-                  [--topology direct|pooler|replicas]
+                  [--topology direct|pooler|replicas|cluster]
 
 Runs migrations, N gateways (default 3), N workers (default 2) and nginx (infra/nginx/nginx.conf)
 (or, when nginx is not installed or --proxy node, a streaming Node proxy)
@@ -38,7 +43,10 @@ set in the environment is passed to the processes. Ctrl-C stops everything grace
 gateways with MCP_AUTH=jwt behind it, so a stock MCP client can log in by itself.
 --topology pooler puts a PgBouncer of its own (transaction mode) in front of DATABASE_URL;
 --topology replicas runs a private primary and two streaming replicas (one 1 s late) behind one
-reader endpoint instead of DATABASE_URL (docs/deployment.md).`;
+reader endpoint instead of DATABASE_URL (docs/deployment.md);
+--topology cluster starts a local Redis Cluster (3 masters, 3 replicas: redis-server and redis-cli
+must be installed) and runs the apps on it with REDIS_CLUSTER_NODES; REDIS_CLUSTER_NODES in the
+environment instead runs them on that cluster.`;
 
 const COLOURS = ['cyan', 'green', 'yellow', 'magenta', 'blue', 'red', 'white'] as const;
 const useColour = process.stdout.isTTY && process.env.NO_COLOR === undefined;
@@ -133,10 +141,10 @@ async function main(): Promise<void> {
     );
     process.exit(2);
   }
-  const topology = (values.topology ?? 'direct') as StackTopology;
-  if (!STACK_TOPOLOGIES.includes(topology)) {
+  const topology = values.topology ?? 'direct';
+  if (topology !== 'cluster' && !(STACK_TOPOLOGIES as readonly string[]).includes(topology)) {
     process.stderr.write(
-      `pnpm stack: --topology must be ${STACK_TOPOLOGIES.join(', ')}, got "${values.topology}"\n${USAGE}\n`,
+      `pnpm stack: --topology must be ${[...STACK_TOPOLOGIES, 'cluster'].join(', ')}, got "${values.topology}"\n${USAGE}\n`,
     );
     process.exit(2);
   }
@@ -168,10 +176,21 @@ async function main(): Promise<void> {
     };
   }
 
+  let redisCluster: RedisCluster | undefined;
+  if (topology === 'cluster') {
+    redisCluster = await startRedisCluster();
+    log(`Redis Cluster: ${redisCluster.nodesSetting}`);
+  }
+  const redisClusterNodes =
+    redisCluster?.nodesSetting ?? (process.env.REDIS_CLUSTER_NODES || undefined);
+
   let stack: StackHandle;
   let database: StackDatabase | undefined;
   try {
-    database = await startStackDatabase(topology, process.env.DATABASE_URL || DEFAULT_DATABASE_URL);
+    database = await startStackDatabase(
+      topology === 'cluster' ? 'direct' : (topology as StackTopology),
+      process.env.DATABASE_URL || DEFAULT_DATABASE_URL,
+    );
     stack = await startStack({
       gateways: positive('gateways', values.gateways, 3),
       workers: positive('workers', values.workers, 2),
@@ -181,6 +200,7 @@ async function main(): Promise<void> {
       workerMetricsBasePort: 18200,
       databaseUrl: database.databaseUrl,
       redisUrl: process.env.REDIS_URL || DEFAULT_REDIS_URL,
+      ...(redisClusterNodes === undefined ? {} : { redisClusterNodes }),
       redisPrefix: process.env.REDIS_PREFIX || DEFAULT_REDIS_PREFIX,
       logSink: printLine,
       ...(values.proxy === undefined ? {} : { proxy: values.proxy }),
@@ -190,6 +210,7 @@ async function main(): Promise<void> {
     process.stderr.write(`pnpm stack: ${message}\n`);
     await oauth?.close();
     await database?.stop();
+    await redisCluster?.stop();
     process.exit(1);
   }
   await writeStateFile(statePath, stackState(stack));
@@ -213,6 +234,7 @@ async function main(): Promise<void> {
     await stack.stop();
     await oauth?.close();
     await database.stop();
+    await redisCluster?.stop();
     await removeStateFile(statePath);
     log('every process stopped');
     process.exit(0);

@@ -28,6 +28,11 @@ export interface StackOptions {
   workers?: number;
   databaseUrl?: string;
   redisUrl?: string;
+  /**
+   * REDIS_CLUSTER_NODES (host:port,...) for the apps instead of redisUrl: the stack on a Redis
+   * Cluster. The apps probe it themselves at start (a gateway exits with one line if it fails).
+   */
+  redisClusterNodes?: string;
   redisPrefix?: string;
   /** The proxy's port on 127.0.0.1 (default 8080; 0 = a free ephemeral port). */
   proxyPort?: number;
@@ -56,6 +61,8 @@ export interface StackHandle {
   url: string;
   databaseUrl: string;
   redisUrl: string;
+  /** Set when the stack runs on a Redis Cluster (redisUrl is then unused). */
+  redisClusterNodes?: string;
   redisPrefix: string;
   /** principal → bearer token, from the effective MCP_TOKENS. */
   tokens: Record<string, string>;
@@ -136,7 +143,8 @@ export async function startStack(options: StackOptions = {}): Promise<StackHandl
     );
   }
 
-  await ensureRedis(redisUrl);
+  const clusterNodes = options.redisClusterNodes;
+  if (clusterNodes === undefined) await ensureRedis(redisUrl);
   if ((await ensurePostgres(databaseUrl)).created)
     say(`created database ${new URL(databaseUrl).pathname.slice(1)}`);
   say('Postgres and Redis answer');
@@ -153,7 +161,9 @@ export async function startStack(options: StackOptions = {}): Promise<StackHandl
     MCP_CONSOLE_TOKENS: DEMO_CONSOLE_TOKENS,
     ...process.env,
     DATABASE_URL: databaseUrl,
-    REDIS_URL: redisUrl,
+    // One of the two, the other empty (the apps read an empty variable as unset).
+    REDIS_URL: clusterNodes === undefined ? redisUrl : '',
+    REDIS_CLUSTER_NODES: clusterNodes ?? '',
     REDIS_PREFIX: redisPrefix,
     ...options.env,
   };
@@ -281,6 +291,7 @@ export async function startStack(options: StackOptions = {}): Promise<StackHandl
     url: `${proxyBase}/mcp`,
     databaseUrl,
     redisUrl,
+    ...(clusterNodes === undefined ? {} : { redisClusterNodes: clusterNodes }),
     redisPrefix,
     tokens: tokensByPrincipal(env.MCP_TOKENS ?? ''),
     gateways,

@@ -7,6 +7,7 @@ export interface StackState {
   url: string;
   databaseUrl: string;
   redisUrl: string;
+  redisClusterNodes?: string;
   redisPrefix: string;
   tokens: Record<string, string>;
   processes: {
@@ -23,6 +24,9 @@ export function stackState(stack: StackHandle): StackState {
     url: stack.url,
     databaseUrl: stack.databaseUrl,
     redisUrl: stack.redisUrl,
+    ...(stack.redisClusterNodes === undefined
+      ? {}
+      : { redisClusterNodes: stack.redisClusterNodes }),
     redisPrefix: stack.redisPrefix,
     tokens: stack.tokens,
     processes: [...stack.gateways, ...stack.workers].map((p) =>

@@ -74,3 +74,10 @@ export {
   type PgBouncerOptions,
   type PgBouncerPoolMode,
 } from './pgbouncer.js';
+export {
+  ephemeralPortRange,
+  redisClusterUnavailableReason,
+  startRedisCluster,
+  type RedisCluster,
+  type RedisClusterOptions,
+} from './redis-cluster.js';

@@ -16,7 +16,7 @@ const counted: Pick<TenantTokenBucket, 'take'> = {
 
 beforeAll(async () => {
   redis = await createTestRedis('create_rate');
-  bucket = createTenantTokenBucket({ redisUrl: redis.url, prefix: redis.prefix });
+  bucket = createTenantTokenBucket({ redis: { url: redis.url }, prefix: redis.prefix });
 });
 afterAll(async () => {
   await bucket.close();
@@ -65,7 +65,7 @@ describe('the per-tenant create rate', () => {
 
   it('limits each replica on its own while Redis does not answer, and says so', async () => {
     const unreachable = createTenantTokenBucket({
-      redisUrl: 'redis://127.0.0.1:1',
+      redis: { url: 'redis://127.0.0.1:1' },
       commandTimeoutMs: 100,
     });
     const fallbacks: unknown[] = [];

@@ -1,4 +1,4 @@
-import { createTenantTokenBucket } from '@mcp-tasks/queue';
+import { createTenantTokenBucket, type RedisEndpoint } from '@mcp-tasks/queue';
 import { countTasksInFlight, type Db } from '@mcp-tasks/store';
 import type { Logger } from 'pino';
 import type { GatewayMetrics } from '../metrics.js';
@@ -23,7 +23,7 @@ export function startTenantQuotas(options: {
   limits: TenantLimits;
   /** The primary: the count must see the creates that just committed. */
   db: Db;
-  redisUrl: string;
+  redis: RedisEndpoint;
   redisPrefix: string | undefined;
   metrics: GatewayMetrics;
   logger: Logger;
@@ -45,7 +45,7 @@ export function startTenantQuotas(options: {
   const bucket =
     limits.createRatePerS === 0
       ? undefined
-      : createTenantTokenBucket({ redisUrl: options.redisUrl, prefix: options.redisPrefix });
+      : createTenantTokenBucket({ redis: options.redis, prefix: options.redisPrefix });
   const createRate =
     bucket === undefined
       ? undefined

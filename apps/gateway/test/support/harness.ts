@@ -53,7 +53,7 @@ export async function startInfrastructure(label: string): Promise<Infrastructure
   const redis = await createTestRedis(label);
   const db = createDb({ connectionString: database.connectionString });
   await migrateToLatest(db);
-  const queue = createTaskQueue({ redisUrl: redis.url, prefix: redis.prefix });
+  const queue = createTaskQueue({ redis: { url: redis.url }, prefix: redis.prefix });
   const listener = await createTaskChangeListener({ connectionString: database.connectionString });
   const { feed: changes, resync } = taskChangeFeedFrom(listener);
   return {

@@ -91,7 +91,7 @@ describe('the chaos plans against a real stack', () => {
 
   it('rejects an unknown plan name, listing the valid ones', () => {
     expect(() => resolveChaosPlans('kill-worker,kill-everything')).toThrow(
-      'unknown chaos plan "kill-everything"; valid: none, kill-gateway, kill-worker, pause-worker, redis-restart, postgres-restart, partition, rolling, failover, pooler-restart, kill-replica, all',
+      'unknown chaos plan "kill-everything"; valid: none, kill-gateway, kill-worker, pause-worker, redis-restart, postgres-restart, partition, rolling, failover, pooler-restart, kill-replica, kill-redis-master, all',
     );
   });
 
@@ -128,5 +128,17 @@ describe('the chaos plans against a real stack', () => {
     expect(() => resolveChaosPlans('failover', 'replicas')).toThrow(
       'chaos plan failover runs with --topology direct or pooler, not replicas',
     );
+  });
+
+  it("runs replicas on a Redis Cluster: both topologies' own plans first", () => {
+    expect(resolveChaosPlans('all', 'replicas', 'cluster').map((p) => p.name)).toEqual([
+      'kill-replica',
+      'kill-redis-master',
+      'kill-gateway',
+      'kill-worker',
+      'pause-worker',
+      'postgres-restart',
+      'rolling',
+    ]);
   });
 });

@@ -1,6 +1,12 @@
 import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { FailoverCluster, PgBouncer, PostgresServer, TcpProxy } from '@mcp-tasks/testing';
+import type {
+  FailoverCluster,
+  PgBouncer,
+  PostgresServer,
+  RedisCluster,
+  TcpProxy,
+} from '@mcp-tasks/testing';
 import type { DatabaseTopology } from '../load/database-topology.js';
 import type { HistoryRecorder } from '../history/recorder.js';
 import type { ChaosRecord } from '../history/records.js';
@@ -42,7 +48,12 @@ export interface WorkerLinks {
  * stack writes through one and its gateways read from the other.
  */
 export type ChaosNeed =
-  RestartableServer['name'] | 'worker-links' | 'failover-cluster' | 'pooler' | 'replicas';
+  | RestartableServer['name']
+  | 'worker-links'
+  | 'failover-cluster'
+  | 'pooler'
+  | 'replicas'
+  | 'redis-cluster';
 
 export type Evidence = NonNullable<ChaosRecord['evidence']>;
 
@@ -56,6 +67,11 @@ export interface ChaosContext {
   pooler?: Pick<PgBouncer, 'pid' | 'restart'>;
   /** With `--topology replicas`: the replicas behind the reader endpoint. */
   replicas?: readonly PostgresServer[];
+  /**
+   * When the stack runs on a Redis Cluster (`--topology cluster`, or a plan needs
+   * `redis-cluster`): the cluster, and a key in the slot the stack's queue lives in.
+   */
+  redisCluster?: { cluster: RedisCluster; queueKey: string };
   /** By WORKER_ID, when a plan needs `worker-links`. */
   links: ReadonlyMap<string, WorkerLinks>;
   recorder: HistoryRecorder;

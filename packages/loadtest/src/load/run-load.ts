@@ -12,10 +12,12 @@ import {
   createTestDatabase,
   createTestRedis,
   startFailoverCluster,
+  startRedisCluster,
   startTcpProxy,
   type FailoverCluster,
   type PgBouncer,
   type ReplicaSet,
+  type RedisCluster,
   type TestDatabase,
 } from '@mcp-tasks/testing';
 import {
@@ -29,6 +31,7 @@ import {
   startPrivateRedis,
   type PrivateServer,
 } from '../chaos/private-servers.js';
+import type { RedisTopology } from '../chaos/registry.js';
 import { checkHistory, type CheckResult } from '../check/checker.js';
 import { readHistory } from '../history/read-history.js';
 import { createHistoryRecorder } from '../history/recorder.js';
@@ -59,6 +62,8 @@ export interface LoadOptions {
   chaos: ChaosPlan[];
   /** What the stack's Postgres looks like (database-topology.ts); default `direct`. */
   topology?: DatabaseTopology;
+  /** `cluster`: the stack on a local Redis Cluster (REDIS_CLUSTER_NODES); default one node. */
+  redisTopology?: RedisTopology;
   /** How long each plan runs before the next one, when several run. */
   chaosPhaseMs: number;
   seed: number;
@@ -87,6 +92,7 @@ export interface Topology {
   cluster?: FailoverCluster;
   pooler?: PgBouncer;
   replicas?: ReplicaSet;
+  redisCluster?: { cluster: RedisCluster; queueKey: string };
   links: Map<string, WorkerLinks>;
   /** The stack's database, with the ledger opened in it, and the total it opened with. */
   ledger?: { databaseUrl: string; openingTotal: number };
@@ -121,6 +127,7 @@ export async function startTopology(
   let cluster: FailoverCluster | undefined;
   let pooler: PgBouncer | undefined;
   let replicas: ReplicaSet | undefined;
+  let redisCluster: RedisCluster | undefined;
   let stack: StackHandle | undefined;
   const teardown = async () => {
     await stack?.stop(10_000);
@@ -133,7 +140,16 @@ export async function startTopology(
     for (const server of owned) await server.stop();
     await cluster?.stop();
     await replicas?.stop();
+    await redisCluster?.stop();
   };
+  const onRedisCluster = options.redisTopology === 'cluster' || needs.has('redis-cluster');
+  const singleNodePlans = options.chaos.filter((p) =>
+    (p.needs ?? []).some((need) => need === 'redis' || need === 'worker-links'),
+  );
+  if (onRedisCluster && singleNodePlans.length > 0)
+    throw new Error(
+      `on a Redis Cluster, ${singleNodePlans.map((p) => p.name).join(', ')} cannot run (they need the one Redis node of the default topology); use kill-redis-master`,
+    );
   try {
     let privateRedis: PrivateServer | undefined;
     if (needs.has('redis')) {
@@ -187,6 +203,10 @@ export async function startTopology(
     }
     const redis = await createTestRedis('loadtest');
     const redisUrl = privateRedis?.url ?? redis.url;
+    if (onRedisCluster) {
+      redisCluster = await startRedisCluster();
+      options.log(`Redis Cluster: ${redisCluster.nodesSetting}`);
+    }
     if (needs.has('worker-links')) {
       // Each worker reaches Postgres and Redis through proxies of its own (the partition plan).
       for (let i = 1; i <= options.workers; i += 1) {
@@ -201,6 +221,7 @@ export async function startTopology(
       workers: options.workers,
       databaseUrl: serviceUrl,
       redisUrl,
+      ...(redisCluster === undefined ? {} : { redisClusterNodes: redisCluster.nodesSetting }),
       workerConnections: (workerId) => {
         const link = links.get(workerId);
         return link === undefined
@@ -248,6 +269,10 @@ export async function startTopology(
       cluster,
       pooler,
       replicas,
+      // The apps hash-tag the prefix on a cluster: `{prefix}`, whose slot holds every queue key.
+      ...(redisCluster === undefined
+        ? {}
+        : { redisCluster: { cluster: redisCluster, queueKey: `{${redis.prefix}}` } }),
       links,
       ledger: { databaseUrl, openingTotal },
       teardown,
@@ -296,6 +321,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadRun> {
       topology: options.topology ?? 'direct',
       // Reads from replicas that lag (one by 1 s) may show an answered input pending that long.
       ...(options.topology === 'replicas' ? { staleReadMs: REPLICA_STALE_READ_MS } : {}),
+      redisTopology: options.redisTopology ?? 'single',
       leaseMs: options.leaseMs,
       target: options.target?.url ?? null,
     },
@@ -318,6 +344,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadRun> {
             cluster: topology.cluster,
             pooler: topology.pooler,
             replicas: topology.replicas?.replicas,
+            ...(topology.redisCluster === undefined ? {} : { redisCluster: topology.redisCluster }),
             links: topology.links,
             recorder,
             rng: createRng(options.seed ^ 0x5bd1e995),
