@@ -102,7 +102,15 @@ export interface Topology {
 /** What starting the processes needs of the run's options (the soak starts them too). */
 export type TopologyOptions = Pick<
   LoadOptions,
-  'target' | 'chaos' | 'topology' | 'gateways' | 'workers' | 'leaseMs' | 'env' | 'log'
+  | 'target'
+  | 'chaos'
+  | 'topology'
+  | 'redisTopology'
+  | 'gateways'
+  | 'workers'
+  | 'leaseMs'
+  | 'env'
+  | 'log'
 >;
 
 export async function startTopology(
