@@ -59,7 +59,7 @@ describe('mcp-tasks against real gateway and worker processes', () => {
     expect(kinds.at(-1)).toBe('completed');
     const refused = await runCli(['history', taskId], { ...env, MCP_CONSOLE_TOKEN: TOKENS.alice });
     expect(refused.code).toBe(6);
-    expect(refused.stderr).toContain('console operator token');
+    expect(refused.stderr).toContain('That token is not an operator token of this console.');
   });
 
   it('finishes a task after the client was killed mid-wait and restarted with `resume`', async () => {
