@@ -23,16 +23,8 @@ export async function runEffectsCost(
   });
   options.stacks.push(stack);
   try {
-    const e2e = {
-      stack,
-      databaseUrl: options.databaseUrl,
-      statsUrl: options.statsUrl,
-      databaseName: options.databaseName,
-      redisUrl: options.redisUrl,
-      concurrency: options.concurrency,
-      durationS: options.durationS,
-      warmupS: options.warmupS,
-    };
+    // runEndToEnd takes what it needs of the same-stack options.
+    const e2e = { ...options, stack };
     const plain = await runEndToEnd({ ...e2e, request: createTaskRequest });
     log(`(e) one-step plain 1+1: ${plain.tasksPerS.toFixed(1)} tasks/s`);
     let turn = 0;

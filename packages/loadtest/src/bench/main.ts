@@ -226,6 +226,18 @@ async function bench(options: BenchOptions): Promise<void> {
       workerConcurrency: options.concurrency,
       cpuProfileDir: options.cpuProf,
     };
+    // What every measurement on a bench stack of ours shares (the end-to-end lines and their costs).
+    const stackCost = (): StackCostOptions => ({
+      databaseUrl: database.connectionString,
+      statsUrl,
+      databaseName: database.name,
+      redisUrl: redis.url,
+      concurrency: options.concurrency,
+      durationS,
+      warmupS,
+      stackOptions,
+      stacks,
+    });
     const measuresOurs =
       figures.has('tasks-get') ||
       figures.has('create') ||
@@ -285,15 +297,7 @@ async function bench(options: BenchOptions): Promise<void> {
       }
 
       if (figures.has('e2e')) {
-        const e2eOptions = {
-          databaseUrl: database.connectionString,
-          statsUrl,
-          databaseName: database.name,
-          redisUrl: redis.url,
-          concurrency: options.concurrency,
-          durationS,
-          warmupS,
-        };
+        const e2eOptions = stackCost();
         const endToEnd = [await runEndToEnd({ ...e2eOptions, stack: small })];
         log(`(e) end-to-end 1+1: ${endToEnd[0]!.tasksPerS.toFixed(1)} tasks/s`);
         log(`(e) Redis commands per task, 1+1: ${redisBreakdown(endToEnd[0]!)}`);
@@ -309,17 +313,6 @@ async function bench(options: BenchOptions): Promise<void> {
       await small.stop();
     }
 
-    const stackCost = (): StackCostOptions => ({
-      databaseUrl: database.connectionString,
-      statsUrl,
-      databaseName: database.name,
-      redisUrl: redis.url,
-      concurrency: options.concurrency,
-      durationS,
-      warmupS,
-      stackOptions,
-      stacks,
-    });
     if (figures.has('e2e-effects')) {
       results.endToEndEffects = await runEffectsCost(stackCost());
     }

@@ -6,6 +6,7 @@ import { deleteRedisPrefix } from './cleanup.js';
 export interface ProbeStack {
   stack: BenchStack;
   database: TestDatabase;
+  redisUrl: string;
   /** Stops the processes, drops the scratch database and deletes the Redis prefix. */
   close: () => Promise<void>;
 }
@@ -17,7 +18,7 @@ export interface ProbeStack {
 export async function startProbeStack(
   label: string,
   workers: number,
-  options: { nodeArgs?: readonly string[] } = {},
+  options: { nodeArgs?: readonly string[]; workerConcurrency?: number } = {},
 ): Promise<ProbeStack> {
   const database = await createTestDatabase(label);
   const redis = await createTestRedis(label);
@@ -30,12 +31,13 @@ export async function startProbeStack(
     redisPrefix: redis.prefix,
     gateways: 1,
     workers,
-    workerConcurrency: 32,
+    workerConcurrency: options.workerConcurrency ?? 32,
     nodeArgs: options.nodeArgs,
   });
   return {
     stack,
     database,
+    redisUrl: redis.url,
     close: async () => {
       await stack.stop();
       await database.drop();

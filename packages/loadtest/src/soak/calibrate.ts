@@ -1,7 +1,6 @@
 import { buildStalePackages } from '@mcp-tasks/stack';
-import { createDb, migrateToLatest } from '@mcp-tasks/store';
-import { createTestDatabase, createTestRedis, postgresBaseUrl, repoRoot } from '@mcp-tasks/testing';
-import { startBenchStack } from '../bench/bench-stack.js';
+import { postgresBaseUrl, repoRoot } from '@mcp-tasks/testing';
+import { startProbeStack } from '../bench/probe-stack.js';
 import { runEndToEnd } from '../bench/end-to-end.js';
 
 /**
@@ -15,37 +14,22 @@ export async function measureEndToEndRate(options: {
   log: (line: string) => void;
 }): Promise<number> {
   await buildStalePackages(repoRoot, options.log);
-  const database = await createTestDatabase('soak_calibrate');
-  const redis = await createTestRedis('soak-calibrate');
+  const probe = await startProbeStack('soak_calibrate', 1, {
+    workerConcurrency: options.concurrency,
+  });
   try {
-    const db = createDb({ connectionString: database.connectionString });
-    await migrateToLatest(db);
-    await db.destroy();
-    const stack = await startBenchStack({
-      databaseUrl: database.connectionString,
-      redisUrl: redis.url,
-      redisPrefix: redis.prefix,
-      gateways: 1,
-      workers: 1,
-      workerConcurrency: options.concurrency,
+    const result = await runEndToEnd({
+      stack: probe.stack,
+      databaseUrl: probe.database.connectionString,
+      statsUrl: await postgresBaseUrl(),
+      databaseName: probe.database.name,
+      redisUrl: probe.redisUrl,
+      concurrency: options.concurrency,
+      durationS: options.durationS,
+      warmupS: options.warmupS,
     });
-    try {
-      const result = await runEndToEnd({
-        stack,
-        databaseUrl: database.connectionString,
-        statsUrl: await postgresBaseUrl(),
-        databaseName: database.name,
-        redisUrl: redis.url,
-        concurrency: options.concurrency,
-        durationS: options.durationS,
-        warmupS: options.warmupS,
-      });
-      return result.tasksPerS;
-    } finally {
-      await stack.stop();
-    }
+    return result.tasksPerS;
   } finally {
-    await redis.deleteKeys();
-    await database.drop();
+    await probe.close();
   }
 }
