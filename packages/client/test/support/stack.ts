@@ -31,7 +31,7 @@ export interface Stack {
 
 export async function startStack(
   label: string,
-  options: { gateways?: number; workers?: number } = {},
+  options: { gateways?: number; workers?: number; env?: Record<string, string> } = {},
 ): Promise<Stack> {
   const database = await createTestDatabase(label);
   const redis = await createTestRedis(label);
@@ -42,6 +42,8 @@ export async function startStack(
     LOG_LEVEL: 'warn',
     // A short create window (gateways) and so a sweeper grace floor of LEASE_MS (workers).
     MCP_VISIBILITY_TIMEOUT_MS: '500',
+    // Extra environment for every process (e.g. OTEL_* to export traces).
+    ...options.env,
   };
   const gateways: Gateway[] = [];
   const workers: LaunchedProcess[] = [];
