@@ -211,6 +211,39 @@ describe('the history checker', () => {
     ]);
   });
 
+  it('allows a round split or repeated by reads on lagging replicas within their staleness, and not past it', () => {
+    const withBound = (records: HistoryRecord[]): HistoryRecord[] =>
+      records.map((r) => (r.kind === 'run' ? { ...r, config: { staleReadMs: 1_000 } } : r));
+    // A stale `working` (from before the input request) inside a round after a partial answer.
+    const split = (againT: number) =>
+      historyBuilder()
+        .create(100, 'task-split', 'acme', 'custom_tool')
+        .get(200, 'task-split', 'input_required', { inputKeys: ['a', 'b'] })
+        .answer(250, 'task-split', ['a'])
+        .get(300, 'task-split', 'working')
+        .get(againT, 'task-split', 'input_required', { inputKeys: ['b'] })
+        .answer(againT + 50, 'task-split', ['b'])
+        .get(againT + 100, 'task-split', 'completed')
+        .final(20_000, 'task-split', 'completed').records;
+    expect(checkHistory(withBound(split(800))).violations).toEqual([]);
+    expect(kindsAndIds(checkHistory(split(800)))).toEqual([
+      { kind: 'input-key-reused', taskIds: ['task-split'] },
+    ]);
+    expect(kindsAndIds(checkHistory(withBound(split(2_000))))).toEqual([
+      { kind: 'input-key-reused', taskIds: ['task-split'] },
+    ]);
+    // A stale `input_required` read after the answer and a fresh `working`.
+    const repeat = historyBuilder()
+      .create(100, 'task-repeat', 'acme', 'custom_tool')
+      .get(200, 'task-repeat', 'input_required', { inputKeys: ['a'] })
+      .answer(250, 'task-repeat', ['a'])
+      .get(300, 'task-repeat', 'working')
+      .get(600, 'task-repeat', 'input_required', { inputKeys: ['a'] })
+      .get(700, 'task-repeat', 'completed')
+      .final(20_000, 'task-repeat', 'completed').records;
+    expect(checkHistory(withBound(repeat)).violations).toEqual([]);
+  });
+
   it('accepts a partial answer: the other key stays pending in the same round', () => {
     const history = historyBuilder()
       .create(100, 'task-partial', 'acme', 'custom_tool')

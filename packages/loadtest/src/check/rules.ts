@@ -125,15 +125,21 @@ export function checkStatusSequence(task: TaskFacts): Finding[] {
 
 /**
  * Input keys are never reused: a key belongs to one input round (a run of input_required
- * observations); and a key answered successfully is never pending again afterwards.
+ * observations); and a key answered successfully is never pending again afterwards. On
+ * asynchronous replicas (`staleReadMs` > 0) a read may show the task as it was up to that long
+ * ago, so a round may seem to end (a stale `working` from before the input request) or to come
+ * back (a stale `input_required` after the answer): a key seen again within `staleReadMs` of the
+ * observation that ended its round is such a read, not a second round.
  */
 export function checkInputKeys(task: TaskFacts, staleReadMs = 0): Finding[] {
   const findings: Finding[] = [];
   const roundOfKey = new Map<string, number>();
+  const roundEndedAt: number[] = [];
   let round = 0;
   let inRound = false;
   for (const seen of task.observations) {
     if (seen.status !== 'input_required') {
+      if (inRound) roundEndedAt[round] = seen.replyT;
       inRound = false;
       continue;
     }
@@ -144,7 +150,7 @@ export function checkInputKeys(task: TaskFacts, staleReadMs = 0): Finding[] {
     for (const key of seen.inputKeys) {
       const first = roundOfKey.get(key);
       if (first === undefined) roundOfKey.set(key, round);
-      else if (first !== round) {
+      else if (first !== round && seen.requestT > roundEndedAt[first]! + staleReadMs) {
         findings.push({
           kind: 'input-key-reused',
           taskIds: [task.taskId],
