@@ -36,10 +36,13 @@ afterEach(async () => {
   recorder = undefined;
 });
 
-const plan = (name: string, round: ChaosPlan['round']): ChaosPlan => ({
+type RecordEvent = Parameters<ChaosPlan['round']>[1];
+
+/** A plan whose round runs `body` (a throw in it is the round's rejection). */
+const plan = (name: string, body: (ctx: ChaosContext, record: RecordEvent) => void): ChaosPlan => ({
   name,
   everyMs: 5,
-  round,
+  round: (ctx, record) => new Promise<void>((resolve) => resolve(body(ctx, record))),
 });
 
 describe('runChaos', () => {
@@ -48,10 +51,10 @@ describe('runChaos', () => {
     const ctx = await contextFor(controller);
     const rounds = await runChaos(
       [
-        plan('first', async (_ctx, record) => record('poke', 'nothing')),
+        plan('first', (_ctx, record) => record('poke', 'nothing')),
         // The load ends during the second plan's first round: the third never gets a phase.
-        plan('second', async () => controller.abort()),
-        plan('third', async () => {
+        plan('second', () => controller.abort()),
+        plan('third', () => {
           throw new Error('never called');
         }),
       ],
@@ -76,11 +79,11 @@ describe('runChaos', () => {
     let calls = 0;
     const failing = runChaos(
       [
-        plan('breaks-on-second-round', async () => {
+        plan('breaks-on-second-round', () => {
           calls += 1;
           if (calls === 2) throw new Error('the node did not come back');
         }),
-        plan('after', async () => undefined),
+        plan('after', () => undefined),
       ],
       ctx,
       60_000,

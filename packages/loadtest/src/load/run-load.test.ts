@@ -29,12 +29,14 @@ describe('a run whose chaos round throws', () => {
     const breaks: ChaosPlan = {
       name: 'breaks-in-round-2',
       everyMs: 1_000,
-      async round(ctx, record) {
+      round(ctx, record) {
         rounds += 1;
         for (const p of [...ctx.gateways, ...ctx.workers])
           if (p.pid !== undefined) pids.push(p.pid);
         record(rounds === 1 ? 'poke' : 'about-to-fail', 'nothing');
-        if (rounds === 2) throw new Error('the node did not come back');
+        return rounds === 2
+          ? Promise.reject(new Error('the node did not come back'))
+          : Promise.resolve();
       },
     };
     const failure = await runLoad({
