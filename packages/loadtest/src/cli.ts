@@ -5,7 +5,7 @@ import { CHAOS_PLAN_NAMES, resolveChaosPlans, type RedisTopology } from './chaos
 import { checkHistory, type CheckResult } from './check/checker.js';
 import type { HistoryRecord } from './history/records.js';
 import { runFairness } from './fairness/fairness-run.js';
-import { runLoad } from './load/run-load.js';
+import { ChaosFailedError, runLoad, type LoadRun } from './load/run-load.js';
 import { startClientTracing } from './load/client-tracing.js';
 import { seedFromText } from './load/prng.js';
 import { readHistory } from './history/read-history.js';
@@ -117,23 +117,32 @@ async function run(options: RunOptions): Promise<void> {
   const seed = /^-?\d+$/.test(options.seed) ? Number(options.seed) : seedFromText(options.seed);
   // OTEL_* set: the client's spans are exported too, and the stack's processes inherit the env.
   const tracing = await startClientTracing(process.env);
-  const result = await runLoad({
-    tasks: options.tasks,
-    concurrency: options.concurrency,
-    durationMs: options.duration === undefined ? undefined : options.duration * 1_000,
-    gateways: options.gateways,
-    workers: options.workers,
-    chaos,
-    topology: database,
-    redisTopology: redis,
-    chaosPhaseMs: options.chaosPhase * 1_000,
-    seed,
-    taskBoundMs: options.taskBound * 1_000,
-    leaseMs: options.leaseMs,
-    dir: options.report,
-    target,
-    log: (line) => console.log(line),
-  }).finally(() => tracing?.shutdown());
+  let result: LoadRun;
+  try {
+    result = await runLoad({
+      tasks: options.tasks,
+      concurrency: options.concurrency,
+      durationMs: options.duration === undefined ? undefined : options.duration * 1_000,
+      gateways: options.gateways,
+      workers: options.workers,
+      chaos,
+      topology: database,
+      redisTopology: redis,
+      chaosPhaseMs: options.chaosPhase * 1_000,
+      seed,
+      taskBoundMs: options.taskBound * 1_000,
+      leaseMs: options.leaseMs,
+      dir: options.report,
+      target,
+      log: (line) => console.log(line),
+    }).finally(() => tracing?.shutdown());
+  } catch (error) {
+    // A chaos round threw: the run failed (exit 1, like a violation), not the tool (exit 2).
+    if (!(error instanceof ChaosFailedError)) throw error;
+    console.error(error.message);
+    process.exitCode = 1;
+    return;
+  }
   console.log(`history: ${result.historyPath}`);
   await reportOn(result.records, result.check, options.report);
 }

@@ -138,30 +138,62 @@ export function pickBusyWorker(ctx: ChaosContext): ControlledProcess {
   return ctx.rng.pick(candidates.length > 0 ? candidates : ctx.workers);
 }
 
-/** Runs plans one after the other, `phaseMs` each, round after round, until the signal aborts. */
+/** How many rounds each plan of a run began, in the run's order; 0 for a plan whose phase never came. */
+export type ChaosRounds = { plan: string; rounds: number }[];
+
+/** A chaos round threw: the run stops, and says which plan's round it was and why. */
+export class ChaosRoundError extends Error {
+  constructor(
+    readonly plan: string,
+    readonly round: number,
+    cause: unknown,
+    /** The rounds begun up to and including the one that threw. */
+    readonly rounds: ChaosRounds,
+  ) {
+    super(
+      `chaos plan ${plan} failed in round ${round}: ${cause instanceof Error ? cause.message : String(cause)}`,
+      { cause },
+    );
+    this.name = 'ChaosRoundError';
+  }
+}
+
+/**
+ * Runs plans one after the other, `phaseMs` each, round after round, until the signal aborts;
+ * resolves with the rounds each plan began. A round that throws ends the chaos at once with a
+ * ChaosRoundError (what it broke stays broken, so the load must stop too).
+ */
 export async function runChaos(
   plans: readonly ChaosPlan[],
   ctx: ChaosContext,
   phaseMs: number,
-): Promise<void> {
+): Promise<ChaosRounds> {
+  const rounds: ChaosRounds = plans.map((plan) => ({ plan: plan.name, rounds: 0 }));
   let count = 0;
   for (let phase = 0; !ctx.signal.aborted; phase += 1) {
     const plan = plans[phase % plans.length]!;
+    const tally = rounds[phase % plans.length]!;
     const phaseEnd = Date.now() + phaseMs;
     while (!ctx.signal.aborted && (plans.length === 1 || Date.now() < phaseEnd)) {
       await pause(plan.everyMs, ctx.signal);
       if (ctx.signal.aborted) break;
-      await plan.round(ctx, (action, target, evidence) => {
-        count += 1;
-        ctx.recorder.chaos({
-          id: `${plan.name}-${count}`,
-          plan: plan.name,
-          action,
-          target,
-          ...(evidence === undefined ? {} : { evidence }),
+      tally.rounds += 1;
+      try {
+        await plan.round(ctx, (action, target, evidence) => {
+          count += 1;
+          ctx.recorder.chaos({
+            id: `${plan.name}-${count}`,
+            plan: plan.name,
+            action,
+            target,
+            ...(evidence === undefined ? {} : { evidence }),
+          });
+          ctx.onEvent();
         });
-        ctx.onEvent();
-      });
+      } catch (error) {
+        throw new ChaosRoundError(plan.name, tally.rounds, error, rounds);
+      }
     }
   }
+  return rounds;
 }

@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { historyNow } from './clock.js';
 import type {
   ChaosRecord,
+  ChaosRoundsRecord,
   EffectsRecord,
   FinalReadRecord,
   HistoryRecord,
@@ -23,6 +24,8 @@ export interface HistoryRecorder {
   /** A snapshot pushed on the stream that request `op` (subscriptions/listen) opened. */
   notification(op: number, fields: Fields<NotificationRecord>): void;
   chaos(fields: Fields<ChaosRecord>): void;
+  /** Once the chaos stopped: the rounds each plan began. */
+  chaosRounds(fields: Fields<ChaosRoundsRecord>): void;
   /** Step lines come with their own times (from the worker's log). */
   step(record: Omit<StepRecord, 'kind'>): void;
   final(fields: Fields<FinalReadRecord>): void;
@@ -77,6 +80,7 @@ export function createHistoryRecorder(path: string): HistoryRecorder {
     reply: (op, fields) => write({ kind: 'reply', t: historyNow(), op, ...fields }),
     notification: (op, fields) => write({ kind: 'notification', t: historyNow(), op, ...fields }),
     chaos: (fields) => write({ kind: 'chaos', t: historyNow(), ...fields }),
+    chaosRounds: (fields) => write({ kind: 'chaos-rounds', t: historyNow(), ...fields }),
     step: (record) => write({ kind: 'step', ...record }),
     final: (fields) => write({ kind: 'final', t: historyNow(), ...fields }),
     effects: (fields) => write({ kind: 'effects', t: historyNow(), ...fields }),

@@ -109,6 +109,16 @@ export const ChaosRecordSchema = z.object({
     .optional(),
 });
 
+/**
+ * After the chaos stopped: how many rounds each plan of the run began, in the run's order. A plan
+ * with 0 never had its phase (`--chaos all` runs them one after another until the load ends).
+ */
+export const ChaosRoundsRecordSchema = z.object({
+  kind: z.literal('chaos-rounds'),
+  t: Time,
+  plans: z.array(z.object({ plan: z.string(), rounds: z.number().int().nonnegative() })),
+});
+
 /** One line of a worker's step log (STEP_LOG=on, apps/worker/src/step-log.ts). */
 export const StepRecordSchema = z.object({
   kind: z.literal('step'),
@@ -169,6 +179,7 @@ export const HistoryRecordSchema = z.discriminatedUnion('kind', [
   ReplyRecordSchema,
   NotificationRecordSchema,
   ChaosRecordSchema,
+  ChaosRoundsRecordSchema,
   StepRecordSchema,
   FinalReadRecordSchema,
   EffectsRecordSchema,
@@ -179,6 +190,7 @@ export type RequestRecord = z.infer<typeof RequestRecordSchema>;
 export type ReplyRecord = z.infer<typeof ReplyRecordSchema>;
 export type NotificationRecord = z.infer<typeof NotificationRecordSchema>;
 export type ChaosRecord = z.infer<typeof ChaosRecordSchema>;
+export type ChaosRoundsRecord = z.infer<typeof ChaosRoundsRecordSchema>;
 export type StepRecord = z.infer<typeof StepRecordSchema>;
 export type FinalReadRecord = z.infer<typeof FinalReadRecordSchema>;
 export type EffectsRecord = z.infer<typeof EffectsRecordSchema>;

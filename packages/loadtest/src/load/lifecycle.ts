@@ -15,6 +15,8 @@ export interface LoadContext {
   /** The two tenants of the mix (mix.ts): each plan's task is one's, the other probes it. */
   tenants: Record<TenantRole, Tenant>;
   taskBoundMs: number;
+  /** Aborted when the run stops early (a chaos round failed): each lifecycle ends at its next look. */
+  stop?: AbortSignal;
 }
 
 export interface LifecycleOutcome {
@@ -111,10 +113,12 @@ async function followTask(ctx: LoadContext, plan: LifecyclePlan): Promise<Lifecy
   /** Set once an abandoning client has seen its input request. */
   let walkedAway = false;
 
+  const stopped = () => ctx.stop?.aborted === true;
   /** tasks/get on other replicas at the server's pollIntervalMs, until the bound. */
   async function* polled(): AsyncGenerator<Seen> {
-    while (Date.now() < deadline) {
-      await sleep(pollMs);
+    while (Date.now() < deadline && !stopped()) {
+      await sleep(pollMs, undefined, { signal: ctx.stop }).catch(() => undefined);
+      if (stopped()) return;
       const seen = await send(pollTarget(rng, ctx.endpoints, creator), owner, 'tasks/get', {
         taskId,
       });
@@ -136,7 +140,8 @@ async function followTask(ctx: LoadContext, plan: LifecyclePlan): Promise<Lifecy
       backoff: SUBSCRIBER_BACKOFF,
     });
     try {
-      const signal = AbortSignal.timeout(Math.max(1, deadline - Date.now()));
+      const timeout = AbortSignal.timeout(Math.max(1, deadline - Date.now()));
+      const signal = ctx.stop === undefined ? timeout : AbortSignal.any([timeout, ctx.stop]);
       for await (const snapshot of client.task(taskId).subscribe({ signal })) {
         yield { status: snapshot.status, inputKeys: Object.keys(snapshot.inputRequests ?? {}) };
       }

@@ -21,8 +21,10 @@ import {
   type TestDatabase,
 } from '@mcp-tasks/testing';
 import {
+  ChaosRoundError,
   runChaos,
   type ChaosPlan,
+  type ChaosRounds,
   type RestartableServer,
   type WorkerLinks,
 } from '../chaos/plan.js';
@@ -76,6 +78,22 @@ export interface LoadOptions {
   /** More environment for every gateway and worker (the soak's short ttl and retention). */
   env?: Record<string, string>;
   log(line: string): void;
+}
+
+/**
+ * The load stopped early because a chaos round threw: the processes were torn down and the
+ * history up to then written (no final reads, no check: what the round broke stays broken).
+ */
+export class ChaosFailedError extends Error {
+  constructor(
+    readonly failure: ChaosRoundError,
+    readonly historyPath: string,
+  ) {
+    super(`${failure.message}; the load stopped early; history: ${historyPath}`, {
+      cause: failure,
+    });
+    this.name = 'ChaosFailedError';
+  }
 }
 
 export interface LoadRun {
@@ -311,11 +329,14 @@ export async function runLoad(options: LoadOptions): Promise<LoadRun> {
   options.log(
     `topology: ${topology.endpoints.map((e) => `${e.replica} ${e.url}`).join(', ')}; history ${historyPath}`,
   );
+  // Aborted when a chaos round fails: no lifecycle starts after it, and running ones stop.
+  const stopLoad = new AbortController();
   const ctx: LoadContext = {
     recorder,
     endpoints: topology.endpoints,
     tenants: topology.tenants,
     taskBoundMs: options.taskBoundMs,
+    stop: stopLoad.signal,
   };
   recorder.run({
     taskBoundMs: options.taskBoundMs,
@@ -340,9 +361,10 @@ export async function runLoad(options: LoadOptions): Promise<LoadRun> {
   const progress = createRunProgress({ total: plans.length });
   const created: { taskId: string; tenant: TenantRole }[] = [];
   const stopChaos = new AbortController();
-  const chaosDone =
+  let chaosFailure: ChaosRoundError | undefined;
+  const chaosDone: Promise<ChaosRounds> =
     topology.stack === undefined || options.chaos.length === 0
-      ? Promise.resolve()
+      ? Promise.resolve([])
       : runChaos(
           options.chaos,
           {
@@ -365,11 +387,21 @@ export async function runLoad(options: LoadOptions): Promise<LoadRun> {
             },
           },
           options.chaosPhaseMs,
-        );
+        ).catch((error: unknown) => {
+          // Handled now, not once the clients are done (an unhandled rejection that crashed the
+          // CLI): what the round broke stays broken, so the load stops at once.
+          chaosFailure =
+            error instanceof ChaosRoundError
+              ? error
+              : new ChaosRoundError('(runChaos)', 0, error, []);
+          stopLoad.abort();
+          return chaosFailure.rounds;
+        });
   const startedAt = Date.now();
   let next = 0;
   const client = async () => {
     while (next < plans.length) {
+      if (stopLoad.signal.aborted) return;
       if (options.durationMs !== undefined && Date.now() - startedAt > options.durationMs) return;
       const plan = plans[next++]!;
       const outcome = await runLifecycle(ctx, plan);
@@ -385,22 +417,27 @@ export async function runLoad(options: LoadOptions): Promise<LoadRun> {
   try {
     await Promise.all(Array.from({ length: options.concurrency }, client));
     stopChaos.abort();
-    await chaosDone;
+    const rounds = await chaosDone;
     progress.stop();
-    // Give the last restarted processes a moment to be reachable before the final reads.
-    await sleep(1_000);
-    options.log(`load done: ${created.length} tasks; reading each from every replica`);
-    await readFinals(ctx, created, options.concurrency);
-    if (topology.ledger !== undefined) {
-      const { databaseUrl, openingTotal } = topology.ledger;
-      await recordLedger(databaseUrl, recorder, openingTotal);
+    if (rounds.length > 0) recorder.chaosRounds({ plans: rounds });
+    if (chaosFailure === undefined) {
+      // Give the last restarted processes a moment to be reachable before the final reads.
+      await sleep(1_000);
+      options.log(`load done: ${created.length} tasks; reading each from every replica`);
+      await readFinals(ctx, created, options.concurrency);
+      if (topology.ledger !== undefined) {
+        const { databaseUrl, openingTotal } = topology.ledger;
+        await recordLedger(databaseUrl, recorder, openingTotal);
+      }
     }
   } finally {
     stopChaos.abort();
+    stopLoad.abort();
     progress.stop();
     await topology.teardown();
     await recorder.close();
   }
+  if (chaosFailure !== undefined) throw new ChaosFailedError(chaosFailure, historyPath);
   const records = await readHistory(historyPath);
   return { historyPath, records, check: checkHistory(records) };
 }

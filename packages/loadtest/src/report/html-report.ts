@@ -3,6 +3,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { CheckResult } from '../check/checker.js';
+import { renderChaosRounds, renderNeverRan } from './chaos-coverage.js';
 import type { RunSummary } from './summary.js';
 import type { Timeline } from './timeline.js';
 
@@ -121,6 +122,11 @@ export function renderHtmlReport(
         `<tr><td>${escapeHtml(r.event.id)}</td><td>${escapeHtml(r.event.action)}</td><td>${escapeHtml(r.event.target)}</td><td>${r.affected}</td><td>${r.recovered}</td><td>${r.latency.count === 0 ? '-' : `${r.latency.p50.toFixed(0)} ms`}</td><td>${r.latency.count === 0 ? '-' : `${r.latency.max.toFixed(0)} ms`}</td></tr>`,
     )
     .join('');
+  const warning = summary.chaos === undefined ? undefined : renderNeverRan(summary.chaos);
+  const chaosRounds =
+    summary.chaos === undefined
+      ? ''
+      : `<p>${escapeHtml(renderChaosRounds(summary.chaos))}</p>${warning === undefined ? '' : `<p class="bad">${escapeHtml(warning)}</p>`}`;
   const slowRows = summary.slowest
     .map(
       (t) =>
@@ -146,6 +152,7 @@ table{border-collapse:collapse;margin:8px 0 16px}th,td{border:1px solid #ccc;pad
 <table>${rows}</table>
 <div id="throughput"></div><div id="latency"></div><div id="errors"></div>
 <h2>Chaos events and recovery</h2>
+${chaosRounds}
 <table><tr><th>event</th><th>action</th><th>target</th><th>affected</th><th>recovered</th><th>recovery p50</th><th>max</th></tr>${chaosRows}</table>
 <h2>Slowest tasks</h2>
 <p>Create → terminal. With traces exported (<code>OTEL_EXPORTER_OTLP_ENDPOINT</code>), open the trace id in the backend: the client's span, the gateway's and the workers'.</p>

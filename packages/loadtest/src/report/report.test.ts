@@ -7,6 +7,7 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { syntheticRun } from '../../test/synthetic-history.js';
 import { checkHistory } from '../check/checker.js';
+import type { HistoryRecord } from '../history/records.js';
 import { writeHtmlReport } from './html-report.js';
 import { createRunProgress } from './progress.js';
 import { renderSummaryTable } from './summary-table.js';
@@ -124,6 +125,54 @@ describe('the HTML report', () => {
     expect(data.timeline.errorsPerS[8]).toBe(5);
     expect(data.timeline.createP50Ms[0]).toBeCloseTo(5, 1);
     expect(html).toContain('checker passed');
+  });
+});
+
+describe('the chaos coverage', () => {
+  // Written once the chaos stopped: at the end of the synthetic run.
+  const lastT = Math.max(...records.flatMap((r) => ('t' in r ? [r.t] : [])));
+  const withRounds = (plans: { plan: string; rounds: number }[]): HistoryRecord[] => [
+    ...records,
+    { kind: 'chaos-rounds', t: lastT, plans },
+  ];
+  const shortRun = withRounds([
+    { plan: 'kill-worker', rounds: 3 },
+    { plan: 'pause-worker', rounds: 2 },
+    { plan: 'failover', rounds: 0 },
+    { plan: 'rolling', rounds: 0 },
+  ]);
+  const warning =
+    'WARNING: chaos plans never ran (the load ended before their phase): failover, rolling; raise --tasks (or --duration) or lower --chaos-phase';
+
+  it('prints the rounds of each plan, and warns of the plans that never ran', () => {
+    const text = renderSummaryTable(summarizeRun(shortRun, checkHistory(shortRun)));
+    expect(text).toContain('chaos rounds: kill-worker 3, pause-worker 2, failover 0, rolling 0');
+    expect(text).toContain(warning);
+  });
+
+  it('warns of nothing when every plan ran, and says nothing for a run without chaos', () => {
+    const allRan = withRounds([{ plan: 'kill-worker', rounds: 1 }]);
+    const text = renderSummaryTable(summarizeRun(allRan, checkHistory(allRan)));
+    expect(text).toContain('chaos rounds: kill-worker 1');
+    expect(text).not.toContain('WARNING');
+    expect(summary.chaos).toBeUndefined();
+    expect(renderSummaryTable(summary)).not.toContain('chaos rounds');
+  });
+
+  it('shows the rounds and the warning in the HTML report', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'loadtest-report-'));
+    const shortCheck = checkHistory(shortRun);
+    const path = await writeHtmlReport(
+      dir,
+      summarizeRun(shortRun, shortCheck),
+      buildTimeline(shortRun, shortCheck),
+      shortCheck,
+    );
+    const html = await readFile(path, 'utf8');
+    expect(html).toContain(
+      '<p>chaos rounds: kill-worker 3, pause-worker 2, failover 0, rolling 0</p>',
+    );
+    expect(html).toContain(`<p class="bad">${warning}</p>`);
   });
 });
 

@@ -1,5 +1,6 @@
 import Table from 'cli-table3';
 import type { CheckResult } from '../check/checker.js';
+import { renderChaosRounds, renderNeverRan } from './chaos-coverage.js';
 import type { LatencySummary } from './latency.js';
 import type { RunSummary } from './summary.js';
 
@@ -82,6 +83,11 @@ export function renderSummaryTable(summary: RunSummary, color = false): string {
       ]);
     }
     parts.push(table.toString());
+  }
+  if (summary.chaos !== undefined) {
+    parts.push(renderChaosRounds(summary.chaos));
+    const warning = renderNeverRan(summary.chaos);
+    if (warning !== undefined) parts.push(warning);
   }
   if (summary.slowest.length > 0) {
     const table = new Table({

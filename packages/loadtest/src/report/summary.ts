@@ -4,6 +4,7 @@ import type { ViolationKind } from '../check/rules.js';
 import type { TaskFacts } from '../check/task-facts.js';
 import type { ChaosRecord, HistoryRecord, ReplyRecord, RequestRecord } from '../history/records.js';
 import { summarizeAnswers, type AnswerSummary } from './answers.js';
+import { chaosCoverage, type ChaosCoverage } from './chaos-coverage.js';
 import { createLatencyRecorder, type LatencySummary } from './latency.js';
 import { slowestTasks, type SlowTask } from './slowest.js';
 
@@ -42,6 +43,8 @@ export interface RunSummary {
   /** Every answer by class, by chaos plan, and in each store outage (report/answers.ts). */
   answers: AnswerSummary;
   recoveries: Recovery[];
+  /** The rounds each chaos plan began, and the plans that never ran; undefined without chaos. */
+  chaos?: ChaosCoverage;
   /** The slowest tasks, create → terminal, each with its trace id when the run exported traces. */
   slowest: SlowTask[];
 }
@@ -179,6 +182,7 @@ export function summarizeRun(records: readonly HistoryRecord[], check: CheckResu
     errorsByCode,
     answers: summarizeAnswers(records),
     recoveries: check.history.chaos.map((event) => recoveryAfter(event, tasks)),
+    chaos: chaosCoverage(records),
     slowest: slowestTasks(records, check),
   };
 }
