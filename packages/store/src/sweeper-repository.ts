@@ -14,9 +14,11 @@ export const DEFAULT_SWEEP_BATCH = 1_000;
  * not race the create/resume path that is about to enqueue it. Duplicated wake-ups are harmless:
  * claimLease lets one worker in.
  *
- * Two halves, each a range scan on a partial index of its own (migration 0003): unheld tasks by
- * when they became due, and held tasks by lease expiry (live leases all lie past `now`, so that
- * scan stops at the first one). Oldest first.
+ * Two halves, each on a partial index of its own: unheld tasks, a range scan by when they became
+ * due (migration 0003); held tasks, every one of them read and filtered on lease expiry (migration
+ * 0022). The held rows are the tasks in flight, at most every worker's concurrency; no index is
+ * keyed on `lease_expires_at`, so a lease renewal, which changes that column alone, can be a HOT
+ * update (docs/adr/0010-tasks-update-in-place.md). Oldest first.
  */
 export async function findOrphans(
   db: Db,
@@ -30,8 +32,8 @@ export async function findOrphans(
 ): Promise<string[]> {
   const cutoff = new Date(now.getTime() - options.enqueueGraceMs);
   const { limit } = options;
-  // With expired leases left out, the second half selects nothing (and reads nothing).
-  const leaseCutoff = options.expiredLeases === false ? new Date(0) : now;
+  // With expired leases left out, the second half is false before it reads a row.
+  const expiredLeases = options.expiredLeases !== false;
   const result = await sql<{ id: string }>`
     SELECT id FROM (
       (SELECT id, coalesce(enqueued_at, last_updated_at) AS due FROM tasks
@@ -40,7 +42,8 @@ export async function findOrphans(
         ORDER BY coalesce(enqueued_at, last_updated_at) LIMIT ${limit})
       UNION ALL
       (SELECT id, lease_expires_at AS due FROM tasks
-        WHERE status = 'working' AND lease_owner IS NOT NULL AND lease_expires_at <= ${leaseCutoff}
+        WHERE ${expiredLeases}::boolean
+          AND status = 'working' AND lease_owner IS NOT NULL AND lease_expires_at <= ${now}
           AND coalesce(enqueued_at, last_updated_at) <= ${cutoff}
         ORDER BY lease_expires_at LIMIT ${limit})
     ) AS orphans
