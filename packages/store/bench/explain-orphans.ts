@@ -44,7 +44,8 @@ try {
         ORDER BY coalesce(enqueued_at, last_updated_at) LIMIT ${options.limit})
       UNION ALL
       (SELECT id, lease_expires_at AS due FROM tasks
-        WHERE status = 'working' AND lease_owner IS NOT NULL AND lease_expires_at <= ${now}
+        WHERE ${true}::boolean
+          AND status = 'working' AND lease_owner IS NOT NULL AND lease_expires_at <= ${now}
           AND coalesce(enqueued_at, last_updated_at) <= ${cutoff}
         ORDER BY lease_expires_at LIMIT ${options.limit})
     ) AS orphans

@@ -7,9 +7,10 @@
  * 15 s and at the end: `n_tup_upd`, `n_tup_hot_upd`, live and dead tuples, autovacuum runs, heap
  * and index sizes of `tasks`; at the end the updates by kind, from the events the triggers wrote
  * (a renewal writes none: it is the rest). Two schemas in turns, each on a fresh stack: `main`
- * (migration 0022 undone before the load starts) and `0022`.
+ * (migration 0022 undone before the load starts) and `0022`, the order swapped every round
+ * (FIRST_ROUND=1 starts with `0022`).
  *
- *   RATE=20 SECONDS=60 ROUNDS=1 pnpm exec tsx --conditions=@mcp-tasks/source \
+ *   RATE=20 SECONDS=60 ROUNDS=2 pnpm exec tsx --conditions=@mcp-tasks/source \
  *     packages/loadtest/src/bench/hot-update-load-probe.ts
  */
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -28,12 +29,14 @@ import { startProbeStack } from './probe-stack.js';
 const rate = Number(process.env.RATE ?? 20);
 const seconds = Number(process.env.SECONDS ?? 60);
 const rounds = Number(process.env.ROUNDS ?? 1);
+/** The round to start at: an odd one starts with `0022` (the order alternates). */
+const firstRound = Number(process.env.FIRST_ROUND ?? 0);
 const SAMPLE_EVERY_MS = 15_000;
 type Schema = 'main' | '0022';
 
 const slowCompute = () =>
   mcpRequest('tools/call', { name: 'slow_compute', arguments: { seconds: 3 } });
-const firstRound = () => mcpRequest('tools/call', { name: REALISTIC_TOOL, arguments: {} });
+const labelRound = () => mcpRequest('tools/call', { name: REALISTIC_TOOL, arguments: {} });
 const creatingCall = (requestState: string, turn: number) =>
   mcpRequest('tools/call', {
     name: REALISTIC_TOOL,
@@ -47,10 +50,19 @@ const approval = (taskId: string) =>
     inputResponses: { [APPROVE_KEY]: { action: 'accept', content: { approved: true } } },
   });
 
+// Where autovacuum would start on `tasks` (threshold + scale factor × rows), from the table's own
+// settings or the server's: printed because the server may run with autovacuum off.
 const TABLE_FIGURES = `SELECT n_tup_upd AS upd, n_tup_hot_upd AS hot, n_live_tup AS live,
-    n_dead_tup AS dead, autovacuum_count AS autovacuums,
+    n_dead_tup AS dead, autovacuum_count AS autovacuums, current_setting('autovacuum') AS on,
+    round(coalesce((SELECT option_value::float FROM pg_options_to_table(c.reloptions)
+                    WHERE option_name = 'autovacuum_vacuum_threshold'),
+                   current_setting('autovacuum_vacuum_threshold')::float)
+          + coalesce((SELECT option_value::float FROM pg_options_to_table(c.reloptions)
+                      WHERE option_name = 'autovacuum_vacuum_scale_factor'),
+                     current_setting('autovacuum_vacuum_scale_factor')::float)
+            * greatest(c.reltuples, n_live_tup)) AS vacuum_at,
     pg_size_pretty(pg_table_size('tasks')) AS heap, pg_size_pretty(pg_indexes_size('tasks')) AS indexes
-  FROM pg_stat_user_tables WHERE relname = 'tasks'`;
+  FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid WHERE s.relname = 'tasks'`;
 
 async function runRound(schema: Schema): Promise<void> {
   const { stack, database, close } = await startProbeStack(`hot_load_${schema}`, 1, {
@@ -74,14 +86,14 @@ async function runRound(schema: Schema): Promise<void> {
       const live = Number(row.live);
       const dead = Number(row.dead);
       console.log(
-        `${label.padEnd(6)} n_tup_upd ${upd}  n_tup_hot_upd ${hot} (${((100 * hot) / Math.max(upd, 1)).toFixed(1)}%)  live ${live}  dead ${dead} (${((100 * dead) / Math.max(live, 1)).toFixed(0)}% of live)  autovacuums ${row.autovacuums}  heap ${row.heap}  indexes ${row.indexes}`,
+        `${label.padEnd(6)} n_tup_upd ${upd}  n_tup_hot_upd ${hot} (${((100 * hot) / Math.max(upd, 1)).toFixed(1)}%)  live ${live}  dead ${dead} (${((100 * dead) / Math.max(live, 1)).toFixed(0)}% of live)  vacuum due at ${row.vacuum_at} dead (autovacuum ${row.on}, runs ${row.autovacuums})  heap ${row.heap}  indexes ${row.indexes}`,
       );
     };
     console.log(`\n== schema ${schema}: ${rate} tasks/s for ${seconds} s, 1 gateway + 1 worker`);
     const failures: string[] = [];
     const inFlight: Promise<void>[] = [];
     const realistic = async (turn: number) => {
-      const round = await sendMcp(gateway.url, firstRound(), http);
+      const round = await sendMcp(gateway.url, labelRound(), http);
       const created = await sendMcp(
         gateway.url,
         creatingCall(round.requestState as string, turn),
@@ -136,6 +148,6 @@ async function runRound(schema: Schema): Promise<void> {
   }
 }
 
-for (let round = 0; round < rounds; round += 1)
+for (let round = firstRound; round < firstRound + rounds; round += 1)
   for (const schema of (round % 2 === 0 ? ['main', '0022'] : ['0022', 'main']) as Schema[])
     await runRound(schema);
