@@ -81,7 +81,10 @@ describe('findOrphans and markEnqueued', () => {
     const unheld = (await createTask(db, newTask())).task.id;
 
     const sweep = { enqueueGraceMs: 0, limit: 1000 };
-    const afterOutage = await findOrphans(db, later(5 * minute), { ...sweep, expiredLeases: false });
+    const afterOutage = await findOrphans(db, later(5 * minute), {
+      ...sweep,
+      expiredLeases: false,
+    });
     expect(afterOutage).toContain(unheld);
     expect(afterOutage).not.toContain(dying);
     expect(await findOrphans(db, later(5 * minute), sweep)).toContain(dying);

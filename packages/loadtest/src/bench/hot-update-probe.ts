@@ -101,9 +101,7 @@ async function runVariant(variant: Variant): Promise<{
     await monitor.connect();
     await shapeSchema(db, monitor, variant);
     const counters = async () => {
-      await db
-        .selectNoFrom((eb) => eb.fn('pg_stat_force_next_flush', []).as('flushed'))
-        .execute();
+      await db.selectNoFrom((eb) => eb.fn('pg_stat_force_next_flush', []).as('flushed')).execute();
       await monitor.query('SELECT pg_stat_clear_snapshot()');
       const { rows } = await monitor.query<{ upd: string; hot: string }>(
         `SELECT n_tup_upd AS upd, n_tup_hot_upd AS hot FROM pg_stat_user_tables WHERE relname = 'tasks'`,
@@ -196,7 +194,6 @@ async function runVariant(variant: Variant): Promise<{
     await phase('enqueue mark', () => markAll(paused));
     await phase('claim', () => claimAll(paused));
     await phase('checkpoint', () => checkpointAll(held, 2));
-    const expiring = held.filter((id) => indexOf.get(id)! % 10 === 0);
     const settling = held.filter((id) => indexOf.get(id)! % 10 !== 0);
     await phase('settle', async () => {
       const sorted = [...settling].sort();
