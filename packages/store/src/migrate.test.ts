@@ -85,4 +85,29 @@ describe('migrations', () => {
     // And a newer schema is never "migrated back": the migrator refuses instead of guessing.
     await expect(migrateToLatest(db)).rejects.toBeInstanceOf(SchemaTooNewError);
   });
+
+  it("undoes 0022 by hand when asked: the lease-expiry index back, the table's settings reset", async () => {
+    const { db } = await freshDatabase('migrate_0022_down');
+    await migrateToLatest(db);
+    const shape = async () => {
+      const indexes = await sql<{ name: string }>`
+        SELECT indexname AS name FROM pg_indexes
+        WHERE tablename = 'tasks' AND indexname LIKE 'tasks_held_working_%'`.execute(db);
+      const options = await sql<{ options: string[] | null }>`
+        SELECT reloptions AS options FROM pg_class WHERE relname = 'tasks'`.execute(db);
+      return {
+        indexes: indexes.rows.map((row) => row.name),
+        options: options.rows[0]!.options,
+      };
+    };
+    expect(await shape()).toEqual({
+      indexes: ['tasks_held_working_by_owner'],
+      options: expect.arrayContaining(['fillfactor=80', 'autovacuum_vacuum_scale_factor=0.02']),
+    });
+    await MIGRATIONS['0022_tasks_update_in_place']!.down!(db);
+    expect(await shape()).toEqual({
+      indexes: ['tasks_held_working_by_lease_expiry'],
+      options: null,
+    });
+  });
 });
