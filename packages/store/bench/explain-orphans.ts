@@ -38,10 +38,9 @@ try {
   const plan = await sql<{ 'QUERY PLAN': string }>`
     EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY ON)
     SELECT id FROM (
-      (SELECT id, coalesce(enqueued_at, last_updated_at) AS due FROM tasks
-        WHERE status = 'working' AND lease_owner IS NULL
-          AND coalesce(enqueued_at, last_updated_at) <= ${cutoff}
-        ORDER BY coalesce(enqueued_at, last_updated_at) LIMIT ${options.limit})
+      (SELECT id, unheld_due_at AS due FROM tasks
+        WHERE status = 'working' AND lease_owner IS NULL AND unheld_due_at <= ${cutoff}
+        ORDER BY unheld_due_at LIMIT ${options.limit})
       UNION ALL
       (SELECT id, lease_expires_at AS due FROM tasks
         WHERE ${true}::boolean

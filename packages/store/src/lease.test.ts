@@ -128,10 +128,19 @@ describe('renewLease and releaseLease', () => {
     expect(await renewLease(db, fence, 60_000)).toEqual({ cancelRequested: true });
   });
 
-  it('renews in place: a heap-only update, no index entry written (migration 0022)', async () => {
+  // A held task's frequent writes change no indexed column (migration 0022), so each is a HOT
+  // update: no index entry written, the old version pruned without vacuum.
+  it.each<[string, (trx: Db, fence: Fence) => Promise<unknown>]>([
+    ['a renewal', (trx, fence) => renewLease(trx, fence, 60_000)],
+    [
+      'a checkpoint with a new message that renews the lease',
+      (trx, fence) =>
+        saveCheckpoint(trx, fence, { step: 1 }, 'Step 1 done', { toolVersion: 2, leaseMs: 60_000 }),
+    ],
+  ])('writes %s in place, a heap-only update', async (_name, write) => {
     const fence = await claimedTask();
-    // This backend's unflushed counts, read around the renewal inside one transaction (nothing
-    // is flushed before it ends), so their difference is the renewal alone.
+    // This backend's unflushed counts, read around the write inside one transaction (nothing
+    // is flushed before it ends), so their difference is the write alone.
     const counts = async (trx: Db) => {
       const { rows } = await sql<{ updated: string; hot: string }>`
         SELECT n_tup_upd AS updated, n_tup_hot_upd AS hot
@@ -140,7 +149,7 @@ describe('renewLease and releaseLease', () => {
     };
     const counted = await db.transaction().execute(async (trx) => {
       const before = await counts(trx);
-      await renewLease(trx, fence, 60_000);
+      await write(trx, fence);
       const after = await counts(trx);
       return { updated: after.updated - before.updated, hot: after.hot - before.hot };
     });

@@ -14,11 +14,12 @@ export const DEFAULT_SWEEP_BATCH = 1_000;
  * not race the create/resume path that is about to enqueue it. Duplicated wake-ups are harmless:
  * claimLease lets one worker in.
  *
- * Two halves, each on a partial index of its own: unheld tasks, a range scan by when they became
- * due (migration 0003); held tasks, every one of them read and filtered on lease expiry (migration
- * 0022). The held rows are the tasks in flight, at most every worker's concurrency; no index is
- * keyed on `lease_expires_at`, so a lease renewal, which changes that column alone, can be a HOT
- * update (docs/adr/0010-tasks-update-in-place.md). Oldest first.
+ * Two halves, each on a partial index of its own (migration 0022): unheld tasks, a range scan on
+ * `unheld_due_at` (the trigger's copy of `coalesce(enqueued_at, last_updated_at)` while a task is
+ * unheld); held tasks, every one of them read and filtered on lease expiry. The held rows are
+ * the tasks in flight, at most every worker's concurrency. Neither index names a column a held
+ * task's renewal or checkpoint changes, so those updates can be HOT
+ * (docs/adr/0010-tasks-update-in-place.md). Oldest first.
  */
 export async function findOrphans(
   db: Db,
@@ -36,10 +37,9 @@ export async function findOrphans(
   const expiredLeases = options.expiredLeases !== false;
   const result = await sql<{ id: string }>`
     SELECT id FROM (
-      (SELECT id, coalesce(enqueued_at, last_updated_at) AS due FROM tasks
-        WHERE status = 'working' AND lease_owner IS NULL
-          AND coalesce(enqueued_at, last_updated_at) <= ${cutoff}
-        ORDER BY coalesce(enqueued_at, last_updated_at) LIMIT ${limit})
+      (SELECT id, unheld_due_at AS due FROM tasks
+        WHERE status = 'working' AND lease_owner IS NULL AND unheld_due_at <= ${cutoff}
+        ORDER BY unheld_due_at LIMIT ${limit})
       UNION ALL
       (SELECT id, lease_expires_at AS due FROM tasks
         WHERE ${expiredLeases}::boolean

@@ -10,9 +10,8 @@
  * them exactly at this size), heap and index sizes, and the plan of the orphan scan's held half
  * with the expiring tenth held. No vacuum runs in the few seconds a schema takes.
  *
- * Four schemas, each on a fresh database, in turns (the order rotates every round): `main`
- * (before migration 0022), `settings` (0022's fillfactor and autovacuum settings, the old
- * lease-expiry index kept), `index` (0022's index change, no settings) and `0022`.
+ * Two schemas, each on a fresh database, in turns (the order alternates every round): `main`
+ * (migration 0022 undone) and `0022`.
  *
  *   TASKS=2000 RENEWALS=3 ROUNDS=2 pnpm exec tsx --conditions=@mcp-tasks/source \
  *     packages/loadtest/src/bench/hot-update-probe.ts
@@ -46,27 +45,14 @@ const BATCH = 32;
 const OWNER = (i: number) => ({ tenant: `tenant-${i % 10}`, principal: `user-${i % 50}` });
 const WORKER = 'probe-worker';
 
-const OLD_HELD_INDEX = `CREATE INDEX tasks_held_working_by_lease_expiry ON tasks (lease_expires_at)
-  WHERE status = 'working' AND lease_owner IS NOT NULL`;
 const migration0022 = MIGRATIONS['0022_tasks_update_in_place']!;
 
-type Variant = 'main' | 'settings' | 'index' | '0022';
-const VARIANTS: Variant[] = ['main', 'settings', 'index', '0022'];
+type Variant = 'main' | '0022';
+const VARIANTS: Variant[] = ['main', '0022'];
 
-async function shapeSchema(db: Db, client: pg.Client, variant: Variant): Promise<void> {
+async function shapeSchema(db: Db, variant: Variant): Promise<void> {
   await migrateToLatest(db);
-  if (variant === 'main' || variant === 'index') {
-    await migration0022.down!(db);
-    if (variant === 'index') {
-      await client.query(`CREATE INDEX tasks_held_working_by_owner ON tasks (lease_owner)
-        WHERE status = 'working' AND lease_owner IS NOT NULL`);
-      await client.query('DROP INDEX tasks_held_working_by_lease_expiry');
-    }
-  }
-  if (variant === 'settings') {
-    await client.query(OLD_HELD_INDEX);
-    await client.query('DROP INDEX tasks_held_working_by_owner');
-  }
+  if (variant === 'main') await migration0022.down!(db);
 }
 
 interface PhaseFigures {
@@ -99,7 +85,7 @@ async function runVariant(variant: Variant): Promise<{
   const monitor = new pg.Client({ connectionString: database.connectionString });
   try {
     await monitor.connect();
-    await shapeSchema(db, monitor, variant);
+    await shapeSchema(db, variant);
     const counters = async () => {
       await db.selectNoFrom((eb) => eb.fn('pg_stat_force_next_flush', []).as('flushed')).execute();
       await monitor.query('SELECT pg_stat_clear_snapshot()');
