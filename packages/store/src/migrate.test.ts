@@ -43,7 +43,6 @@ describe('migrations', () => {
     expect(orphans).toEqual([unheld]);
   });
 
-
   it('applies every known migration once and is a no-op the second time', async () => {
     const { db } = await freshDatabase('migrate_twice');
     expect(await migrateToLatest(db)).toEqual({ applied: Object.keys(MIGRATIONS) });
@@ -130,7 +129,15 @@ describe('migrations', () => {
     expect(await shape()).toEqual({
       indexes: ['tasks_held_working_by_owner', 'tasks_unheld_working_by_due_at'],
       unheldDueColumn: true,
-      options: expect.arrayContaining(['fillfactor=80', 'autovacuum_vacuum_scale_factor=0.02']),
+      options: [
+        'fillfactor=80',
+        'autovacuum_vacuum_threshold=1000',
+        'autovacuum_vacuum_scale_factor=0.02',
+        'autovacuum_analyze_threshold=1000',
+        'autovacuum_analyze_scale_factor=0.05',
+        'autovacuum_vacuum_cost_delay=2',
+        'autovacuum_vacuum_cost_limit=1000',
+      ],
     });
     await MIGRATIONS['0022_tasks_update_in_place']!.down!(db);
     expect(await shape()).toEqual({
