@@ -38,13 +38,13 @@ try {
   const plan = await sql<{ 'QUERY PLAN': string }>`
     EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY ON)
     SELECT id FROM (
-      (SELECT id, coalesce(enqueued_at, last_updated_at) AS due FROM tasks
-        WHERE status = 'working' AND lease_owner IS NULL
-          AND coalesce(enqueued_at, last_updated_at) <= ${cutoff}
-        ORDER BY coalesce(enqueued_at, last_updated_at) LIMIT ${options.limit})
+      (SELECT id, unheld_due_at AS due FROM tasks
+        WHERE status = 'working' AND lease_owner IS NULL AND unheld_due_at <= ${cutoff}
+        ORDER BY unheld_due_at LIMIT ${options.limit})
       UNION ALL
       (SELECT id, lease_expires_at AS due FROM tasks
-        WHERE status = 'working' AND lease_owner IS NOT NULL AND lease_expires_at <= ${now}
+        WHERE ${true}::boolean
+          AND status = 'working' AND lease_owner IS NOT NULL AND lease_expires_at <= ${now}
           AND coalesce(enqueued_at, last_updated_at) <= ${cutoff}
         ORDER BY lease_expires_at LIMIT ${options.limit})
     ) AS orphans

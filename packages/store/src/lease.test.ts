@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InputKeyReusedError, newTaskId } from '@mcp-tasks/tasks';
 import { alice, createStoreFixture, newTask, rawRow, type StoreFixture } from '../test/helpers.js';
@@ -125,6 +126,34 @@ describe('renewLease and releaseLease', () => {
     expect(renewed!.lease!.expiresAt.getTime() - Date.now()).toBeGreaterThan(50_000);
     await requestCancel(db, alice, fence.taskId);
     expect(await renewLease(db, fence, 60_000)).toEqual({ cancelRequested: true });
+  });
+
+  // A held task's frequent writes change no indexed column (migration 0022), so each is a HOT
+  // update: no index entry written, the old version pruned without vacuum.
+  it.each<[string, (trx: Db, fence: Fence) => Promise<unknown>]>([
+    ['a renewal', (trx, fence) => renewLease(trx, fence, 60_000)],
+    [
+      'a checkpoint with a new message that renews the lease',
+      (trx, fence) =>
+        saveCheckpoint(trx, fence, { step: 1 }, 'Step 1 done', { toolVersion: 2, leaseMs: 60_000 }),
+    ],
+  ])('writes %s in place, a heap-only update', async (_name, write) => {
+    const fence = await claimedTask();
+    // This backend's unflushed counts, read around the write inside one transaction (nothing
+    // is flushed before it ends), so their difference is the write alone.
+    const counts = async (trx: Db) => {
+      const { rows } = await sql<{ updated: string; hot: string }>`
+        SELECT n_tup_upd AS updated, n_tup_hot_upd AS hot
+        FROM pg_stat_xact_user_tables WHERE relname = 'tasks'`.execute(trx);
+      return { updated: Number(rows[0]!.updated), hot: Number(rows[0]!.hot) };
+    };
+    const counted = await db.transaction().execute(async (trx) => {
+      const before = await counts(trx);
+      await write(trx, fence);
+      const after = await counts(trx);
+      return { updated: after.updated - before.updated, hot: after.hot - before.hot };
+    });
+    expect(counted).toEqual({ updated: 1, hot: 1 });
   });
 
   it('lets an expired holder nobody replaced renew (the epoch is the fence)', async () => {

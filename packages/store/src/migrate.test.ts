@@ -1,10 +1,12 @@
 import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
+import { newTaskId } from '@mcp-tasks/tasks';
 import { createTestDatabase, launchProcess, type TestDatabase } from '@mcp-tasks/testing';
 import { createDb, type Db } from './database.js';
 import { SchemaMissingError, SchemaTooNewError } from './errors.js';
 import { MIGRATION_TABLE, assertSchemaCompatible, migrateToLatest } from './migrate.js';
 import { MIGRATIONS } from './migrations/index.js';
+import { findOrphans } from './sweeper-repository.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterAll(async () => {
@@ -22,6 +24,25 @@ async function freshDatabase(label: string): Promise<{ database: TestDatabase; d
 }
 
 describe('migrations', () => {
+  it('0022 keeps the unheld tasks of an older schema findable by the orphan scan', async () => {
+    const { db } = await freshDatabase('migrate_0022_backfill');
+    await migrateToLatest(db);
+    const migration = MIGRATIONS['0022_tasks_update_in_place']!;
+    await migration.down!(db);
+    // Written under the schema before 0022 (no unheld_due_at), one unheld and one held.
+    const unheld = newTaskId();
+    const held = newTaskId();
+    await sql`
+      INSERT INTO tasks (id, tenant, principal, method, tool_name, arguments, created_at,
+                         lease_owner, lease_expires_at)
+      VALUES (${unheld}, 't', 'p', 'tools/call', 'greet', '{}', now() - interval '1 hour', NULL, NULL),
+             (${held}, 't', 'p', 'tools/call', 'greet', '{}', now() - interval '1 hour', 'w',
+              now() + interval '1 hour')`.execute(db);
+    await migration.up(db);
+    const orphans = await findOrphans(db, new Date(), { enqueueGraceMs: 60_000, limit: 10 });
+    expect(orphans).toEqual([unheld]);
+  });
+
   it('applies every known migration once and is a no-op the second time', async () => {
     const { db } = await freshDatabase('migrate_twice');
     expect(await migrateToLatest(db)).toEqual({ applied: Object.keys(MIGRATIONS) });
@@ -84,5 +105,45 @@ describe('migrations', () => {
     expect((error as SchemaTooNewError).unknownMigrations).toEqual(['9999_from_the_future']);
     // And a newer schema is never "migrated back": the migrator refuses instead of guessing.
     await expect(migrateToLatest(db)).rejects.toBeInstanceOf(SchemaTooNewError);
+  });
+
+  it("undoes 0022 by hand when asked: the orphan indexes back, the table's settings reset", async () => {
+    const { db } = await freshDatabase('migrate_0022_down');
+    await migrateToLatest(db);
+    const shape = async () => {
+      const indexes = await sql<{ name: string }>`
+        SELECT indexname AS name FROM pg_indexes
+        WHERE tablename = 'tasks' AND indexname ~ '^tasks_(un)?held_working_'
+        ORDER BY indexname`.execute(db);
+      const column = await sql<{ n: string }>`
+        SELECT count(*) AS n FROM information_schema.columns
+        WHERE table_name = 'tasks' AND column_name = 'unheld_due_at'`.execute(db);
+      const options = await sql<{ options: string[] | null }>`
+        SELECT reloptions AS options FROM pg_class WHERE relname = 'tasks'`.execute(db);
+      return {
+        indexes: indexes.rows.map((row) => row.name),
+        unheldDueColumn: column.rows[0]!.n === '1',
+        options: options.rows[0]!.options,
+      };
+    };
+    expect(await shape()).toEqual({
+      indexes: ['tasks_held_working_by_owner', 'tasks_unheld_working_by_due_at'],
+      unheldDueColumn: true,
+      options: [
+        'fillfactor=80',
+        'autovacuum_vacuum_threshold=1000',
+        'autovacuum_vacuum_scale_factor=0.02',
+        'autovacuum_analyze_threshold=1000',
+        'autovacuum_analyze_scale_factor=0.05',
+        'autovacuum_vacuum_cost_delay=2',
+        'autovacuum_vacuum_cost_limit=1000',
+      ],
+    });
+    await MIGRATIONS['0022_tasks_update_in_place']!.down!(db);
+    expect(await shape()).toEqual({
+      indexes: ['tasks_held_working_by_lease_expiry', 'tasks_unheld_working_by_due'],
+      unheldDueColumn: false,
+      options: null,
+    });
   });
 });

@@ -75,6 +75,21 @@ describe('findOrphans and markEnqueued', () => {
     expect(orphans).not.toContain(done);
   });
 
+  it('leaves tasks under an expired lease out when asked (right after an outage), not unheld ones', async () => {
+    const dying = (await createTask(db, newTask())).task.id;
+    await claimLease(db, dying, 'w', minute);
+    const unheld = (await createTask(db, newTask())).task.id;
+
+    const sweep = { enqueueGraceMs: 0, limit: 1000 };
+    const afterOutage = await findOrphans(db, later(5 * minute), {
+      ...sweep,
+      expiredLeases: false,
+    });
+    expect(afterOutage).toContain(unheld);
+    expect(afterOutage).not.toContain(dying);
+    expect(await findOrphans(db, later(5 * minute), sweep)).toContain(dying);
+  });
+
   it('lists a resumed task (its enqueue mark cleared) after the grace, and honours the limit', async () => {
     const { task } = await createTask(db, newTask());
     const fence = (await claimLease(db, task.id, 'w', minute))!.fence;

@@ -14,9 +14,12 @@ export const DEFAULT_SWEEP_BATCH = 1_000;
  * not race the create/resume path that is about to enqueue it. Duplicated wake-ups are harmless:
  * claimLease lets one worker in.
  *
- * Two halves, each a range scan on a partial index of its own (migration 0003): unheld tasks by
- * when they became due, and held tasks by lease expiry (live leases all lie past `now`, so that
- * scan stops at the first one). Oldest first.
+ * Two halves, each on a partial index of its own (migration 0022): unheld tasks, a range scan on
+ * `unheld_due_at` (the trigger's copy of `coalesce(enqueued_at, last_updated_at)` while a task is
+ * unheld); held tasks, every one of them read and filtered on lease expiry. The held rows are
+ * the tasks in flight, at most every worker's concurrency. Neither index names a column a held
+ * task's renewal or checkpoint changes, so those updates can be HOT
+ * (docs/adr/0010-tasks-update-in-place.md). Oldest first.
  */
 export async function findOrphans(
   db: Db,
@@ -30,17 +33,17 @@ export async function findOrphans(
 ): Promise<string[]> {
   const cutoff = new Date(now.getTime() - options.enqueueGraceMs);
   const { limit } = options;
-  // With expired leases left out, the second half selects nothing (and reads nothing).
-  const leaseCutoff = options.expiredLeases === false ? new Date(0) : now;
+  // With expired leases left out, the second half is false before it reads a row.
+  const expiredLeases = options.expiredLeases !== false;
   const result = await sql<{ id: string }>`
     SELECT id FROM (
-      (SELECT id, coalesce(enqueued_at, last_updated_at) AS due FROM tasks
-        WHERE status = 'working' AND lease_owner IS NULL
-          AND coalesce(enqueued_at, last_updated_at) <= ${cutoff}
-        ORDER BY coalesce(enqueued_at, last_updated_at) LIMIT ${limit})
+      (SELECT id, unheld_due_at AS due FROM tasks
+        WHERE status = 'working' AND lease_owner IS NULL AND unheld_due_at <= ${cutoff}
+        ORDER BY unheld_due_at LIMIT ${limit})
       UNION ALL
       (SELECT id, lease_expires_at AS due FROM tasks
-        WHERE status = 'working' AND lease_owner IS NOT NULL AND lease_expires_at <= ${leaseCutoff}
+        WHERE ${expiredLeases}::boolean
+          AND status = 'working' AND lease_owner IS NOT NULL AND lease_expires_at <= ${now}
           AND coalesce(enqueued_at, last_updated_at) <= ${cutoff}
         ORDER BY lease_expires_at LIMIT ${limit})
     ) AS orphans

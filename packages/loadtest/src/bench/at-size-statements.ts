@@ -17,7 +17,7 @@ export const AT_SIZE_STATEMENTS: Readonly<Record<string, string>> = {
   'expire batch, resumed': `UPDATE tasks SET ${EXPIRE_SET} WHERE id IN ${expireFrom(`AND expires_at >= now() - interval '2 days'`)} AND status IN ('working', 'input_required') RETURNING id, expires_at`,
   'delete batch, from the start': `DELETE FROM tasks WHERE id IN ${deleteFrom('')} RETURNING expires_at`,
   'delete batch, resumed': `DELETE FROM tasks WHERE id IN ${deleteFrom(`AND expires_at >= now() - interval '4 days'`)} RETURNING expires_at`,
-  'orphans, unheld half': `SELECT id FROM tasks WHERE status = 'working' AND lease_owner IS NULL AND coalesce(enqueued_at, last_updated_at) <= now() - interval '10 seconds' ORDER BY coalesce(enqueued_at, last_updated_at) LIMIT 1000`,
+  'orphans, unheld half': `SELECT id FROM tasks WHERE status = 'working' AND lease_owner IS NULL AND unheld_due_at <= now() - interval '10 seconds' ORDER BY unheld_due_at LIMIT 1000`,
   'orphans, held half': `SELECT id FROM tasks WHERE status = 'working' AND lease_owner IS NOT NULL AND lease_expires_at <= now() AND coalesce(enqueued_at, last_updated_at) <= now() - interval '10 seconds' ORDER BY lease_expires_at LIMIT 1000`,
   'tasks/get by id': `SELECT * FROM tasks WHERE id = 'kept-1234567' AND tenant = 'tenant-17' AND principal = 'p'`,
 };
@@ -64,11 +64,13 @@ const insertTasks = (
 ) =>
   client.query(
     `INSERT INTO tasks (id, tenant, principal, method, tool_name, arguments, status, result, error,
-                        created_at, last_updated_at, ttl_ms, expires_at, attempts)
+                        created_at, last_updated_at, ttl_ms, expires_at, attempts, unheld_due_at)
      SELECT '${prefix}-' || g, 'tenant-' || (g % 50), 'p', 'tools/call', 'generate_report',
             '{"rows": 10}'::jsonb, '${status}', ${resultAndError},
             ${created}, ${created}, 86400000, ${created} + interval '1 day',
-            CASE WHEN '${status}' = 'working' THEN 0 ELSE 1 END
+            CASE WHEN '${status}' = 'working' THEN 0 ELSE 1 END,
+            -- What the before-write trigger (off while filling) would set (migration 0022).
+            CASE WHEN '${status}' = 'working' THEN ${created} END
      FROM generate_series(${range[0]}, ${range[1]}) AS g`,
   );
 

@@ -18,7 +18,12 @@ export interface ProbeStack {
 export async function startProbeStack(
   label: string,
   workers: number,
-  options: { nodeArgs?: readonly string[]; workerConcurrency?: number } = {},
+  options: {
+    nodeArgs?: readonly string[];
+    workerConcurrency?: number;
+    /** More environment for every process (e.g. LEASE_MS, MCP_TOOL_MODULES). */
+    env?: Record<string, string>;
+  } = {},
 ): Promise<ProbeStack> {
   const database = await createTestDatabase(label);
   const redis = await createTestRedis(label);
@@ -33,6 +38,7 @@ export async function startProbeStack(
     workers,
     workerConcurrency: options.workerConcurrency ?? 32,
     nodeArgs: options.nodeArgs,
+    env: options.env,
   });
   return {
     stack,

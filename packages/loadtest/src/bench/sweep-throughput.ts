@@ -37,7 +37,7 @@ export async function fillExpiredBacklog(connectionString: string, rows: number)
     await client.query(
       `INSERT INTO tasks (id, tenant, principal, method, tool_name, arguments, status, created_at,
                           last_updated_at, ttl_ms, expires_at, lease_owner, lease_expires_at,
-                          attempts, fair_round)
+                          attempts, fair_round, unheld_due_at)
        SELECT 'backlog-' || g, 'tenant-' || (g % 50), 'p', 'tools/call', 'generate_report',
               '{"rows": 10, "title": "backlog"}'::jsonb, 'working',
               now() - interval '2 hours' + g * interval '1 millisecond',
@@ -45,7 +45,9 @@ export async function fillExpiredBacklog(connectionString: string, rows: number)
               now() - interval '119 minutes' + g * interval '1 millisecond',
               CASE WHEN g % 10 = 0 THEN 'crashed-worker' END,
               CASE WHEN g % 10 = 0 THEN now() - interval '1 hour' END,
-              CASE WHEN g % 10 = 0 THEN 1 ELSE 0 END, g / 50
+              CASE WHEN g % 10 = 0 THEN 1 ELSE 0 END, g / 50,
+              -- What the before-write trigger (off while filling) sets for an unheld task (0022).
+              CASE WHEN g % 10 <> 0 THEN now() - interval '2 hours' + g * interval '1 millisecond' END
        FROM generate_series(1, $1::int) AS g`,
       [rows],
     );
