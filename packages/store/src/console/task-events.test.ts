@@ -9,6 +9,7 @@ import {
   saveCheckpoint,
 } from '../fenced-task-writes.js';
 import { claimLease, releaseLease, renewLease } from '../lease.js';
+import { flagListenedTasks } from '../listen-repository.js';
 import { deleteExpiredTasks, expireTasks } from '../sweeper-repository.js';
 import { createTask, recordInputResponses, requestCancel } from '../task-repository.js';
 import { answerInputForOperator, cancelTasksForOperator } from './console-actions.js';
@@ -128,11 +129,18 @@ describe('task_events', () => {
     ]);
   });
 
-  it('writes no event for a lease renewal', async () => {
+  it('writes no event for a lease renewal or a listen flag', async () => {
     const { task } = await createTask(db, newTask());
     const claim = await claimLease(db, task.id, 'worker-a', 30_000);
     const before = (await listTaskEvents(db, task.id)).length;
     for (let i = 0; i < 5; i++) await renewLease(db, claim!.fence, 30_000);
+    await flagListenedTasks(db, alice, [task.id]);
+    const flagged = await db
+      .selectFrom('tasks')
+      .select('listened')
+      .where('id', '=', task.id)
+      .executeTakeFirstOrThrow();
+    expect(flagged.listened).toBe(true);
     expect(await listTaskEvents(db, task.id)).toHaveLength(before);
   });
 
@@ -234,8 +242,16 @@ describe('reading stored rows as events', () => {
   });
 });
 
+async function updateTriggerHasWhen(on: Db): Promise<boolean> {
+  const { rows } = await sql<{ definition: string }>`
+    SELECT pg_get_triggerdef(oid) AS definition FROM pg_trigger
+    WHERE tgrelid = 'tasks'::regclass AND tgname = 'task_events_on_update'
+  `.execute(on);
+  return / WHEN /.test(rows[0]?.definition ?? '');
+}
+
 describe('migration 0021', () => {
-  it('goes down to a row per step start and up again to folded rows', async () => {
+  it('goes down to a row per step start and the WHEN, and up again to folded rows and none', async () => {
     const own = await createStoreFixture('task_events_0021');
     try {
       const kindsOfLifecycle = async () => {
@@ -252,8 +268,10 @@ describe('migration 0021', () => {
         'checkpoint',
         'step_started',
       ]);
+      expect(await updateTriggerHasWhen(own.db)).toBe(true);
       await stepStartsFolded.up(own.db);
       expect(await kindsOfLifecycle()).toEqual(['created', 'claimed', 'checkpoint']);
+      expect(await updateTriggerHasWhen(own.db)).toBe(false);
     } finally {
       await own.close();
     }
