@@ -230,15 +230,18 @@ describe('reading stored rows as events', () => {
   });
 
   it('splits a claim or checkpoint carrying a step start into the two events it records', () => {
-    expect(eventsOfRow(row('claimed', { worker: 'w', epoch: 1, attempt: 1, stepStarted: 4 }))).toEqual(
-      [
-        row('claimed', { worker: 'w', epoch: 1, attempt: 1 }),
-        row('step_started', { step: 4, worker: 'w' }),
-      ],
-    );
+    expect(
+      eventsOfRow(row('claimed', { worker: 'w', epoch: 1, attempt: 1, stepStarted: 4 })),
+    ).toEqual([
+      row('claimed', { worker: 'w', epoch: 1, attempt: 1 }),
+      row('step_started', { step: 4, worker: 'w' }),
+    ]);
     expect(
       eventsOfRow(row('checkpoint', { step: 3, message: 'm', worker: 'w', stepStarted: 4 })),
-    ).toEqual([row('checkpoint', { step: 3, message: 'm' }), row('step_started', { step: 4, worker: 'w' })]);
+    ).toEqual([
+      row('checkpoint', { step: 3, message: 'm' }),
+      row('step_started', { step: 4, worker: 'w' }),
+    ]);
   });
 });
 
