@@ -12,6 +12,8 @@ export interface AuthorizationServerClient {
   tenant: string;
   /** Lifetime of this client's access tokens (default: the server's). */
   accessTokenTtlS?: number;
+  /** More claims its access tokens carry (e.g. a console role claim). */
+  claims?: Record<string, string>;
 }
 
 export interface AuthorizationServerOptions {
@@ -76,6 +78,7 @@ export async function startAuthorizationServer(
   const { default: Provider, errors } = await import('oidc-provider');
   const tenantClaim = options.tenantClaim ?? 'tenant';
   const tenants = new Map(options.clients.map((client) => [client.clientId, client.tenant]));
+  const claimsOf = new Map(options.clients.map((client) => [client.clientId, client.claims ?? {}]));
   let keys: JWK[] = [await signingKey()];
   const ttlOf = (clientId: string): number =>
     options.clients.find((entry) => entry.clientId === clientId)?.accessTokenTtlS ??
@@ -151,7 +154,8 @@ export async function startAuthorizationServer(
           : clientId === undefined
             ? undefined
             : tenants.get(clientId);
-      return tenant === undefined ? {} : { [tenantClaim]: tenant };
+      const extra = clientId === undefined ? {} : (claimsOf.get(clientId) ?? {});
+      return tenant === undefined ? extra : { ...extra, [tenantClaim]: tenant };
     },
   });
   const install = (): void => {

@@ -9,11 +9,14 @@ import {
   saveCheckpoint,
 } from '../fenced-task-writes.js';
 import { claimLease, releaseLease, renewLease } from '../lease.js';
+import { flagListenedTasks } from '../listen-repository.js';
 import { deleteExpiredTasks, expireTasks } from '../sweeper-repository.js';
 import { createTask, recordInputResponses, requestCancel } from '../task-repository.js';
 import { answerInputForOperator, cancelTasksForOperator } from './console-actions.js';
 import { countTasksForOperator, listTasksForOperator } from './console-queries.js';
-import { listTaskEvents } from './task-events.js';
+import { stepStartsFolded } from '../migrations/0021-step-starts-folded.js';
+import { eventsOfRow } from './history-rows.js';
+import { listTaskEvents, type TaskEvent } from './task-events.js';
 
 let fixture: StoreFixture;
 let db: Db;
@@ -29,6 +32,16 @@ const globex = { tenant: 'globex', principal: 'gina' };
 
 async function history(taskId: string) {
   return (await listTaskEvents(db, taskId)).map(({ kind, actor, data }) => ({ kind, actor, data }));
+}
+
+/** What the triggers stored, row by row (not as the history reader gives it back). */
+async function storedRows(on: Db, taskId: string) {
+  return on
+    .selectFrom('task_events')
+    .select(['id', 'kind', 'data'])
+    .where('task_id', '=', taskId)
+    .orderBy('id')
+    .execute();
 }
 
 /** Moves the task's lease into the past, as if its holder froze. */
@@ -60,6 +73,46 @@ describe('task_events', () => {
     expect((settled?.data as { seconds: number }).seconds).toBeGreaterThanOrEqual(0);
   });
 
+  it('stores a step start in the row of the claim or checkpoint it came with, one row per change', async () => {
+    const { task } = await createTask(db, newTask());
+    const claim = await claimLease(db, task.id, 'worker-a', 30_000);
+    await saveCheckpoint(db, claim!.fence, { step: 1 }, 'step 1 done', { leaseMs: 30_000 });
+    await renewLease(db, claim!.fence, 30_000);
+    await saveCheckpoint(db, claim!.fence, { step: 2 }, 'step 2 done', { leaseMs: 30_000 });
+    await completeTask(db, claim!.fence, { content: [] }, 'done');
+    const rows = await storedRows(db, task.id);
+    expect(rows.map(({ kind, data }) => ({ kind, data }))).toEqual([
+      { kind: 'created', data: { tool: 'slow_compute', status: 'working' } },
+      { kind: 'claimed', data: { worker: 'worker-a', epoch: 1, attempt: 1, stepStarted: 1 } },
+      {
+        kind: 'checkpoint',
+        data: { step: 1, message: 'step 1 done', worker: 'worker-a', stepStarted: 2 },
+      },
+      {
+        kind: 'checkpoint',
+        data: { step: 2, message: 'step 2 done', worker: 'worker-a', stepStarted: 3 },
+      },
+      { kind: 'completed', data: { message: 'done', seconds: expect.any(Number) as unknown } },
+    ]);
+    // Read back, each folded row is its two events, both with the row's id.
+    const events = await listTaskEvents(db, task.id);
+    expect(events.map(({ id, kind }) => [id, kind])).toEqual([
+      [rows[0]!.id, 'created'],
+      [rows[1]!.id, 'claimed'],
+      [rows[1]!.id, 'step_started'],
+      [rows[2]!.id, 'checkpoint'],
+      [rows[2]!.id, 'step_started'],
+      [rows[3]!.id, 'checkpoint'],
+      [rows[3]!.id, 'step_started'],
+      [rows[4]!.id, 'completed'],
+    ]);
+    expect(events.filter((event) => event.kind === 'step_started').map((e) => e.data)).toEqual([
+      { step: 1, worker: 'worker-a' },
+      { step: 2, worker: 'worker-a' },
+      { step: 3, worker: 'worker-a' },
+    ]);
+  });
+
   it('starts no next step when a cancel is already requested at the checkpoint', async () => {
     const { task } = await createTask(db, newTask());
     const claim = await claimLease(db, task.id, 'worker-a', 30_000);
@@ -76,11 +129,18 @@ describe('task_events', () => {
     ]);
   });
 
-  it('writes no event for a lease renewal', async () => {
+  it('writes no event for a lease renewal or a listen flag', async () => {
     const { task } = await createTask(db, newTask());
     const claim = await claimLease(db, task.id, 'worker-a', 30_000);
     const before = (await listTaskEvents(db, task.id)).length;
     for (let i = 0; i < 5; i++) await renewLease(db, claim!.fence, 30_000);
+    await flagListenedTasks(db, alice, [task.id]);
+    const flagged = await db
+      .selectFrom('tasks')
+      .select('listened')
+      .where('id', '=', task.id)
+      .executeTakeFirstOrThrow();
+    expect(flagged.listened).toBe(true);
     expect(await listTaskEvents(db, task.id)).toHaveLength(before);
   });
 
@@ -144,6 +204,80 @@ describe('task_events', () => {
     expect((await history(task.id)).map((event) => event.kind)).toEqual(['created', 'expired']);
     await deleteExpiredTasks(db, new Date(Date.now() + 10_000), 0, { limit: 1_000 });
     expect(await listTaskEvents(db, task.id)).toEqual([]);
+  });
+});
+
+describe('reading stored rows as events', () => {
+  const row = (kind: string, data: TaskEvent['data'], actor: string | null = null): TaskEvent => ({
+    id: '7',
+    taskId: 'tsk_x',
+    at: new Date(0),
+    kind,
+    actor,
+    data,
+  });
+
+  it('gives a row without a step start back as itself', () => {
+    for (const one of [
+      row('claimed', { worker: 'w', epoch: 2, attempt: 2 }),
+      row('checkpoint', { step: 1, message: null }),
+      row('completed', { message: 'done', seconds: 1.5 }),
+      // Only the triggers fold: an operator's row is never split, whatever its data.
+      row('claimed', { stepStarted: 1, worker: 'w' }, 'console:ops'),
+      row('created', { stepStarted: 1 }),
+    ])
+      expect(eventsOfRow(one)).toEqual([one]);
+  });
+
+  it('splits a claim or checkpoint carrying a step start into the two events it records', () => {
+    expect(
+      eventsOfRow(row('claimed', { worker: 'w', epoch: 1, attempt: 1, stepStarted: 4 })),
+    ).toEqual([
+      row('claimed', { worker: 'w', epoch: 1, attempt: 1 }),
+      row('step_started', { step: 4, worker: 'w' }),
+    ]);
+    expect(
+      eventsOfRow(row('checkpoint', { step: 3, message: 'm', worker: 'w', stepStarted: 4 })),
+    ).toEqual([
+      row('checkpoint', { step: 3, message: 'm' }),
+      row('step_started', { step: 4, worker: 'w' }),
+    ]);
+  });
+});
+
+async function updateTriggerHasWhen(on: Db): Promise<boolean> {
+  const { rows } = await sql<{ definition: string }>`
+    SELECT pg_get_triggerdef(oid) AS definition FROM pg_trigger
+    WHERE tgrelid = 'tasks'::regclass AND tgname = 'task_events_on_update'
+  `.execute(on);
+  return / WHEN /.test(rows[0]?.definition ?? '');
+}
+
+describe('migration 0021', () => {
+  it('goes down to a row per step start and the WHEN, and up again to folded rows and none', async () => {
+    const own = await createStoreFixture('task_events_0021');
+    try {
+      const kindsOfLifecycle = async () => {
+        const { task } = await createTask(own.db, newTask());
+        const claim = await claimLease(own.db, task.id, 'worker-a', 30_000);
+        await saveCheckpoint(own.db, claim!.fence, { step: 1 }, 'one', { leaseMs: 30_000 });
+        return (await storedRows(own.db, task.id)).map((stored) => stored.kind);
+      };
+      await stepStartsFolded.down!(own.db);
+      expect(await kindsOfLifecycle()).toEqual([
+        'created',
+        'claimed',
+        'step_started',
+        'checkpoint',
+        'step_started',
+      ]);
+      expect(await updateTriggerHasWhen(own.db)).toBe(true);
+      await stepStartsFolded.up(own.db);
+      expect(await kindsOfLifecycle()).toEqual(['created', 'claimed', 'checkpoint']);
+      expect(await updateTriggerHasWhen(own.db)).toBe(false);
+    } finally {
+      await own.close();
+    }
   });
 });
 

@@ -1,10 +1,14 @@
 import { sql } from 'kysely';
 import type { JsonObject } from '@mcp-tasks/tasks';
 import type { Db } from '../database.js';
+import { eventsOfRow } from './history-rows.js';
 
 /** One entry of a task's history (migration 0017). */
 export interface TaskEvent {
-  /** Increasing in insertion order; a page of history is ordered by it. */
+  /**
+   * Increasing in insertion order; a page of history is ordered by it. A step's start shares the
+   * id of the claim or checkpoint it was recorded with (migration 0021).
+   */
   id: string;
   taskId: string;
   at: Date;
@@ -17,7 +21,10 @@ export interface TaskEvent {
 /** History reads are bounded: a task that looped through many input rounds still pages. */
 export const MAX_HISTORY_EVENTS = 1_000;
 
-/** A task's events in the order they were written (no owner check: callers scope the task first). */
+/**
+ * A task's events in the order they were written (no owner check: callers scope the task first);
+ * `limit` counts stored rows, some of which are two events (history-rows.ts).
+ */
 export async function listTaskEvents(
   db: Db,
   taskId: string,
@@ -30,14 +37,16 @@ export async function listTaskEvents(
     .orderBy('id')
     .limit(limit)
     .execute();
-  return rows.map((row) => ({
-    id: String(row.id),
-    taskId: row.task_id,
-    at: row.at,
-    kind: row.kind,
-    actor: row.actor,
-    data: row.data,
-  }));
+  return rows.flatMap((row) =>
+    eventsOfRow({
+      id: String(row.id),
+      taskId: row.task_id,
+      at: row.at,
+      kind: row.kind,
+      actor: row.actor,
+      data: row.data,
+    }),
+  );
 }
 
 /** An operator's action, audited in the transaction that performs it. */

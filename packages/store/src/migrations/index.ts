@@ -11,6 +11,7 @@ import { stepsSaved } from './0012-steps-saved.js';
 import { taskEvents } from './0017-task-events.js';
 import { traceContext } from './0019-trace-context.js';
 import { consoleHistoryAndSweeps } from './0020-console-history-and-sweeps.js';
+import { stepStartsFolded } from './0021-step-starts-folded.js';
 import { tasksUpdateInPlace } from './0022-tasks-update-in-place.js';
 
 /**
@@ -31,6 +32,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0017_task_events': taskEvents,
   '0019_trace_context': traceContext,
   '0020_console_history_and_sweeps': consoleHistoryAndSweeps,
+  '0021_step_starts_folded': stepStartsFolded,
   '0022_tasks_update_in_place': tasksUpdateInPlace,
 };
 
