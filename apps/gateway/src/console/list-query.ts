@@ -32,17 +32,19 @@ function text(name: string, value: string | undefined): string {
 }
 
 export function encodeCursor(cursor: PageCursor): string {
-  return Buffer.from(JSON.stringify([cursor.createdAt.toISOString(), cursor.id])).toString(
-    'base64url',
-  );
+  return Buffer.from(JSON.stringify([cursor.createdAt, cursor.id])).toString('base64url');
 }
 
 function decodeCursor(value: string): PageCursor {
   try {
     const [at, id] = JSON.parse(Buffer.from(value, 'base64url').toString('utf8')) as unknown[];
-    const createdAt = new Date(String(at));
-    if (typeof id !== 'string' || Number.isNaN(createdAt.getTime())) throw new Error('shape');
-    return { createdAt, id };
+    // Microseconds (a millisecond cursor of an older page link reads the same way).
+    const isTimestamp =
+      typeof at === 'string' &&
+      /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/.test(at) &&
+      !Number.isNaN(new Date(at).getTime());
+    if (typeof id !== 'string' || !isTimestamp) throw new Error('shape');
+    return { createdAt: at, id };
   } catch {
     throw new ListQueryError('after: not a page cursor of this console');
   }

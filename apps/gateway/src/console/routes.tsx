@@ -283,7 +283,7 @@ export function createConsoleRoutes(options: ConsoleRoutesOptions): Hono<Console
         firstPage={parsed.cursor === undefined}
         searchCut={
           page.searchCut === true && page.next !== undefined
-            ? { scanned: SEARCH_SCAN_ROWS, to: page.next.createdAt }
+            ? { scanned: SEARCH_SCAN_ROWS, to: new Date(page.next.createdAt) }
             : undefined
         }
         now={now()}

@@ -73,8 +73,8 @@ async function reads(label: string): Promise<void> {
   const page = { limit: 50 };
   const list = (filter: TaskFilter, scope: OperatorScope = all) =>
     service.listTasks(scope, filter, page).then((result) => result.rows.length);
-  const deep = await client.query<{ created_at: Date; id: string }>(
-    `SELECT created_at, id FROM tasks ORDER BY created_at DESC, id DESC OFFSET ${Math.floor(rows * 0.9)} LIMIT 1`,
+  const deep = await client.query<{ created_at: string; id: string }>(
+    `SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at, id FROM tasks ORDER BY created_at DESC, id DESC OFFSET ${Math.floor(rows * 0.9)} LIMIT 1`,
   );
   const cursor = { createdAt: deep.rows[0]!.created_at, id: deep.rows[0]!.id };
   const week = {

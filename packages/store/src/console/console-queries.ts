@@ -19,11 +19,19 @@ export interface TaskFilter {
   search?: string;
 }
 
-/** A keyset position: the (created_at, id) of the last row of the previous page. */
+/**
+ * A keyset position: the (created_at, id) of the last row of the previous page. `createdAt` is
+ * the timestamp as Postgres keeps it, to the microsecond (ISO 8601, UTC): a JS Date would cut it
+ * to the millisecond, and a task created in the same millisecond just before the page's last row
+ * would then fall between two pages.
+ */
 export interface PageCursor {
-  createdAt: Date;
+  createdAt: string;
   id: string;
 }
+
+/** created_at to the microsecond, as PageCursor carries it. */
+const CURSOR_AT = sql<string>`to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 
 export interface TaskListRow {
   id: string;
@@ -148,10 +156,11 @@ export async function listTasksForOperator(
   let query = db
     .selectFrom('tasks')
     .select(LIST_COLUMNS)
+    .select(CURSOR_AT.as('cursor_at'))
     .where((eb) => filterCondition(eb, scope, narrowing));
   if (page.cursor !== undefined) {
     const { createdAt, id } = page.cursor;
-    query = query.where(sql<SqlBool>`(created_at, id) < (${createdAt}, ${id})`);
+    query = query.where(sql<SqlBool>`(created_at, id) < (${createdAt}::timestamptz, ${id})`);
   }
   if (!searching) {
     const rows = await query
@@ -159,7 +168,7 @@ export async function listTasksForOperator(
       .orderBy('id', 'desc')
       .limit(limit + 1)
       .execute();
-    return pageOf(rows.map(listRow), limit);
+    return pageOf(rows, limit);
   }
   const matching: TaskFilter = {
     ...(search === undefined ? {} : { search }),
@@ -181,28 +190,27 @@ export async function listTasksForOperator(
     .orderBy('id', 'desc')
     .limit(limit + 2)
     .execute();
-  const matches = rows.filter((row) => row.hit).map(listRow);
+  const matches = rows.filter((row) => row.hit);
   const boundary = rows.find((row) => Number(row.n) === scanRows);
   if (boundary === undefined) return pageOf(matches, limit);
   if (matches.length >= limit) {
     // A full page: the next one goes on after its last row, like any list.
     const shown = matches.slice(0, limit);
-    const last = shown.at(-1)!;
-    return { rows: shown, next: { createdAt: last.createdAt, id: last.id } };
+    return { rows: shown.map(listRow), next: cursorOf(shown.at(-1)!) };
   }
-  return {
-    rows: matches,
-    next: { createdAt: boundary.created_at, id: boundary.id },
-    searchCut: true,
-  };
+  return { rows: matches.map(listRow), next: cursorOf(boundary), searchCut: true };
 }
 
-function pageOf(rows: TaskListRow[], limit: number): TaskListPage {
+type CursorRow = Parameters<typeof listRow>[0] & { cursor_at: string };
+
+const cursorOf = (row: CursorRow): PageCursor => ({ createdAt: row.cursor_at, id: row.id });
+
+function pageOf(rows: CursorRow[], limit: number): TaskListPage {
   const shown = rows.slice(0, limit);
   const last = shown.at(-1);
   return rows.length > limit && last !== undefined
-    ? { rows: shown, next: { createdAt: last.createdAt, id: last.id } }
-    : { rows: shown };
+    ? { rows: shown.map(listRow), next: cursorOf(last) }
+    : { rows: shown.map(listRow) };
 }
 
 /**

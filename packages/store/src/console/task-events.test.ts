@@ -344,6 +344,43 @@ describe('operator actions', () => {
     ]);
   });
 
+  it('pages through tasks created within one millisecond without losing one (the cursor keeps microseconds)', async () => {
+    const tool = 'same_millisecond_tool';
+    const ids = [];
+    for (let i = 0; i < 3; i++)
+      ids.push(
+        (
+          await createTask(
+            db,
+            newTask({ operation: { method: 'tools/call', toolName: tool, arguments: {} } }),
+          )
+        ).task.id,
+      );
+    // Three creates 100 µs apart in one millisecond (created_at is immutable to the app's writes).
+    await db.transaction().execute(async (trx) => {
+      await sql`SET LOCAL session_replication_role = replica`.execute(trx);
+      for (const [i, id] of ids.entries())
+        await sql`UPDATE tasks SET created_at = ${`2026-01-01T00:00:00.1234${i}Z`}::timestamptz WHERE id = ${id}`.execute(
+          trx,
+        );
+    });
+    const seen: string[] = [];
+    let cursor: Parameters<typeof listTasksForOperator>[3]['cursor'];
+    for (let i = 0; i < 5; i++) {
+      const page = await listTasksForOperator(
+        db,
+        { tenant: 'acme' },
+        { tool },
+        { limit: 1, ...(cursor === undefined ? {} : { cursor }) },
+      );
+      seen.push(...page.rows.map((row) => row.id));
+      if (page.next === undefined) break;
+      cursor = page.next;
+      expect(cursor.createdAt).toMatch(/^2026-01-01T00:00:00\.1234\d0Z$/);
+    }
+    expect(seen).toEqual([...ids].reverse());
+  });
+
   it('pages newest first by (created_at, id) and searches arguments', async () => {
     const tool = 'paged_tool';
     const created = [];
@@ -435,6 +472,7 @@ describe('operator actions', () => {
     );
     expect(full.rows.map((row) => row.id)).toEqual([created[7], created[6]]);
     expect(full.searchCut).toBeUndefined();
-    expect(full.next).toEqual({ createdAt: full.rows[1]!.createdAt, id: created[6] });
+    expect(full.next?.id).toBe(created[6]);
+    expect(new Date(full.next!.createdAt).getTime()).toBe(full.rows[1]!.createdAt.getTime());
   });
 });
