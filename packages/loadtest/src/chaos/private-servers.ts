@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort, makePostgresDir, startPostgresServer } from '@mcp-tasks/testing';
 import { Redis } from 'ioredis';
+import pg from 'pg';
 import type { RestartableServer } from './plan.js';
 
 /**
@@ -83,9 +84,19 @@ export async function startPrivateRedis(): Promise<PrivateServer> {
  * dir, run by pg_ctl as the postgres user on a free port). A restart is an immediate stop (a
  * crash: recovery from the WAL on start), so clients see their connections die.
  */
-export async function startPrivatePostgres(): Promise<PrivateServer> {
+export async function startPrivatePostgres(
+  settings: Record<string, string> = {},
+): Promise<PrivateServer> {
   const dir = await makePostgresDir('loadtest-pg-');
-  const server = await startPostgresServer({ dir, name: 'loadtest-pg' });
+  const server = await startPostgresServer({ dir, name: 'loadtest-pg', settings });
+  // The run's database exists before anything opens it (the ledger does, before the stack).
+  const admin = new pg.Client({ connectionString: server.url() });
+  await admin.connect();
+  try {
+    await admin.query('CREATE DATABASE loadtest');
+  } finally {
+    await admin.end();
+  }
   return {
     name: 'postgres',
     url: server.url('loadtest'),

@@ -77,6 +77,12 @@ export interface LoadOptions {
   target?: { url: string; tenants: Record<TenantRole, Tenant> };
   /** More environment for every gateway and worker (the soak's short ttl and retention). */
   env?: Record<string, string>;
+  /**
+   * Run on a Postgres server of the run's own (initdb'd, server defaults plus these settings)
+   * instead of a scratch database on the shared server: the soak's storage figures need the
+   * server's own autovacuum, which a CI server may have switched off.
+   */
+  privatePostgres?: Record<string, string>;
   log(line: string): void;
 }
 
@@ -128,6 +134,7 @@ export type TopologyOptions = Pick<
   | 'workers'
   | 'leaseMs'
   | 'env'
+  | 'privatePostgres'
   | 'log'
 >;
 
@@ -208,8 +215,8 @@ export async function startTopology(
       databaseUrl = cluster.writeUrl('loadtest');
       readUrl = cluster.readUrl('loadtest');
       options.log(`failover cluster: primary ${primary.name}, standby ${cluster.standby?.name}`);
-    } else if (needs.has('postgres')) {
-      const server = await startPrivatePostgres();
+    } else if (needs.has('postgres') || options.privatePostgres !== undefined) {
+      const server = await startPrivatePostgres(options.privatePostgres);
       owned.push(server);
       servers.postgres = server;
       databaseUrl = server.url;

@@ -35,9 +35,19 @@ export interface SoakOptions {
   /** Past this many lifecycles at once, arrivals are shed (and counted), not queued. */
   maxInFlight: number;
   seed: number;
+  /**
+   * `private` (default): a Postgres server of the soak's own, on the server defaults with fsync
+   * on, so autovacuum runs as in production (CI servers often switch it off, and without it the
+   * dead-tuple and size figures say nothing). `shared`: a scratch database on DATABASE_URL's
+   * server, whatever its settings.
+   */
+  postgres?: 'private' | 'shared';
   dir?: string;
   log: (line: string) => void;
 }
+
+/** The soak's own server: production's durability and vacuum, whatever the machine's server. */
+export const SOAK_POSTGRES_SETTINGS = { fsync: 'on', autovacuum: 'on' } as const;
 
 export interface SoakRun {
   dir: string;
@@ -85,6 +95,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakRun> {
       topology: 'direct',
       leaseMs: 30_000,
       log: options.log,
+      ...((options.postgres ?? 'private') === 'private'
+        ? { privatePostgres: { ...SOAK_POSTGRES_SETTINGS } }
+        : {}),
       env: {
         TASK_TTL_MS: String(options.ttlMs),
         TASK_RETENTION_MS: String(options.retentionMs),
@@ -105,6 +118,16 @@ export async function runSoak(options: SoakOptions): Promise<SoakRun> {
     redisUrl: stack.redisUrl,
     workerMetricsUrls: () => stack.workers.map((w) => w.readyUrl.replace(/\/healthz$/, '/metrics')),
   });
+  const postgresSettings = await sampler.settings();
+  options.log(
+    `postgres: ${options.postgres ?? 'private'} server, ${Object.entries(postgresSettings)
+      .map(([name, value]) => `${name} ${value}`)
+      .join(', ')}`,
+  );
+  if (postgresSettings.autovacuum !== 'on')
+    options.log(
+      'WARNING: autovacuum is off on this server: dead tuples pile up until the end, so the storage targets say nothing about the service (run without --postgres shared)',
+    );
   // A task may wait for its ttl (a client that walked away), then for the sweep that fails it.
   const taskBoundMs = options.ttlMs + 60_000;
   const ctx: LoadContext = {
@@ -126,6 +149,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakRun> {
       workers: options.workers,
       workerConcurrency: options.workerConcurrency,
       abandonShare: options.abandonShare,
+      postgres: options.postgres ?? 'private',
+      postgresSettings,
     },
   });
   const windows: SoakWindow[] = [];

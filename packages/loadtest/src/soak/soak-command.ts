@@ -1,4 +1,4 @@
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { seedFromText } from '../load/prng.js';
 import { measureEndToEndRate } from './calibrate.js';
 import { runSoak } from './run-soak.js';
@@ -38,6 +38,7 @@ interface SoakCliOptions {
   abandon: number;
   maxInFlight: number;
   seed: string;
+  postgres: 'private' | 'shared';
   report?: string;
 }
 
@@ -73,6 +74,14 @@ export function soakCommand(): Command {
     )
     .option('--max-in-flight <n>', 'lifecycles at once before arrivals are shed', positive, 5_000)
     .option('--seed <s>', 'seed of the mix (a number or a word)', '1')
+    .addOption(
+      new Option(
+        '--postgres <where>',
+        "private: a Postgres server of the soak's own (server defaults, fsync and autovacuum on); shared: a scratch database on DATABASE_URL's server, whatever its settings",
+      )
+        .choices(['private', 'shared'])
+        .default('private'),
+    )
     .option('--report <dir>', 'write history.jsonl, soak.json and soak.html to DIR')
     .action(async (options: SoakCliOptions) => {
       const log = (line: string) => console.log(line);
@@ -97,6 +106,7 @@ export function soakCommand(): Command {
         abandonShare: options.abandon,
         maxInFlight: options.maxInFlight,
         seed,
+        postgres: options.postgres,
         dir: options.report,
         log,
       });

@@ -7,7 +7,7 @@ import { runSoak } from './run-soak.js';
 import { writeSoakReport } from './soak-report.js';
 
 /**
- * A short soak on a real stack (1 gateway, 1 worker, real Postgres and Redis): the per-window
+ * A short soak on a real stack (1 gateway, 1 worker, a Postgres server of its own, real Redis): the per-window
  * samples come from the real engines and the sweeper's counters, and with a ttl of seconds the
  * walked-away tasks expire and retention deletes rows while the load runs.
  */
@@ -64,6 +64,12 @@ describe('pnpm loadtest soak', () => {
       outcome: { windows: unknown[] };
     };
     expect(saved.outcome.windows).toHaveLength(5);
+    // On a server of its own with production's vacuum (the machine's server may have it off).
+    const runRecord = JSON.parse((await readFile(run.historyPath, 'utf8')).split('\n')[0]!) as {
+      config: { postgres: string; postgresSettings: Record<string, string> };
+    };
+    expect(runRecord.config.postgres).toBe('private');
+    expect(runRecord.config.postgresSettings).toMatchObject({ autovacuum: 'on', fsync: 'on' });
     const html = await readFile(await writeSoakReport(dir, run.outcome, run.targets), 'utf8');
     for (const chart of ['rate', 'latency', 'size', 'tuples', 'sweeper', 'vacuum'])
       expect(html).toContain(`<div id="${chart}"></div>`);

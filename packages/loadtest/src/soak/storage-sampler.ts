@@ -47,6 +47,8 @@ export function sumMetric(page: string, name: string, label?: [string, string]):
 
 export interface StorageSampler {
   sample(): Promise<StorageSample>;
+  /** The server settings the storage figures depend on (autovacuum above all), as Postgres reports them. */
+  settings(): Promise<Record<string, string>>;
   close(): Promise<void>;
 }
 
@@ -111,6 +113,12 @@ export function createStorageSampler(options: {
           ),
         },
       };
+    },
+    async settings() {
+      const { rows } = await pool.query<{ name: string; setting: string }>(
+        "SELECT name, setting FROM pg_settings WHERE name IN ('autovacuum', 'fsync', 'shared_buffers', 'autovacuum_naptime') ORDER BY name",
+      );
+      return Object.fromEntries(rows.map((row) => [row.name, row.setting]));
     },
     async close() {
       redis.disconnect();
