@@ -346,7 +346,7 @@ describe('operator actions', () => {
 
   it('pages through tasks created within one millisecond without losing one (the cursor keeps microseconds)', async () => {
     const tool = 'same_millisecond_tool';
-    const ids = [];
+    const ids: string[] = [];
     for (let i = 0; i < 3; i++)
       ids.push(
         (
