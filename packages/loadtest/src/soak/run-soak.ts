@@ -175,20 +175,23 @@ export async function runSoak(options: SoakOptions): Promise<SoakRun> {
     running.add(lifecycle);
   };
 
+  // Ctrl-C ends the load early: the processes still stop, and what was sampled is reported. A
+  // terminal's Ctrl-C reaches the process more than once (pnpm and tsx pass it on as well), so
+  // the handler stays until the teardown is done: a second signal must not kill it half-way.
+  let interrupted = false;
+  const interrupt = () => {
+    if (!interrupted)
+      options.log('soak: interrupted; stopping the load and reporting what was sampled');
+    interrupted = true;
+  };
+  process.on('SIGINT', interrupt);
+  process.on('SIGTERM', interrupt);
   try {
     let previous = await sampler.sample();
     loadStart = performance.now();
     options.log(
       `soak: ${options.ratePerS.toFixed(1)} lifecycles/s for ${options.durationS} s, a sample every ${options.windowS} s; ttl ${options.ttlMs} ms, retention ${options.retentionMs} ms; history ${historyPath}`,
     );
-    // Ctrl-C ends the load early: the processes still stop, and what was sampled is reported.
-    let interrupted = false;
-    const interrupt = () => {
-      interrupted = true;
-      options.log('soak: interrupted; stopping the load and reporting what was sampled');
-    };
-    process.once('SIGINT', interrupt);
-    process.once('SIGTERM', interrupt);
     const endAt = loadStart + options.durationS * 1_000;
     const windowCount = Math.max(1, Math.floor(options.durationS / options.windowS));
     let nextSampleAt = loadStart + windowMs;
@@ -220,8 +223,6 @@ export async function runSoak(options: SoakOptions): Promise<SoakRun> {
       }
       await sleep(TICK_MS);
     }
-    process.off('SIGINT', interrupt);
-    process.off('SIGTERM', interrupt);
     if (failure !== undefined) throw failure;
     options.log(`soak: load done; waiting for ${running.size} lifecycles to end`);
     await Promise.all(running);
@@ -231,6 +232,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakRun> {
   } finally {
     await sampler.close();
     await topology.teardown();
+    process.off('SIGINT', interrupt);
+    process.off('SIGTERM', interrupt);
     // Lifecycles cut short by a failure may still write: that must not hide the failure.
     await recorder.close().catch((error: unknown) => {
       if (failure === undefined) throw error;
