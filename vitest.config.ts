@@ -5,6 +5,10 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     projects: ['packages/*', 'apps/*', 'examples/*'],
+    // Three files at once even on 2 cores (vitest's default there is 1): most of a file's time is
+    // spent waiting on the processes it starts (gateways, workers, private Postgres and Redis),
+    // and every file has its own database, Redis prefix, ports and temp dirs (issue 31).
+    maxWorkers: 3,
     reporters: ['default', 'json'],
     outputFile: { json: 'results/vitest.json' },
   },

@@ -140,15 +140,17 @@ describe('worker failures', () => {
 
   it('gives tasks back on SIGTERM and exits 0; another worker finishes them', async () => {
     const leaving = await h.startWorker({ SHUTDOWN_GRACE_MS: '3000' });
-    // Long enough that the leaving worker cannot finish it while the staying one boots on a
-    // loaded machine (a 4 s task sometimes completed before SIGTERM, leaving attempts at 1).
-    const created = await h.createTask('slow_compute', { seconds: 20 });
+    // SIGTERM as soon as the leaving worker holds it, before the other worker boots: no boot
+    // time in between on a loaded machine, so the task need only outlast one slice and the grace.
+    const created = await h.createTask('slow_compute', { seconds: 6 });
     await h.waitFor(created.id, (t) => t.lease?.owner === leaving.id && t.checkpoint !== null);
-    const staying = await h.startWorker();
     const code = await leaving.process.stop(10_000);
     expect(code).toBe(0);
+    // Given back, not finished: working, no lease, and nobody else could have taken it yet.
     const released = await h.task(created.id);
-    expect(released.status === 'completed' || released.lease?.owner !== leaving.id).toBe(true);
+    expect(released.status).toBe('working');
+    expect(released.lease).toBeNull();
+    const staying = await h.startWorker();
     const done = await h.waitFor(created.id, isTerminal, 60_000);
     expect(done.status).toBe('completed');
     expect(done.attempts).toBe(2);

@@ -33,7 +33,8 @@ describe('infrastructure errors', () => {
           (
             await h.query<{ n: string }>(
               `SELECT count(*) AS n FROM pg_stat_activity
-                WHERE application_name = $1 AND wait_event_type = 'Lock'`,
+                WHERE application_name = $1 AND wait_event_type = 'Lock'
+                  AND datname = current_database()`,
               [appName],
             )
           )[0]?.n,
@@ -44,7 +45,8 @@ describe('infrastructure errors', () => {
       expect(await waiting()).toBe(2);
       const rows = await h.query<{ ok: boolean }>(
         `SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity
-          WHERE application_name = $1 AND wait_event_type = 'Lock'`,
+          WHERE application_name = $1 AND wait_event_type = 'Lock'
+                  AND datname = current_database()`,
         [appName],
       );
       killed = rows.filter((row) => row.ok).length;

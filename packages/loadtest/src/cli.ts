@@ -82,6 +82,7 @@ interface RunOptions {
   /** The stack's Postgres (direct, pooler, replicas) or `cluster`: direct Postgres, Redis Cluster. */
   topology: StackTopology;
   chaosPhase: number;
+  chaosPasses?: number;
   seed: string;
   taskBound: number;
   leaseMs: number;
@@ -129,6 +130,7 @@ async function run(options: RunOptions): Promise<void> {
       topology: database,
       redisTopology: redis,
       chaosPhaseMs: options.chaosPhase * 1_000,
+      ...(options.chaosPasses === undefined ? {} : { chaosPasses: options.chaosPasses }),
       seed,
       taskBoundMs: options.taskBound * 1_000,
       leaseMs: options.leaseMs,
@@ -178,6 +180,11 @@ const program = new Command('loadtest')
       .default('direct'),
   )
   .option('--chaos-phase <s>', 'seconds each plan runs before the next one', positiveInt, 15)
+  .option(
+    '--chaos-passes <n>',
+    'end the load once every plan had N phases (default: chaos for as long as the load lasts)',
+    positiveInt,
+  )
   .option('--seed <s>', 'seed of the mix and the chaos (a number or a word)', '1')
   .option('--task-bound <s>', 'longest create → terminal a task may take', positiveInt, 120)
   .option(

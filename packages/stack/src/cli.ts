@@ -1,5 +1,5 @@
 // `pnpm stack`: the docker compose topology as local processes, in one terminal, until Ctrl-C.
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { parseArgs, styleText } from 'node:util';
 import {
   startAuthorizationServer,
@@ -32,7 +32,8 @@ import {
 import { removeStateFile, stackState, writeStateFile } from './state-file.js';
 
 const USAGE = `usage: pnpm stack [--gateways N] [--workers N] [--port P] [--proxy nginx|node] [--oauth]
-                  [--topology direct|pooler|replicas|cluster]
+                  [--topology direct|pooler|replicas|cluster] [--internal-ports fixed|free]
+                  [--state FILE]
 
 Runs migrations, N gateways (default 3), N workers (default 2) and nginx (infra/nginx/nginx.conf)
 (or, when nginx is not installed or --proxy node, a streaming Node proxy)
@@ -46,7 +47,10 @@ gateways with MCP_AUTH=jwt behind it, so a stock MCP client can log in by itself
 reader endpoint instead of DATABASE_URL (docs/deployment.md);
 --topology cluster starts a local Redis Cluster (3 masters, 3 replicas: redis-server and redis-cli
 must be installed) and runs the apps on it with REDIS_CLUSTER_NODES; REDIS_CLUSTER_NODES in the
-environment instead runs them on that cluster.`;
+environment instead runs them on that cluster.
+Gateways listen on 18101…, workers serve /metrics on 18201…; --internal-ports free puts them on
+free ephemeral ports instead (two stacks side by side, e.g. in tests). --state FILE writes the
+state other terminals read (default .stack/state.json) elsewhere.`;
 
 const COLOURS = ['cyan', 'green', 'yellow', 'magenta', 'blue', 'red', 'white'] as const;
 const useColour = process.stdout.isTTY && process.env.NO_COLOR === undefined;
@@ -83,7 +87,11 @@ function banner(
   stack: StackHandle,
   oauth: AuthorizationServer | undefined,
   database: StackDatabase,
+  statePath: string,
 ): string {
+  const state = relative(repoRoot, statePath).startsWith('..')
+    ? statePath
+    : relative(repoRoot, statePath);
   const lines = [
     '',
     `mcp-tasks stack is up: ${stack.gateways.length} gateways, ${stack.workers.length} workers, ${stack.proxyKind === 'nginx' ? 'nginx (infra/nginx/nginx.conf)' : 'the Node proxy'}`,
@@ -103,7 +111,7 @@ function banner(
     const first = DEMO_OAUTH_CLIENTS[0];
     lines.push(
       `  try        pnpm cli login --url ${stack.url} --client-id ${first.clientId} --client-secret ${first.clientSecret}`,
-      `  state      .stack/state.json`,
+      `  state      ${state}`,
       '  Ctrl-C stops every process gracefully.',
       '',
     );
@@ -115,7 +123,7 @@ function banner(
       `  ${principal.padEnd(9)}  Authorization: Bearer ${token}${demo ? `   (tenant ${demo.tenant}; DEMO value)` : ''}`,
     );
   }
-  lines.push(`  state      .stack/state.json`, '  Ctrl-C stops every process gracefully.', '');
+  lines.push(`  state      ${state}`, '  Ctrl-C stops every process gracefully.', '');
   return lines.join('\n');
 }
 
@@ -128,6 +136,8 @@ async function main(): Promise<void> {
       proxy: { type: 'string' },
       oauth: { type: 'boolean' },
       topology: { type: 'string' },
+      'internal-ports': { type: 'string' },
+      state: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -148,7 +158,14 @@ async function main(): Promise<void> {
     );
     process.exit(2);
   }
-  const statePath = join(repoRoot, '.stack', 'state.json');
+  const internalPorts = values['internal-ports'] ?? 'fixed';
+  if (internalPorts !== 'fixed' && internalPorts !== 'free') {
+    process.stderr.write(
+      `pnpm stack: --internal-ports must be fixed or free, got "${internalPorts}"\n${USAGE}\n`,
+    );
+    process.exit(2);
+  }
+  const statePath = values.state ?? join(repoRoot, '.stack', 'state.json');
   const log = (text: string) => printLine({ name: 'stack', role: 'stack', stream: 'stdout', text });
   const started = Date.now();
 
@@ -196,8 +213,9 @@ async function main(): Promise<void> {
       workers: positive('workers', values.workers, 2),
       proxyPort,
       env: { ...database.env, ...oauthEnv },
-      gatewayBasePort: 18100,
-      workerMetricsBasePort: 18200,
+      ...(internalPorts === 'fixed'
+        ? { gatewayBasePort: 18100, workerMetricsBasePort: 18200 }
+        : {}),
       databaseUrl: database.databaseUrl,
       redisUrl: process.env.REDIS_URL || DEFAULT_REDIS_URL,
       ...(redisClusterNodes === undefined ? {} : { redisClusterNodes }),
@@ -214,7 +232,7 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   await writeStateFile(statePath, stackState(stack));
-  process.stdout.write(banner(stack, oauth, database));
+  process.stdout.write(banner(stack, oauth, database, statePath));
   log(`ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 
   let stopping = false;

@@ -72,6 +72,25 @@ describe('pnpm stack when a service does not answer', () => {
       /^pnpm stack: --gateways must be a whole number, got "three"\nusage: pnpm stack/,
     );
   });
+
+  it('rejects --internal-ports other than fixed or free with the usage', () => {
+    const result = spawnSync(
+      process.execPath,
+      [
+        '--conditions=@mcp-tasks/source',
+        '--import',
+        'tsx',
+        'packages/stack/src/cli.ts',
+        '--internal-ports',
+        'random',
+      ],
+      { cwd: repoRoot, encoding: 'utf8', timeout: 60_000 },
+    );
+    expect(result.status).toBe(2);
+    expect(result.stderr).toMatch(
+      /^pnpm stack: --internal-ports must be fixed or free, got "random"\nusage: pnpm stack/,
+    );
+  });
 });
 
 describe('ensurePostgres', () => {

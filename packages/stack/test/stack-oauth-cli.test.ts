@@ -2,7 +2,8 @@
 // its banner, used as a stock client would (challenge → metadata → token → task), then Ctrl-C.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   createTestDatabase,
@@ -16,8 +17,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StackState } from '../src/state-file.js';
 import { mcp } from './mcp.js';
 
-const STATE_FILE = join(repoRoot, '.stack', 'state.json');
-
+// Its own state file and free internal ports: another stack may run beside this file's.
+let stateDir: string;
+let STATE_FILE: string;
 let db: TestDatabase;
 let redis: TestRedis;
 let port: number;
@@ -80,6 +82,8 @@ beforeAll(async () => {
   db = await createTestDatabase('stack_oauth');
   redis = await createTestRedis('stack-oauth');
   port = await freePort();
+  stateDir = await mkdtemp(join(tmpdir(), 'stack-oauth-cli-'));
+  STATE_FILE = join(stateDir, 'state.json');
   // Its own process group, as a terminal gives a foreground job: Ctrl-C below signals the group.
   cli = spawn(
     process.execPath,
@@ -95,6 +99,10 @@ beforeAll(async () => {
       '1',
       '--port',
       String(port),
+      '--internal-ports',
+      'free',
+      '--state',
+      STATE_FILE,
     ],
     {
       cwd: repoRoot,
@@ -125,6 +133,7 @@ afterAll(async () => {
   if (cli?.pid !== undefined && groupAlive(cli.pid)) process.kill(-cli.pid, 'SIGKILL');
   await redis?.deleteKeys();
   await db?.drop();
+  if (stateDir !== undefined) await rm(stateDir, { recursive: true, force: true });
 });
 
 describe('pnpm stack --oauth', () => {
@@ -135,6 +144,7 @@ describe('pnpm stack --oauth', () => {
       { clientId: 'demo-client-alice', clientSecret: 'demo-secret-alice', tenant: 'acme' },
       { clientId: 'demo-client-mallory', clientSecret: 'demo-secret-mallory', tenant: 'globex' },
     ]);
+    expect(output).toContain(`  state      ${STATE_FILE}\n`);
     expect(output).toContain(
       `pnpm cli login --url ${banner.endpoint} --client-id demo-client-alice --client-secret demo-secret-alice`,
     );
@@ -210,6 +220,9 @@ describe('pnpm stack --oauth', () => {
     expect(state.url).toBe(banner.endpoint);
     const pids = state.processes.map((p) => p.pid ?? 0);
     expect(state.processes.map((p) => p.name)).toEqual(['gateway-1', 'worker-1']);
+    // --internal-ports free: not the fixed 18101 a stack started by hand would use.
+    expect(state.processes[0]?.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(state.processes[0]?.url).not.toBe('http://127.0.0.1:18101');
     expect(pids.filter(alive)).toEqual(pids);
     const pgid = cli.pid ?? 0;
 

@@ -159,22 +159,30 @@ export class ChaosRoundError extends Error {
 }
 
 /**
- * Runs plans one after the other, `phaseMs` each, round after round, until the signal aborts;
- * resolves with the rounds each plan began. A round that throws ends the chaos at once with a
- * ChaosRoundError (what it broke stays broken, so the load must stop too).
+ * Runs plans one after the other, `phaseMs` each, round after round, until the signal aborts or,
+ * with `passes`, until every plan had that many phases; resolves with the rounds each plan began.
+ * A round that throws ends the chaos at once with a ChaosRoundError (what it broke stays broken,
+ * so the load must stop too).
  */
 export async function runChaos(
   plans: readonly ChaosPlan[],
   ctx: ChaosContext,
   phaseMs: number,
+  passes?: number,
 ): Promise<ChaosRounds> {
   const rounds: ChaosRounds = plans.map((plan) => ({ plan: plan.name, rounds: 0 }));
+  const lastPhase = passes === undefined ? Infinity : plans.length * passes;
+  // A lone plan without passes has one endless phase: the load's end is its end.
+  const endless = plans.length === 1 && passes === undefined;
   let count = 0;
-  for (let phase = 0; !ctx.signal.aborted; phase += 1) {
+  for (let phase = 0; !ctx.signal.aborted && phase < lastPhase; phase += 1) {
     const plan = plans[phase % plans.length]!;
     const tally = rounds[phase % plans.length]!;
     const phaseEnd = Date.now() + phaseMs;
-    while (!ctx.signal.aborted && (plans.length === 1 || Date.now() < phaseEnd)) {
+    // A phase begins at least one round, however short it is.
+    let began = false;
+    while (!ctx.signal.aborted && (endless || !began || Date.now() < phaseEnd)) {
+      began = true;
       await pause(plan.everyMs, ctx.signal);
       if (ctx.signal.aborted) break;
       tally.rounds += 1;

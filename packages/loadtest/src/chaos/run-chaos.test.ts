@@ -73,6 +73,40 @@ describe('runChaos', () => {
     expect(events).toHaveLength(rounds[0]!.rounds);
   });
 
+  it('with passes, ends by itself once every plan had that many phases, one round at least', async () => {
+    const controller = new AbortController();
+    const ctx = await contextFor(controller);
+    const rounds = await runChaos(
+      [
+        plan('first', (_ctx, record) => record('poke', 'a')),
+        plan('second', (_ctx, record) => record('poke', 'b')),
+      ],
+      ctx,
+      // Shorter than a round's pause: each phase is exactly its one round.
+      1,
+      2,
+    );
+    expect(controller.signal.aborted).toBe(false);
+    expect(rounds).toEqual([
+      { plan: 'first', rounds: 2 },
+      { plan: 'second', rounds: 2 },
+    ]);
+    await recorder!.close();
+    recorder = undefined;
+    const events = (await readHistory(historyPath)).flatMap((r) =>
+      r.kind === 'chaos' ? [r.target] : [],
+    );
+    expect(events).toEqual(['a', 'b', 'a', 'b']);
+  });
+
+  it('with passes, a lone plan runs one phase per pass, not an endless one', async () => {
+    const controller = new AbortController();
+    const ctx = await contextFor(controller);
+    const rounds = await runChaos([plan('only', () => undefined)], ctx, 30, 1);
+    expect(rounds[0]!.rounds).toBeGreaterThan(0);
+    expect(controller.signal.aborted).toBe(false);
+  });
+
   it('stops at a round that throws, naming the plan, the round and the error', async () => {
     const controller = new AbortController();
     const ctx = await contextFor(controller);

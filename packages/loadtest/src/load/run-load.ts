@@ -68,6 +68,11 @@ export interface LoadOptions {
   redisTopology?: RedisTopology;
   /** How long each plan runs before the next one, when several run. */
   chaosPhaseMs: number;
+  /**
+   * End the load (no new lifecycle; started ones finish) once every plan had this many phases;
+   * unset: the chaos runs for as long as the load does.
+   */
+  chaosPasses?: number;
   seed: number;
   taskBoundMs: number;
   leaseMs: number;
@@ -369,6 +374,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadRun> {
   const created: { taskId: string; tenant: TenantRole }[] = [];
   const stopChaos = new AbortController();
   let chaosFailure: ChaosRoundError | undefined;
+  let chaosPassesDone = false;
   const chaosDone: Promise<ChaosRounds> =
     topology.stack === undefined || options.chaos.length === 0
       ? Promise.resolve([])
@@ -394,21 +400,27 @@ export async function runLoad(options: LoadOptions): Promise<LoadRun> {
             },
           },
           options.chaosPhaseMs,
-        ).catch((error: unknown) => {
-          // Handled now, not once the clients are done (an unhandled rejection that crashed the
-          // CLI): what the round broke stays broken, so the load stops at once.
-          chaosFailure =
-            error instanceof ChaosRoundError
-              ? error
-              : new ChaosRoundError('(runChaos)', 0, error, []);
-          stopLoad.abort();
-          return chaosFailure.rounds;
-        });
+          options.chaosPasses,
+        )
+          .then((rounds) => {
+            chaosPassesDone = options.chaosPasses !== undefined;
+            return rounds;
+          })
+          .catch((error: unknown) => {
+            // Handled now, not once the clients are done (an unhandled rejection that crashed the
+            // CLI): what the round broke stays broken, so the load stops at once.
+            chaosFailure =
+              error instanceof ChaosRoundError
+                ? error
+                : new ChaosRoundError('(runChaos)', 0, error, []);
+            stopLoad.abort();
+            return chaosFailure.rounds;
+          });
   const startedAt = Date.now();
   let next = 0;
   const client = async () => {
     while (next < plans.length) {
-      if (stopLoad.signal.aborted) return;
+      if (stopLoad.signal.aborted || chaosPassesDone) return;
       if (options.durationMs !== undefined && Date.now() - startedAt > options.durationMs) return;
       const plan = plans[next++]!;
       const outcome = await runLifecycle(ctx, plan);
