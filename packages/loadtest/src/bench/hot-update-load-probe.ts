@@ -15,15 +15,11 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MIGRATIONS, createDb } from '@mcp-tasks/store';
-import {
-  APPROVE_KEY,
-  LABEL_KEY,
-  REALISTIC_TOOL,
-  REALISTIC_TOOL_MODULE,
-} from '@mcp-tasks/tools/bench';
+import { REALISTIC_TOOL_MODULE } from '@mcp-tasks/tools/bench';
 import pg from 'pg';
 import { Pool } from 'undici';
 import { mcpRequest, sendMcp } from './mcp-requests.js';
+import { approval, creatingCall, labelRound } from './realistic-requests.js';
 import { startProbeStack } from './probe-stack.js';
 
 const rate = Number(process.env.RATE ?? 20);
@@ -36,19 +32,6 @@ type Schema = 'main' | '0022';
 
 const slowCompute = () =>
   mcpRequest('tools/call', { name: 'slow_compute', arguments: { seconds: 3 } });
-const labelRound = () => mcpRequest('tools/call', { name: REALISTIC_TOOL, arguments: {} });
-const creatingCall = (requestState: string, turn: number) =>
-  mcpRequest('tools/call', {
-    name: REALISTIC_TOOL,
-    arguments: {},
-    inputResponses: { [LABEL_KEY]: { action: 'accept', content: { label: `run-${turn}` } } },
-    requestState,
-  });
-const approval = (taskId: string) =>
-  mcpRequest('tasks/update', {
-    taskId,
-    inputResponses: { [APPROVE_KEY]: { action: 'accept', content: { approved: true } } },
-  });
 
 // Where autovacuum would start on `tasks` (threshold + scale factor × rows), from the table's own
 // settings or the server's: printed because the server may run with autovacuum off.

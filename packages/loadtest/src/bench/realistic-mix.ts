@@ -2,13 +2,9 @@ import { createClient } from '@mcp-tasks/client';
 import { startBenchStack, type StackCostOptions } from './bench-stack.js';
 import { runConstantRate, type ConstantRateResult } from './constant-rate.js';
 import { runEndToEnd, type EndToEndResult, type TaskLifecycle } from './end-to-end.js';
-import { BENCH_TOKEN, createTaskRequest, mcpRequest, sendMcp } from './mcp-requests.js';
-import {
-  APPROVE_KEY,
-  LABEL_KEY,
-  REALISTIC_TOOL,
-  REALISTIC_TOOL_MODULE,
-} from '@mcp-tasks/tools/bench';
+import { BENCH_TOKEN, createTaskRequest, sendMcp } from './mcp-requests.js';
+import { approval, creatingCall, labelRound } from './realistic-requests.js';
+import { REALISTIC_TOOL_MODULE } from '@mcp-tasks/tools/bench';
 
 const log = (line: string) => console.error(`[bench] ${line}`);
 
@@ -20,20 +16,6 @@ export interface RealisticMixResult {
   /** The task-creating call (the MRTR retry with its answer) at a fixed rate. */
   createAtFixedRate: ConstantRateResult;
 }
-
-const firstRound = () => mcpRequest('tools/call', { name: REALISTIC_TOOL, arguments: {} });
-const creatingCall = (requestState: string, turn: number) =>
-  mcpRequest('tools/call', {
-    name: REALISTIC_TOOL,
-    arguments: {},
-    inputResponses: { [LABEL_KEY]: { action: 'accept', content: { label: `run-${turn}` } } },
-    requestState,
-  });
-const approval = (taskId: string) =>
-  mcpRequest('tasks/update', {
-    taskId,
-    inputResponses: { [APPROVE_KEY]: { action: 'accept', content: { approved: true } } },
-  });
 
 function requestStateOf(result: Record<string, unknown>): string {
   if (result.resultType !== 'input_required' || typeof result.requestState !== 'string')
@@ -48,7 +30,7 @@ function requestStateOf(result: Record<string, unknown>): string {
  * the pause and the end from the bench's Postgres watcher (as the plain line does), and answer.
  */
 const realisticLifecycle: TaskLifecycle = async ({ gateway, other, watcher, turn }) => {
-  const round = await sendMcp(gateway.url, firstRound(), gateway.pool);
+  const round = await sendMcp(gateway.url, labelRound(), gateway.pool);
   const created = await sendMcp(
     gateway.url,
     creatingCall(requestStateOf(round), turn),
@@ -101,7 +83,7 @@ export async function runRealisticMix(
     const gatewayUrl = stack.gateways[0]!.url;
     // A requestState is bound to the caller, tool and arguments, not to one use: one round
     // serves every create of the fixed-rate run, which then times the creating call alone.
-    const requestState = requestStateOf(await sendMcp(gatewayUrl, firstRound()));
+    const requestState = requestStateOf(await sendMcp(gatewayUrl, labelRound()));
     let turn = 0;
     const fixedRate = (durationS: number) =>
       runConstantRate({
