@@ -5,10 +5,13 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     projects: ['packages/*', 'apps/*', 'examples/*'],
-    // Three files at once even on 2 cores (vitest's default there is 1): most of a file's time is
-    // spent waiting on the processes it starts (gateways, workers, private Postgres and Redis),
-    // and every file has its own database, Redis prefix, ports and temp dirs (issue 31).
-    maxWorkers: 3,
+    // Files may run side by side: every file has its own database, Redis prefix, ports and temp
+    // dirs, and most of a file's time is spent waiting on the processes it starts (issue 31:
+    // the whole suite took 428 s with 3 at once, against 879 s one at a time). Held at 1 for
+    // now: the first CI run with 3 caught a task left `working` under kill-redis-master
+    // (issue 26), a real fault that the extra load brings out; raise this once it is fixed.
+    // `pnpm test --maxWorkers 3` runs the fast way.
+    maxWorkers: 1,
     reporters: ['default', 'json'],
     outputFile: { json: 'results/vitest.json' },
   },
