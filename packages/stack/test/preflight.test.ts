@@ -10,18 +10,11 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { ensurePostgres } from '../src/index.js';
 
-/** `pnpm stack` as a user runs it (the root script), with this environment on top of ours. */
-function runStackCli(env: Record<string, string>) {
+/** `pnpm stack ARGS` as a user runs it (the root script), with this environment on top of ours. */
+function runStackCli(env: Record<string, string>, args: string[] = ['--port', '0']) {
   return spawnSync(
     process.execPath,
-    [
-      '--conditions=@mcp-tasks/source',
-      '--import',
-      'tsx',
-      'packages/stack/src/cli.ts',
-      '--port',
-      '0',
-    ],
+    ['--conditions=@mcp-tasks/source', '--import', 'tsx', 'packages/stack/src/cli.ts', ...args],
     { cwd: repoRoot, env: { ...process.env, ...env }, encoding: 'utf8', timeout: 60_000 },
   );
 }
@@ -55,18 +48,7 @@ describe('pnpm stack when a service does not answer', () => {
   });
 
   it('rejects a bad count with the usage', () => {
-    const result = spawnSync(
-      process.execPath,
-      [
-        '--conditions=@mcp-tasks/source',
-        '--import',
-        'tsx',
-        'packages/stack/src/cli.ts',
-        '--gateways',
-        'three',
-      ],
-      { cwd: repoRoot, encoding: 'utf8', timeout: 60_000 },
-    );
+    const result = runStackCli({}, ['--gateways', 'three']);
     expect(result.status).toBe(2);
     expect(result.stderr).toMatch(
       /^pnpm stack: --gateways must be a whole number, got "three"\nusage: pnpm stack/,
@@ -74,18 +56,7 @@ describe('pnpm stack when a service does not answer', () => {
   });
 
   it('rejects --internal-ports other than fixed or free with the usage', () => {
-    const result = spawnSync(
-      process.execPath,
-      [
-        '--conditions=@mcp-tasks/source',
-        '--import',
-        'tsx',
-        'packages/stack/src/cli.ts',
-        '--internal-ports',
-        'random',
-      ],
-      { cwd: repoRoot, encoding: 'utf8', timeout: 60_000 },
-    );
+    const result = runStackCli({}, ['--internal-ports', 'random']);
     expect(result.status).toBe(2);
     expect(result.stderr).toMatch(
       /^pnpm stack: --internal-ports must be fixed or free, got "random"\nusage: pnpm stack/,
