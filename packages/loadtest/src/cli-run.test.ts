@@ -1,8 +1,7 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readdir, readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
-import { postgresBaseUrl, redisBaseUrl, repoRoot } from '@mcp-tasks/testing';
+import { postgresBaseUrl, processesMarked, redisBaseUrl, repoRoot } from '@mcp-tasks/testing';
 import { beforeAll, describe, expect, it } from 'vitest';
 
 const execFileAsync = promisify(execFile);
@@ -26,17 +25,6 @@ async function loadtest(env: Record<string, string>, ...args: string[]) {
     const failed = error as { code: number; stdout: string; stderr: string };
     return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
   }
-}
-
-/** Processes whose environment carries `marker` (every process a run started inherits it). */
-async function processesMarked(marker: string): Promise<number[]> {
-  const pids: number[] = [];
-  for (const entry of await readdir('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const environ = await readFile(`/proc/${entry}/environ`, 'latin1').catch(() => '');
-    if (environ.includes(marker)) pids.push(Number(entry));
-  }
-  return pids;
 }
 
 describe('pnpm loadtest (a run)', () => {

@@ -10,6 +10,7 @@ export {
 export {
   freePort,
   launchProcess,
+  processesMarked,
   repoRoot,
   type LaunchOptions,
   type LaunchedProcess,

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { readdir, readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
@@ -114,4 +115,19 @@ export async function launchProcess(options: LaunchOptions): Promise<LaunchedPro
     }
   }
   return launched;
+}
+
+/**
+ * Pids of the processes whose environment holds `marker` (`NAME=value` or a part of it): set it
+ * in a command's environment and every process that command starts inherits it, so a test can
+ * check that none is left running. Linux only (/proc); the calling process is never listed.
+ */
+export async function processesMarked(marker: string): Promise<number[]> {
+  const pids: number[] = [];
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    const environ = await readFile(`/proc/${entry}/environ`, 'latin1').catch(() => '');
+    if (environ.includes(marker)) pids.push(Number(entry));
+  }
+  return pids;
 }

@@ -47,7 +47,7 @@ export interface SoakOptions {
 }
 
 /** The soak's own server: production's durability and vacuum, whatever the machine's server. */
-export const SOAK_POSTGRES_SETTINGS = { fsync: 'on', autovacuum: 'on' } as const;
+const SOAK_POSTGRES_SETTINGS = { fsync: 'on', autovacuum: 'on' } as const;
 
 export interface SoakRun {
   dir: string;

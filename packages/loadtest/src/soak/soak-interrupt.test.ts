@@ -1,22 +1,11 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, readdir, readFile } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { postgresBaseUrl, redisBaseUrl, repoRoot } from '@mcp-tasks/testing';
+import { postgresBaseUrl, processesMarked, redisBaseUrl, repoRoot } from '@mcp-tasks/testing';
 import { beforeAll, describe, expect, it } from 'vitest';
-
-/** Processes whose environment carries `marker` (every process the soak started inherits it). */
-async function processesMarked(marker: string): Promise<number[]> {
-  const pids: number[] = [];
-  for (const entry of await readdir('/proc')) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-    const environ = await readFile(`/proc/${entry}/environ`, 'latin1').catch(() => '');
-    if (environ.includes(marker)) pids.push(Number(entry));
-  }
-  return pids;
-}
 
 /**
  * Ctrl-C in a terminal signals the whole foreground process group, and tsx passes the signal on
