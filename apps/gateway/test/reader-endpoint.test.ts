@@ -102,7 +102,9 @@ describe.skipIf(skip)(
         }
       };
       await Promise.all(Array.from({ length: LANES }, lane));
-      expect(wrong).toEqual([]);
+      // A wrong answer names its cause in the gateways' logs: show them with the failure.
+      const logs = wrong.length === 0 ? '' : gateways.map((gateway) => gateway.output()).join('\n');
+      expect({ wrong, logs }).toEqual({ wrong: [], logs: '' });
       expect(found).toBe(CREATES);
     }, 300_000);
   },

@@ -7,10 +7,11 @@ const MAX_DELAY_MS = 50;
 
 /**
  * Errors that mean "not there yet", not "broken": the replica has not replayed the migration that
- * made the table (42P01), or cancelled the read for a conflict with replay (40001).
+ * made the table (42P01) or added a column the read selects (42703), or cancelled the read for a
+ * conflict with replay (40001). The primary has what the replica lacks.
  */
-const NOT_READABLE_YET = new Set(['42P01', '40001']);
-const notReadableYet = (error: unknown): boolean =>
+const NOT_READABLE_YET = new Set(['42P01', '42703', '40001']);
+export const replicaNotCaughtUp = (error: unknown): boolean =>
   NOT_READABLE_YET.has(String((error as { code?: unknown } | null)?.code));
 
 /** Waits until tasks are readable on a read replica (R11); one poll serves every waiting task. */
@@ -139,7 +140,7 @@ export function createReplicaWaiter(readDb: Db, options: { timeoutMs: number }):
       try {
         await pollWithinDeadlines(ids);
       } catch (error) {
-        if (notReadableYet(error)) {
+        if (replicaNotCaughtUp(error)) {
           expireLate(lastReplay);
         } else {
           // The replica is unreachable or refused the query: the tasks this poll was for get the

@@ -7,7 +7,7 @@ import { flagListenedTasks } from './listen-repository.js';
 import { CreateOverloadedError, ReplicaLagError, StoreUnavailableError } from './errors.js';
 import { createNaturalBatcher, singleOrShared, type BatchOutcome } from './natural-batcher.js';
 import { createOutbox, type TaskDispatcher } from './outbox.js';
-import { createReplicaWaiter } from './replica.js';
+import { createReplicaWaiter, replicaNotCaughtUp } from './replica.js';
 import { DEFAULT_SWEEP_BATCH, findOrphans } from './sweeper-repository.js';
 import {
   createTasks,
@@ -300,14 +300,20 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
    * next read may reach a replica that lags more than the one the create waited for, and a
    * handle the client was given must never be "not found". The misses share one statement at a
    * time (natural batching), so ids that exist nowhere cost the primary at most one query in
-   * flight per gateway, however many arrive.
+   * flight per gateway, however many arrive. A replica that has not replayed the schema the read
+   * needs (a migration just ran) counts as a miss too.
    */
   const readMissOnPrimary = readDb === undefined ? undefined : viewReader(db);
   const getTaskView: TaskService['getTaskView'] = async (owner, taskId, readOptions) => {
     const key = { tenant: owner.tenant, principal: owner.principal, taskId };
-    const view = await readView(key, readOptions);
-    if (view !== undefined || readMissOnPrimary === undefined) return view;
-    return readMissOnPrimary(key, readOptions);
+    if (readMissOnPrimary === undefined) return readView(key, readOptions);
+    let view: TaskView | undefined;
+    try {
+      view = await readView(key, readOptions);
+    } catch (error) {
+      if (!replicaNotCaughtUp(error)) throw error;
+    }
+    return view ?? readMissOnPrimary(key, readOptions);
   };
   const ping = (target: Db) => async (): Promise<void> => {
     await target.selectNoFrom((eb) => eb.val(1).as('one')).execute();
