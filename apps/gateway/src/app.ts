@@ -1,4 +1,4 @@
-import { jsonRpcError, ErrorCode, type Implementation, type RequestId } from '@mcp-tasks/protocol';
+import { jsonRpcError, ErrorCode, type Implementation } from '@mcp-tasks/protocol';
 import type { TaskService } from '@mcp-tasks/store';
 import type { ToolCatalogue } from '@mcp-tasks/tools';
 import { Hono } from 'hono';
@@ -8,7 +8,8 @@ import type { Authenticator } from './auth/index.js';
 import { protectedResourceMetadata, resourceMetadataPaths } from './auth/resource-metadata.js';
 import type { GatewayConfig, ResourceMetadataConfig } from './env.js';
 import { HttpProtocolError, mapError } from './errors.js';
-import { lazyChildLogger, type LazyLogger } from './http/lazy-child-logger.js';
+import type { GatewayVariables } from './http/gateway-variables.js';
+import { lazyChildLogger } from './http/lazy-child-logger.js';
 import { requestIdFrom } from './http/request-id.js';
 import type { McpServices } from './mcp/context.js';
 import { methodLabel } from './mcp/methods.js';
@@ -90,16 +91,6 @@ export interface GatewayOptions {
     | undefined;
 }
 
-export interface GatewayVariables {
-  Variables: {
-    requestId: string;
-    /** The request's logger (bound to its request id), made on first use. */
-    log: LazyLogger;
-    rpcId: RequestId;
-    rpcMethod: string;
-    rpcCode: string;
-  };
-}
 
 /**
  * One readiness check, bounded. The answer is only `ok` or `fail`: /readyz is unauthenticated,

@@ -24,7 +24,7 @@ import { HttpProtocolError } from '../errors.js';
 import { assertAcceptsJsonOrSse, assertJsonContentType } from '../http/content-negotiation.js';
 import { assertOriginAllowed } from '../http/origin.js';
 import { parseJsonBody, readBodyWithLimit } from '../http/read-body.js';
-import type { GatewayVariables } from '../app.js';
+import type { GatewayVariables } from '../http/gateway-variables.js';
 import type { McpServices, RequestContext } from './context.js';
 import { handlerFor } from './methods.js';
 import { createRequestDeadline, type RequestDeadline } from './request-deadline.js';
