@@ -21,7 +21,7 @@ import type { Logger } from './logger.js';
 import type { JobOutcome, WorkerMetrics } from './metrics.js';
 import { requeueOrLeaveToSweeper, type Requeue } from './requeue.js';
 import { decideAfterUnexpectedError, type RetryPolicy } from './retry-policy.js';
-import { ToolStepError } from './step-loop.js';
+import { ToolStepError } from './tool-step-error.js';
 
 /** The final status message when a tool names none: the last progress line would be stale. */
 const COMPLETED_MESSAGE = 'Completed.';

@@ -10,14 +10,7 @@ import type { OutcomeSettler } from './settle-outcome.js';
 import { LEASE_EXPIRED_OUTCOME, type StepLog } from './step-log.js';
 import { openStepEffects } from './step-transaction.js';
 import { inSpan } from './attempt-trace.js';
-
-/** What the tool's own step threw (or its empty answer): the task's error, whatever its code. */
-export class ToolStepError extends Error {
-  override name = 'ToolStepError';
-  constructor(readonly thrown: unknown) {
-    super('the tool step threw');
-  }
-}
+import { ToolStepError } from './tool-step-error.js';
 
 /** One attempt at the steps of a task whose tool, arguments and starting state are settled. */
 export interface StepLoopAttempt {
