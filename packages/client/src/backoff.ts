@@ -1,3 +1,5 @@
+import { isRetryable, retryAfterOf } from './errors.js';
+
 /** How long to wait between attempts; data, so tests and callers can shorten it. */
 export interface BackoffPolicy {
   /** First retry delay after a network error or 5xx. */
@@ -56,4 +58,23 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     }, ms);
     signal?.addEventListener('abort', onAbort, { once: true });
   });
+}
+
+/** Sends `attempt()` again on retryable failures, with capped backoff and `Retry-After`. */
+export async function withRetry<T>(
+  policy: BackoffPolicy,
+  attempt: () => Promise<T>,
+  signal?: AbortSignal,
+  onRetry?: (error: unknown, delayMs: number) => void,
+): Promise<T> {
+  for (let failures = 0; ; failures += 1) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (!isRetryable(error) || signal?.aborted) throw error;
+      const delay = retryDelay(policy, failures, retryAfterOf(error));
+      onRetry?.(error, delay);
+      await sleep(delay, signal);
+    }
+  }
 }

@@ -1,18 +1,16 @@
 import type { Implementation, RequestId } from '@mcp-tasks/protocol';
 import { createParser } from 'eventsource-parser';
-import { DEFAULT_BACKOFF, retryDelay, sleep, type BackoffPolicy } from './backoff.js';
+import { DEFAULT_BACKOFF, type BackoffPolicy } from './backoff.js';
 import {
   ConnectionError,
   HttpError,
   InputRequiredError,
-  isRetryable,
   McpError,
   parseRetryAfter,
-  retryAfterOf,
 } from './errors.js';
 import { MemoryHandleStore, type HandleStore } from './handle-store.js';
 import { readSseMessages } from './sse.js';
-import { TaskHandle } from './task-handle.js';
+import { TaskHandle, type HandleConnection } from './task-handle.js';
 import type {
   CallToolResult,
   InputHandler,
@@ -88,7 +86,7 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
-export interface McpTasksClient {
+export interface McpTasksClient extends HandleConnection {
   readonly url: string;
   readonly framing: Framing;
   readonly backoff: BackoffPolicy;
@@ -304,25 +302,6 @@ export function createClient(options: ClientOptions): McpTasksClient {
     },
   };
   return client;
-}
-
-/** Sends `attempt()` again on retryable failures, with capped backoff and `Retry-After`. */
-export async function withRetry<T>(
-  policy: BackoffPolicy,
-  attempt: () => Promise<T>,
-  signal?: AbortSignal,
-  onRetry?: (error: unknown, delayMs: number) => void,
-): Promise<T> {
-  for (let failures = 0; ; failures += 1) {
-    try {
-      return await attempt();
-    } catch (error) {
-      if (!isRetryable(error) || signal?.aborted) throw error;
-      const delay = retryDelay(policy, failures, retryAfterOf(error));
-      onRetry?.(error, delay);
-      await sleep(delay, signal);
-    }
-  }
 }
 
 function decodeReply(

@@ -1,4 +1,5 @@
-export { createClient, withRetry } from './client.js';
+export { withRetry } from './backoff.js';
+export { createClient } from './client.js';
 export type {
   CallOptions,
   CallOutcome,

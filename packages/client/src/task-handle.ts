@@ -1,7 +1,6 @@
-import { pollDelay, retryDelay, sleep } from './backoff.js';
-import { withRetry, type McpTasksClient } from './client.js';
+import { pollDelay, retryDelay, sleep, withRetry, type BackoffPolicy } from './backoff.js';
 import { ConnectionError, HttpError, isRetryable, McpError, retryAfterOf } from './errors.js';
-import type { StoredTask } from './handle-store.js';
+import type { HandleStore, StoredTask } from './handle-store.js';
 import type { StreamMessage } from './wire.js';
 import { isTerminal, type InputHandler, type InputResponses, type TaskSnapshot } from './types.js';
 
@@ -27,6 +26,18 @@ export interface SubscribeOptions {
 /** Codes that say "this server has no subscriptions/listen": follow by polling instead. */
 const LISTEN_UNSUPPORTED = new Set([-32601]);
 
+/** What a handle needs of its client (McpTasksClient is one): requests, a stream, backoff, a store. */
+export interface HandleConnection {
+  readonly backoff: BackoffPolicy;
+  readonly store: HandleStore;
+  request(
+    method: string,
+    params?: Record<string, unknown>,
+    signal?: AbortSignal,
+  ): Promise<Record<string, unknown>>;
+  listen(taskIds: string[], signal?: AbortSignal): Promise<AsyncGenerator<StreamMessage>>;
+}
+
 /** A task on the server, followed from this process. Cheap: holds no connection. */
 export class TaskHandle {
   /** The last snapshot seen, by any method. */
@@ -35,7 +46,7 @@ export class TaskHandle {
   private readonly shown = new Set<string>();
 
   constructor(
-    private readonly client: McpTasksClient,
+    private readonly client: HandleConnection,
     readonly taskId: string,
     private stored?: StoredTask,
   ) {
