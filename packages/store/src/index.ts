@@ -54,6 +54,7 @@ export {
   renewLease,
   type Claim,
   type Fence,
+  type ToolRecord,
 } from './lease.js';
 export {
   createBatchedLeaseWrites,
@@ -118,7 +119,7 @@ export {
   type CreateOptions,
   type ReadOptions,
 } from './task-service.js';
-export { recordToolMissing, recordToolVersion, type ToolRecord } from './tool-record.js';
+export { recordToolMissing, recordToolVersion } from './tool-record.js';
 export { enqueueGraceProblem, minimumEnqueueGraceMs } from './create-window.js';
 export { describeConnectionFailure, maskPassword } from './connection-failure.js';
 export { countTasksInFlight } from './tenant-load.js';

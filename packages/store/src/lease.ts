@@ -5,7 +5,6 @@ import { StaleLeaseError } from './errors.js';
 import { CANCELLED_BY_REQUEST } from './task-repository.js';
 import { executePrepared } from './prepared-statements.js';
 import { TASK_ROW_COLUMNS, taskRowToTask } from './task-row.js';
-import type { ToolRecord } from './tool-record.js';
 import type { ClaimTrace } from './trace-context.js';
 
 // The lease itself: claim, renew, release, and the fence every write of its holder carries (the
@@ -15,6 +14,14 @@ import type { ClaimTrace } from './trace-context.js';
 export interface Fence {
   taskId: string;
   epoch: number;
+}
+
+/** What the worker needs to know about a task's tool beyond the domain Task (migration 0005); `claimLease` returns it. */
+export interface ToolRecord {
+  /** The tool version that wrote the checkpoint; null before versions were recorded (read as 1). */
+  toolVersion: number | null;
+  /** When a worker first claimed the task without having its tool; null if none has. */
+  toolMissingSince: Date | null;
 }
 
 /**

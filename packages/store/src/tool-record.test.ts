@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStoreFixture, newTask, type StoreFixture } from '../test/helpers.js';
 import type { Db } from './database.js';
 import { StaleLeaseError } from './errors.js';
-import { claimLease, releaseLease, type Fence } from './lease.js';
+import { claimLease, releaseLease, type Fence, type ToolRecord } from './lease.js';
 import { createTask } from './task-repository.js';
-import { recordToolMissing, recordToolVersion, type ToolRecord } from './tool-record.js';
+import { recordToolMissing, recordToolVersion } from './tool-record.js';
 
 let fixture: StoreFixture;
 let db: Db;

@@ -4,14 +4,6 @@ import { jsonb, type Db } from './database.js';
 import { StaleLeaseError } from './errors.js';
 import { holds, type Fence } from './lease.js';
 
-/** What the worker needs to know about a task's tool beyond the domain Task (migration 0005); `claimLease` returns it. */
-export interface ToolRecord {
-  /** The tool version that wrote the checkpoint; null before versions were recorded (read as 1). */
-  toolVersion: number | null;
-  /** When a worker first claimed the task without having its tool; null if none has. */
-  toolMissingSince: Date | null;
-}
-
 /**
  * Notes that the holder lacks the task's tool, keeping the first such moment, and answers how long
  * ago that was by the database clock (every worker measures the bound on the same clock).
