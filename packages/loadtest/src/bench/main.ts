@@ -53,6 +53,7 @@ interface BenchOptions {
   only?: Figure[];
   cpuProf?: string;
   atSizeRows?: number;
+  pairs?: number;
 }
 
 const positive = (value: string) => {
@@ -318,7 +319,11 @@ async function bench(options: BenchOptions): Promise<void> {
     }
 
     if (figures.has('e2e-traces')) {
-      results.endToEndTraces = await runTracesCost(stackCost());
+      results.endToEndTraces = await runTracesCost({
+        ...stackCost(),
+        ratePerS: options.rate,
+        pairs: options.pairs ?? (options.quick ? 1 : 5),
+      });
     }
 
     if (figures.has('e2e-realistic')) {
@@ -431,7 +436,17 @@ const program = new Command('bench')
     positive,
     32,
   )
-  .option('--rate <n>', 'requests per second of the fixed-rate create run', positive, 200)
+  .option(
+    '--rate <n>',
+    'requests per second of the fixed-rate runs (create, the tracing CPU per task)',
+    positive,
+    200,
+  )
+  .option(
+    '--pairs <n>',
+    'paired rounds (off, on) of the tracing CPU per task (default 5, --quick 1)',
+    positive,
+  )
   .option(
     '--at-size-rows <n>',
     'retained rows written for the at-size figures (default 10,000,000; --quick 20,000)',
