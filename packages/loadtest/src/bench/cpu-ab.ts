@@ -10,7 +10,9 @@
  * Each side has a scratch database migrated by its own tree's migrator (`packages/store/dist/
  * cli/migrate.js`: an older build need not run on a newer schema) and a Redis prefix of its own.
  * The load, the completion watcher and the CPU samples are this checkout's, the same for both.
- * The order within a pair swaps every pair (A B, B A, …), so drift over the run falls evenly.
+ * The order within a pair swaps every pair (A B, B A, …), so drift over the run falls evenly;
+ * `--together` runs both sides of each pair at the same time instead (two stacks, each at the
+ * rate): on a shared machine whose load changes from minute to minute, both then see the same.
  */
 import { execFile } from 'node:child_process';
 import { join, resolve } from 'node:path';
@@ -39,6 +41,7 @@ interface AbOptions {
   duration: number;
   warmup: number;
   concurrency: number;
+  together: boolean;
 }
 
 const positive = (value: string) => {
@@ -84,11 +87,11 @@ async function ab(options: AbOptions): Promise<void> {
       runs: [],
     },
   ];
-  let stack: BenchStack | undefined;
+  const stacks: BenchStack[] = [];
   let cleaned: Promise<void> | undefined;
   const cleanUp = () =>
     (cleaned ??= (async () => {
-      await stack?.stop();
+      await Promise.allSettled(stacks.map((stack) => stack.stop()));
       for (const side of sides) {
         await side.database?.drop();
         await deleteRedisPrefix(redis.url, side.redisPrefix);
@@ -105,40 +108,56 @@ async function ab(options: AbOptions): Promise<void> {
       await migrateWith(side.root, side.database.connectionString);
     }
     log(
-      `${options.pairs} pairs at ${options.rate}/s, ${options.duration} s after ${options.warmup} s warm-up, 1 gateway + 1 worker: ${sides[0].name} (${sides[0].root}) vs ${sides[1].name} (${sides[1].root})`,
+      `${options.pairs} pairs (${options.together ? 'both sides at once' : 'in turns'}) at ${options.rate}/s, ${options.duration} s after ${options.warmup} s warm-up, 1 gateway + 1 worker: ${sides[0].name} (${sides[0].root}) vs ${sides[1].name} (${sides[1].root})`,
     );
+    const start = (side: Side) =>
+      startBenchStack({
+        databaseUrl: side.database!.connectionString,
+        redisUrl: redis.url,
+        redisPrefix: side.redisPrefix,
+        gateways: 1,
+        workers: 1,
+        workerConcurrency: options.concurrency,
+        appsRoot: side.root,
+      }).then((stack) => {
+        stacks.push(stack);
+        return stack;
+      });
+    const measure = async (side: Side, stack: BenchStack, pair: number) => {
+      const run = await runFixedRateCpu({
+        stack,
+        databaseUrl: side.database!.connectionString,
+        ratePerS: options.rate,
+        durationS: options.duration,
+        warmupS: options.warmup,
+      });
+      log(`${side.name}, pair ${pair + 1}: ${fixedRateLine(run)}`);
+      side.runs.push(run);
+    };
+    const stopAll = async () => {
+      await Promise.allSettled(stacks.map((stack) => stack.stop()));
+      stacks.length = 0;
+    };
     for (let pair = 0; pair < options.pairs; pair += 1) {
-      const order = pair % 2 === 0 ? sides : ([sides[1], sides[0]] as const);
-      for (const side of order) {
-        stack = await startBenchStack({
-          databaseUrl: side.database!.connectionString,
-          redisUrl: redis.url,
-          redisPrefix: side.redisPrefix,
-          gateways: 1,
-          workers: 1,
-          workerConcurrency: options.concurrency,
-          appsRoot: side.root,
-        });
-        try {
-          const run = await runFixedRateCpu({
-            stack,
-            databaseUrl: side.database!.connectionString,
-            ratePerS: options.rate,
-            durationS: options.duration,
-            warmupS: options.warmup,
-          });
-          log(`${side.name}, pair ${pair + 1}: ${fixedRateLine(run)}`);
-          side.runs.push(run);
-        } finally {
-          await stack.stop();
-          stack = undefined;
+      try {
+        if (options.together) {
+          const both = await Promise.all(sides.map(start));
+          await Promise.all(sides.map((side, i) => measure(side, both[i]!, pair)));
+        } else {
+          const order = pair % 2 === 0 ? sides : ([sides[1], sides[0]] as const);
+          for (const side of order) {
+            await measure(side, await start(side), pair);
+            await stopAll();
+          }
         }
+      } finally {
+        await stopAll();
       }
     }
     const [a, b] = sides;
     console.log(
       pairedCpuTable(
-        `one-step task at ${options.rate}/s, 1 gateway + 1 worker`,
+        `one-step task at ${options.rate}/s, 1 gateway + 1 worker${options.together ? ' (both sides at once)' : ''}`,
         [a.name, b.name],
         a.runs,
         b.runs,
@@ -167,6 +186,11 @@ const program = new Command('cpu-ab')
   .option('--duration <s>', 'measured seconds per round', positive, 20)
   .option('--warmup <s>', 'warm-up seconds before each measured window', positive, 5)
   .option('--concurrency <n>', "each worker's concurrency", positive, 32)
+  .option(
+    '--together',
+    'run both sides of a pair at once (each at --rate), so a slow spell of a shared machine falls on both at the same moment',
+    false,
+  )
   .action(ab);
 
 program.parseAsync().catch((error: unknown) => {
