@@ -4,7 +4,8 @@
 # costs ≤ 3 % over the code before tracing"). Prints each pair's ratio (this ÷ baseline) and the
 # median with its spread.
 #
-#   scripts/bench/tracing-off-ab.sh [BASELINE] [cpu-ab options, e.g. --pairs 6 --rate 250]
+#   scripts/bench/tracing-off-ab.sh [BASELINE] [cpu-ab options: --pairs 5 --rate 200 --duration 20
+#     --warmup 5, --together to run both sides of a pair at the same time]
 #
 # BASELINE defaults to f77eb6e, main just before the `traces` merge (bceb843). CANDIDATE=<commit>
 # measures that commit instead of this checkout (CANDIDATE=bceb843: the tracing change alone).

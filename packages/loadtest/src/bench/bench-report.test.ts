@@ -233,6 +233,7 @@ describe('the tracing figures at a fixed rate', () => {
   const traces: BenchResults = {
     endToEndTraces: {
       ratePerS: 200,
+      together: false,
       off: [run(0.5, 0.5), run(0.6, 0.6), run(0.4, 0.6)],
       on: [run(1, 1), run(1.1, 1.3), run(0.75, 0.75)],
       ratio: { ratios: [2, 2, 1.5], median: 2, min: 1.5, max: 2 },

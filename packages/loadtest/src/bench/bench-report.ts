@@ -561,9 +561,9 @@ export function pairedCpuTable(
 }
 
 /** Tracing off and on at a fixed rate, in pairs (traces-cost.ts). */
-const tracesTable = ({ ratePerS, off, on }: TracesCostResult) =>
+const tracesTable = ({ ratePerS, together, off, on }: TracesCostResult) =>
   pairedCpuTable(
-    `(e) one-step task at ${ratePerS}/s, 1 gateway + 1 worker, tracing`,
+    `(e) one-step task at ${ratePerS}/s, 1 gateway + 1 worker${together ? ' (both at once)' : ''}, tracing`,
     ['off', 'on (every span sampled)'],
     off,
     on,

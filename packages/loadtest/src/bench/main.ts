@@ -54,6 +54,7 @@ interface BenchOptions {
   cpuProf?: string;
   atSizeRows?: number;
   pairs?: number;
+  together: boolean;
 }
 
 const positive = (value: string) => {
@@ -323,6 +324,7 @@ async function bench(options: BenchOptions): Promise<void> {
         ...stackCost(),
         ratePerS: options.rate,
         pairs: options.pairs ?? (options.quick ? 1 : 5),
+        together: options.together,
       });
     }
 
@@ -446,6 +448,11 @@ const program = new Command('bench')
     '--pairs <n>',
     'paired rounds (off, on) of the tracing CPU per task (default 5, --quick 1)',
     positive,
+  )
+  .option(
+    '--together',
+    'run both sides of each tracing pair at the same time (two stacks, each at --rate) instead of in turns',
+    false,
   )
   .option(
     '--at-size-rows <n>',
