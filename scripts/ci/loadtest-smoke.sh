@@ -29,6 +29,8 @@ node -e '
     "(e) realistic mix tasks/s": r.realisticMix?.realistic.tasksPerS,
     "(e) realistic mix, no-input tasks/s": r.realisticMix?.plain.tasksPerS,
     "(d) realistic create p99 ms": r.realisticMix?.createAtFixedRate.latency.p99,
+    "(e) tracing off CPU ms/task at the fixed rate": r.endToEndTraces?.off[0]?.cpuMsPerTask,
+    "(e) tracing on CPU ms/task at the fixed rate": r.endToEndTraces?.on[0]?.cpuMsPerTask,
     "(f) remote_apply lifecycles/s": r.syncCommit?.remoteApply.lifecyclesPerS,
     "(f) local lifecycles/s": r.syncCommit?.local.lifecyclesPerS,
     ...Object.fromEntries(r.endToEnd.flatMap((x) => [

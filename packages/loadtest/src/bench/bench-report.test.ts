@@ -215,3 +215,43 @@ describe('the at-size figures', () => {
     expect(rows[2]).not.toMatch(/NOT met/);
   });
 });
+
+describe('the tracing figures at a fixed rate', () => {
+  const run = (gateway: number, worker: number) => ({
+    ratePerS: 200,
+    windowS: 10,
+    tasks: 2_000,
+    tasksPerS: 200,
+    openAtEnd: 4,
+    gatewayCpuMsPerTask: gateway,
+    workerCpuMsPerTask: worker,
+    cpuMsPerTask: gateway + worker,
+    createP50Ms: 2,
+    createP99Ms: 9,
+    failures: 0,
+  });
+  const traces: BenchResults = {
+    endToEndTraces: {
+      ratePerS: 200,
+      together: false,
+      off: [run(0.5, 0.5), run(0.6, 0.6), run(0.4, 0.6)],
+      on: [run(1, 1), run(1.1, 1.3), run(0.75, 0.75)],
+      ratio: { ratios: [2, 2, 1.5], median: 2, min: 1.5, max: 2 },
+    },
+  };
+
+  it('prints each pair off and on with its ratio, then the medians and the ratios’ spread', () => {
+    const lines = renderMeasurements(traces).split('\n');
+    const row = (label: string) => lines.find((line) => line.includes(label)) ?? '';
+    expect(row('at 200/s, 1 gateway + 1 worker, tracing')).toMatch(/off: gateway \/ worker/);
+    expect(row('pair 1')).toMatch(
+      /0\.500 \/ 0\.500 .* 1\.000 .* 1\.000 \/ 1\.000 .* 2\.000 .* 2\.000/,
+    );
+    expect(row('pair 3')).toMatch(
+      /0\.400 \/ 0\.600 .* 1\.000 .* 0\.750 \/ 0\.750 .* 1\.500 .* 1\.500 .* 2000 \/ 2000 .* 0 \/ 0/,
+    );
+    expect(row('median of 3')).toMatch(
+      /0\.500 \/ 0\.600 .* 1\.000 .* 1\.000 \/ 1\.000 .* 2\.000 .* 2\.000 \(1\.500–2\.000\)/,
+    );
+  });
+});

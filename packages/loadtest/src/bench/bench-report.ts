@@ -10,6 +10,8 @@ import type { PgbenchResult } from './pgbench.js';
 import type { SweepThroughputResult } from './sweep-throughput.js';
 import type { SyncCommitResult } from './sync-commit.js';
 import type { TracesCostResult } from './traces-cost.js';
+import { median, pairedRatios } from './cpu-per-task.js';
+import type { FixedRateCpuResult } from './fixed-rate-cpu.js';
 import type { RealisticMixResult } from './realistic-mix.js';
 
 /** What one run measured; a figure left out by `--only` is absent. */
@@ -81,10 +83,6 @@ const failureText = (f: ConstantRateResult) =>
     : `${f.failures} (${Object.entries(f.failureReasons)
         .map(([reason, count]) => `${reason}: ${count}`)
         .join(', ')})`;
-const median = (values: readonly number[]) =>
-  values.length === 0
-    ? Number.NaN
-    : [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const pcts = (l: LatencySummary) => `p50 ${ms(l.p50)} / p99 ${ms(l.p99)}`;
 
 /** The measurements, one table per part (a)–(e) that was measured. */
@@ -495,55 +493,78 @@ function realisticTable({ plain: base, realistic, createAtFixedRate: create }: R
   return t;
 }
 
-/** Tracing off and on, each side summed over its rounds: CPU per task and the on ÷ off ratios. */
-function tracesTable({ off, on }: TracesCostResult): InstanceType<typeof Table> {
-  const total = (runs: EndToEndResult[]) => {
-    const tasks = runs.reduce((sum, x) => sum + x.tasks, 0);
-    const weighted = (pick: (x: EndToEndResult) => number) =>
-      runs.reduce((sum, x) => sum + pick(x) * x.tasks, 0) / tasks;
-    return {
-      tasksPerS: runs.reduce((sum, x) => sum + x.tasksPerS, 0) / runs.length,
-      gateway: weighted((x) => x.gatewayCpuMsPerTask),
-      worker: weighted((x) => x.workerCpuMsPerTask),
-      tasks,
-      failures: runs.reduce((sum, x) => sum + x.failures, 0),
-    };
-  };
-  const a = total(off);
-  const b = total(on);
+/**
+ * Rounds taken in pairs at a fixed rate (fixed-rate-cpu.ts): each pair's CPU per task on both
+ * sides and the second ÷ the first, then the medians and the ratios' spread.
+ */
+export function pairedCpuTable(
+  title: string,
+  [first, second]: readonly [string, string],
+  a: readonly FixedRateCpuResult[],
+  b: readonly FixedRateCpuResult[],
+): InstanceType<typeof Table> {
+  const ratio = pairedRatios(
+    a.map((x) => x.cpuMsPerTask),
+    b.map((x) => x.cpuMsPerTask),
+  );
   const t = new Table({
     head: [
-      '(e) one-step task, 1 gateway + 1 worker, tracing',
-      'tasks/s',
-      'gateway CPU ms/task',
-      'worker CPU ms/task',
+      title,
+      `${first}: gateway / worker CPU ms/task`,
       'gateway + worker',
+      `${second}: gateway / worker`,
+      'gateway + worker',
+      `${second} ÷ ${first}`,
       'tasks',
       'failures',
     ],
     ...plain,
   });
-  for (const [label, x] of [
-    [`off (${off.length} runs)`, a],
-    [`on, every span sampled (${on.length} runs)`, b],
-  ] as const)
+  const split = (x: { gatewayCpuMsPerTask: number; workerCpuMsPerTask: number }) =>
+    `${n(x.gatewayCpuMsPerTask, 3)} / ${n(x.workerCpuMsPerTask, 3)}`;
+  a.forEach((x, i) => {
+    const y = b[i]!;
     t.push([
-      label,
-      n(x.tasksPerS, 1),
-      n(x.gateway, 2),
-      n(x.worker, 2),
-      n(x.gateway + x.worker, 2),
-      String(x.tasks),
-      String(x.failures),
+      `pair ${i + 1}`,
+      split(x),
+      n(x.cpuMsPerTask, 3),
+      split(y),
+      n(y.cpuMsPerTask, 3),
+      n(ratio.ratios[i]!, 3),
+      `${x.tasks} / ${y.tasks}`,
+      `${x.failures} / ${y.failures}`,
     ]);
+  });
+  const mid = (xs: readonly FixedRateCpuResult[], pick: (x: FixedRateCpuResult) => number) =>
+    median(xs.map(pick));
+  const medians = (xs: readonly FixedRateCpuResult[]) => ({
+    gatewayCpuMsPerTask: mid(xs, (x) => x.gatewayCpuMsPerTask),
+    workerCpuMsPerTask: mid(xs, (x) => x.workerCpuMsPerTask),
+  });
   t.push([
-    'on ÷ off',
-    n(b.tasksPerS / a.tasksPerS, 2),
-    n(b.gateway / a.gateway, 2),
-    n(b.worker / a.worker, 2),
-    n((b.gateway + b.worker) / (a.gateway + a.worker), 2),
+    `median of ${a.length}`,
+    split(medians(a)),
+    n(
+      mid(a, (x) => x.cpuMsPerTask),
+      3,
+    ),
+    split(medians(b)),
+    n(
+      mid(b, (x) => x.cpuMsPerTask),
+      3,
+    ),
+    `${n(ratio.median, 3)} (${n(ratio.min, 3)}–${n(ratio.max, 3)})`,
     '',
     '',
   ]);
   return t;
 }
+
+/** Tracing off and on at a fixed rate, in pairs (traces-cost.ts). */
+const tracesTable = ({ ratePerS, together, off, on }: TracesCostResult) =>
+  pairedCpuTable(
+    `(e) one-step task at ${ratePerS}/s, 1 gateway + 1 worker${together ? ' (both at once)' : ''}, tracing`,
+    ['off', 'on (every span sampled)'],
+    off,
+    on,
+  );

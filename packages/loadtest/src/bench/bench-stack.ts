@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { freePort, launchProcess, type LaunchedProcess } from '@mcp-tasks/testing';
 import { BENCH_TOKENS } from './mcp-requests.js';
 
@@ -28,7 +29,16 @@ export async function startBenchStack(options: {
   env?: Record<string, string>;
   /** Another build of the worker (e.g. an older checkout's), to measure it side by side. */
   workerEntry?: string;
+  /**
+   * Another tree's built gateway and worker (e.g. an older commit's, installed and built there),
+   * to measure them side by side with this one's; default this repository's.
+   */
+  appsRoot?: string;
 }): Promise<BenchStack> {
+  const appEntry = (app: 'gateway' | 'worker') =>
+    options.appsRoot === undefined
+      ? `apps/${app}/dist/main.js`
+      : join(options.appsRoot, 'apps', app, 'dist', 'main.js');
   const common = {
     DATABASE_URL: options.databaseUrl,
     REDIS_URL: options.redisUrl,
@@ -49,7 +59,7 @@ export async function startBenchStack(options: {
         const port = await freePort();
         const url = `http://127.0.0.1:${port}`;
         const process = await launchProcess({
-          entry: 'apps/gateway/dist/main.js',
+          entry: appEntry('gateway'),
           env: {
             ...common,
             PORT: String(port),
@@ -78,7 +88,7 @@ export async function startBenchStack(options: {
       Array.from({ length: options.workers }, async (_, i) => {
         const port = await freePort();
         const process = await launchProcess({
-          entry: options.workerEntry ?? 'apps/worker/dist/main.js',
+          entry: options.workerEntry ?? appEntry('worker'),
           env: {
             ...common,
             WORKER_ID: `bench-worker-${i + 1}`,

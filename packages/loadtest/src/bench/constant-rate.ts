@@ -25,6 +25,8 @@ export async function runConstantRate(options: {
   durationS: number;
   /** A reply body that is not a success counts as a failure. */
   isSuccess: (body: string) => boolean;
+  /** Called with each successful reply's body (e.g. to wait for the task it created). */
+  onSuccess?: (body: string) => void;
 }): Promise<ConstantRateResult> {
   const latency = createLatencyRecorder();
   const intervalMs = 1_000 / options.ratePerS;
@@ -49,8 +51,10 @@ export async function runConstantRate(options: {
         .then(async (response) => {
           const body = await response.body.text();
           const ok = response.statusCode >= 200 && response.statusCode < 300;
-          if (ok && options.isSuccess(body)) latency.record(performance.now() - scheduled);
-          else fail(/"code":(-?\d+)/.exec(body)?.[1] ?? `HTTP ${response.statusCode}`);
+          if (ok && options.isSuccess(body)) {
+            latency.record(performance.now() - scheduled);
+            options.onSuccess?.(body);
+          } else fail(/"code":(-?\d+)/.exec(body)?.[1] ?? `HTTP ${response.statusCode}`);
         })
         .catch((error: unknown) => {
           const { code, cause } = error as { code?: string; cause?: { code?: string } };

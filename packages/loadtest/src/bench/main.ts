@@ -53,6 +53,8 @@ interface BenchOptions {
   only?: Figure[];
   cpuProf?: string;
   atSizeRows?: number;
+  pairs?: number;
+  together: boolean;
 }
 
 const positive = (value: string) => {
@@ -318,7 +320,12 @@ async function bench(options: BenchOptions): Promise<void> {
     }
 
     if (figures.has('e2e-traces')) {
-      results.endToEndTraces = await runTracesCost(stackCost());
+      results.endToEndTraces = await runTracesCost({
+        ...stackCost(),
+        ratePerS: options.rate,
+        pairs: options.pairs ?? (options.quick ? 1 : 5),
+        together: options.together,
+      });
     }
 
     if (figures.has('e2e-realistic')) {
@@ -431,7 +438,22 @@ const program = new Command('bench')
     positive,
     32,
   )
-  .option('--rate <n>', 'requests per second of the fixed-rate create run', positive, 200)
+  .option(
+    '--rate <n>',
+    'requests per second of the fixed-rate runs (create, the tracing CPU per task)',
+    positive,
+    200,
+  )
+  .option(
+    '--pairs <n>',
+    'paired rounds (off, on) of the tracing CPU per task (default 5, --quick 1)',
+    positive,
+  )
+  .option(
+    '--together',
+    'run both sides of each tracing pair at the same time (two stacks, each at --rate) instead of in turns',
+    false,
+  )
   .option(
     '--at-size-rows <n>',
     'retained rows written for the at-size figures (default 10,000,000; --quick 20,000)',
