@@ -91,7 +91,6 @@ export interface GatewayOptions {
     | undefined;
 }
 
-
 /**
  * One readiness check, bounded. The answer is only `ok` or `fail`: /readyz is unauthenticated,
  * and driver errors name internal hosts and ports, so the detail goes to the log instead.
