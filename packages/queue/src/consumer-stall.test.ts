@@ -46,44 +46,56 @@ async function eventually(check: () => boolean, timeoutMs: number): Promise<bool
 const LONGER_THAN_A_BLOCKING_WAIT_MS = 9_000;
 
 describe('a consumer whose fetch loop stopped taking wake-ups', () => {
-  it('is replaced, and the wake-up waiting for it is delivered', async () => {
-    const delivered = new Set<string>();
-    const stalls: ConsumerStall[] = [];
-    const consumer = createTaskConsumer({
-      redis: { url: proxy.urlFor(redis.url) },
-      prefix: redis.prefix,
-      concurrency: 2,
-      stallCheckMs: 2_000,
-      handle: (job) => {
-        delivered.add(job.taskId);
-        return Promise.resolve();
-      },
-      onStall: (stall) => stalls.push(stall),
-    });
-    // The producer reaches Redis directly: only the consumer's link fails.
-    const queue = createTaskQueue({ redis: { url: redis.url }, prefix: redis.prefix });
-    try {
-      await consumer.waitUntilReady();
-      const before = newTaskId();
-      await queue.enqueue(before, 'created');
-      expect(await eventually(() => delivered.has(before), 10_000)).toBe(true);
+  it.each([
+    { wakeUp: 'a waiting wake-up', reason: 'created', delayMs: 0 },
+    // Only a fetch promotes a due delayed job: a stuck loop leaves it in the delayed set.
+    { wakeUp: 'a retry (delayed) wake-up', reason: 'retry', delayMs: 300 },
+  ] as const)(
+    'is replaced, and $wakeUp is delivered',
+    async ({ reason, delayMs }) => {
+      const delivered = new Set<string>();
+      const stalls: ConsumerStall[] = [];
+      const consumer = createTaskConsumer({
+        redis: { url: proxy.urlFor(redis.url) },
+        prefix: redis.prefix,
+        concurrency: 2,
+        stallCheckMs: 2_000,
+        handle: (job) => {
+          delivered.add(job.taskId);
+          return Promise.resolve();
+        },
+        onStall: (stall) => stalls.push(stall),
+      });
+      // The producer reaches Redis directly: only the consumer's link fails.
+      const queue = createTaskQueue({ redis: { url: redis.url }, prefix: redis.prefix });
+      try {
+        await consumer.waitUntilReady();
+        const before = newTaskId();
+        await queue.enqueue(before, 'created');
+        expect(await eventually(() => delivered.has(before), 10_000)).toBe(true);
 
-      proxy.blackhole();
-      await sleep(LONGER_THAN_A_BLOCKING_WAIT_MS);
-      proxy.heal();
+        proxy.blackhole();
+        await sleep(LONGER_THAN_A_BLOCKING_WAIT_MS);
+        proxy.heal();
 
-      const after = newTaskId();
-      await queue.enqueue(after, 'created');
-      expect(await eventually(() => delivered.has(after), 30_000)).toBe(true);
-      expect(stalls.length).toBeGreaterThan(0);
-      expect(stalls[0]).toEqual({ oldestWaitingJobId: after, checks: 2 });
-      // Nothing is left waiting for a consumer.
-      expect(await queue.pendingJobs([before, after])).toEqual(new Set());
-    } finally {
-      await consumer.close();
-      await queue.close();
-    }
-  }, 90_000);
+        const after = newTaskId();
+        await queue.enqueue(after, reason, { delayMs });
+        expect(await eventually(() => delivered.has(after), 30_000)).toBe(true);
+        expect(stalls.length).toBeGreaterThan(0);
+        expect(stalls[0]).toEqual({
+          oldestWaitingJobId:
+            reason === 'created' ? after : expect.stringMatching(`^${after}\\.retry\\.`),
+          checks: 2,
+        });
+        // Nothing is left waiting for a consumer.
+        expect(await queue.pendingJobs([before, after])).toEqual(new Set());
+      } finally {
+        await consumer.close();
+        await queue.close();
+      }
+    },
+    90_000,
+  );
 
   it('is left alone while it takes wake-ups, however long the backlog', async () => {
     const stalls: ConsumerStall[] = [];

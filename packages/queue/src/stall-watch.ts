@@ -20,10 +20,10 @@ const CHECK_TIMEOUT_MS = 2_000;
  * Cluster failover, or a link that was a black hole for a while, a fetch can wait forever on a
  * command ioredis never settles, while the process, its heartbeat and its connections look fine).
  * BullMQ hands out the oldest waiting job first, so if the same job is the oldest in the wait list
- * at two checks in a row, while this consumer had a free slot at both and took nothing between,
+ * (or, with none waiting, the first due delayed job) at two checks in a row, while this consumer had a free slot at both and took nothing between,
  * its loop did not fetch for a whole interval: a healthy one takes a waiting job at once, or
  * within its blocking wait (5 s) if the wake-up marker was lost. A busy consumer is never judged.
- * One LINDEX per interval and consumer, off the per-task path.
+ * One LINDEX and one ZRANGE per interval and consumer, off the per-task path.
  */
 export function watchForStalls(options: {
   redis: RedisEndpoint;
@@ -35,14 +35,31 @@ export function watchForStalls(options: {
   onStall: (stall: ConsumerStall) => void;
 }): StallWatch {
   const waitKey = `${options.prefix}:${TASK_QUEUE_NAME}:wait`;
+  const delayedKey = `${options.prefix}:${TASK_QUEUE_NAME}:delayed`;
   const connect = (): RedisClient => {
     const connection = createProducerConnection(options.redis, CHECK_TIMEOUT_MS);
     connection.on('error', () => undefined);
     return connection;
   };
   let connection = connect();
+  /**
+   * The oldest waiting job, or else the first delayed one already due (a retry's wake-up): only a
+   * fetch promotes due delayed jobs, so a stuck loop leaves them in the delayed set.
+   */
+  const oldestDue = async (client: RedisClient): Promise<string | null> => {
+    const [waiting, delayed] = await Promise.all([
+      client.lindex(waitKey, -1),
+      client.zrange(delayedKey, 0, 0, 'WITHSCORES'),
+    ]);
+    if (waiting !== null) return waiting;
+    const [jobId, score] = delayed;
+    // BullMQ scores a delayed job with its due time × 4096 (plus a counter).
+    if (jobId === undefined || score === undefined) return null;
+    return Number(score) / 4096 <= Date.now() ? jobId : null;
+  };
   let seen: { jobId: string; taken: number; checks: number } | undefined;
   let checking = false;
+  let stopped = false;
 
   const check = async (): Promise<void> => {
     if (!options.hasFreeSlot()) {
@@ -51,7 +68,7 @@ export function watchForStalls(options: {
     }
     let oldest: string | null;
     try {
-      oldest = await connection.lindex(waitKey, -1);
+      oldest = await oldestDue(connection);
     } catch {
       // A timed-out command leaves its reply due on this connection: start a clean one.
       if (connection.status === 'ready') {
@@ -61,6 +78,7 @@ export function watchForStalls(options: {
       return;
     }
     const taken = options.taken();
+    if (stopped) return;
     if (oldest === null || !options.hasFreeSlot()) {
       seen = undefined;
       return;
@@ -83,6 +101,7 @@ export function watchForStalls(options: {
   timer.unref();
   return {
     stop() {
+      stopped = true;
       clearInterval(timer);
       connection.disconnect();
     },
