@@ -150,6 +150,11 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
       handle: createJobHandler({ runner, requeue, leaseMs: config.leaseMs, logger, metrics }),
       onInvalidPayload: (jobId, issues) =>
         logger.warn({ jobId, issues }, 'dropped a job with an invalid payload'),
+      onStall: (stall) =>
+        logger.warn(
+          stall,
+          'the queue consumer took no wake-up while one waited; replaced its BullMQ worker',
+        ),
       onError: createRedisErrorReporter({ redis: config.redis, logger }),
     });
     await consumer.waitUntilReady();

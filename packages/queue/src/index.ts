@@ -16,7 +16,9 @@ export {
   type TaskQueueOptions,
 } from './task-queue.js';
 export {
+  DEFAULT_STALL_CHECK_MS,
   createTaskConsumer,
+  type ConsumerStall,
   type TaskConsumer,
   type TaskConsumerOptions,
 } from './task-consumer.js';

@@ -1,7 +1,17 @@
 import { Worker, type Job } from 'bullmq';
 import { RunTaskJobSchema, TASK_QUEUE_NAME, type RunTaskJob } from './wake-up-job.js';
-import { asBullConnection, createConsumerConnection } from './redis-connection.js';
+import {
+  asBullConnection,
+  createConsumerConnection,
+  type RedisClient,
+} from './redis-connection.js';
 import { effectivePrefix, type RedisEndpoint } from './redis-endpoint.js';
+import { watchForStalls, type ConsumerStall } from './stall-watch.js';
+
+export type { ConsumerStall } from './stall-watch.js';
+
+/** Default of TaskConsumerOptions.stallCheckMs. */
+export const DEFAULT_STALL_CHECK_MS = 15_000;
 
 export interface TaskConsumerOptions {
   redis: RedisEndpoint;
@@ -13,10 +23,18 @@ export interface TaskConsumerOptions {
    * keep it near the Postgres lease: the lease, not this lock, decides who may work.
    */
   lockDurationMs?: number;
+  /**
+   * How often the consumer checks that its fetch loop still takes wake-ups (see stall-watch.ts);
+   * default DEFAULT_STALL_CHECK_MS, 0 turns the check off. Longer than BullMQ's blocking wait
+   * (5 s), or an idle consumer that missed a wake-up marker would be replaced for nothing.
+   */
+  stallCheckMs?: number;
   /** Runs one wake-up. Should settle the task in Postgres itself; a throw only fails the job. */
   handle(job: RunTaskJob): Promise<void>;
   /** A job whose payload failed RunTaskJobSchema: it is dropped after this. */
   onInvalidPayload?(jobId: string | undefined, issues: string): void;
+  /** The fetch loop was found stuck and its BullMQ worker replaced by a new one. */
+  onStall?(stall: ConsumerStall): void;
   onError?(error: unknown): void;
 }
 
@@ -27,37 +45,96 @@ export interface TaskConsumer {
   waitUntilReady(): Promise<void>;
 }
 
+/** How long a replaced worker may take to close before its connection is dropped anyway. */
+const REPLACED_CLOSE_BOUND_MS = 5_000;
+
+interface Fetcher {
+  worker: Worker<unknown>;
+  connection: RedisClient;
+}
+
 export function createTaskConsumer(options: TaskConsumerOptions): TaskConsumer {
-  const connection = createConsumerConnection(options.redis);
-  connection.on('error', (error) => options.onError?.(error));
   const lockDuration = options.lockDurationMs ?? 30_000;
-  const worker = new Worker<unknown>(
-    TASK_QUEUE_NAME,
-    async (job: Job<unknown>) => {
+  const prefix = effectivePrefix(options.redis, options.prefix);
+  let running = 0;
+  let taken = 0;
+
+  const processor = async (job: Job<unknown>): Promise<void> => {
+    taken += 1;
+    running += 1;
+    try {
       const parsed = RunTaskJobSchema.safeParse(job.data);
       if (!parsed.success) {
         options.onInvalidPayload?.(job.id, parsed.error.message);
         return;
       }
       await options.handle(parsed.data);
-    },
-    {
+    } finally {
+      running -= 1;
+    }
+  };
+
+  /** A BullMQ worker on a connection of its own, so a replaced one takes nothing with it. */
+  const startFetcher = (): Fetcher => {
+    const connection = createConsumerConnection(options.redis);
+    connection.on('error', (error) => options.onError?.(error));
+    const worker = new Worker<unknown>(TASK_QUEUE_NAME, processor, {
       connection: asBullConnection(connection),
-      prefix: effectivePrefix(options.redis, options.prefix),
+      prefix,
       concurrency: options.concurrency,
       lockDuration,
       stalledInterval: Math.max(1_000, Math.floor(lockDuration / 2)),
       maxStalledCount: 2,
-    },
-  );
-  worker.on('error', (error) => options.onError?.(error));
+    });
+    worker.on('error', (error) => options.onError?.(error));
+    return { worker, connection };
+  };
+
+  /**
+   * A stuck worker may never finish closing (its fetch never returns): it gets a bound, then its
+   * connection is dropped. Its running handlers go on; their jobs' locks lapse and BullMQ hands
+   * the jobs out again, which claimLease absorbs.
+   */
+  const retire = async (fetcher: Fetcher): Promise<void> => {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      fetcher.worker.close(true).catch(() => undefined),
+      new Promise((resolve) => (timer = setTimeout(resolve, REPLACED_CLOSE_BOUND_MS))),
+    ]);
+    clearTimeout(timer);
+    fetcher.connection.disconnect();
+  };
+
+  let current = startFetcher();
+  const retiring = new Set<Promise<void>>();
+  const stallCheckMs = options.stallCheckMs ?? DEFAULT_STALL_CHECK_MS;
+  const stallWatch =
+    stallCheckMs > 0
+      ? watchForStalls({
+          redis: options.redis,
+          prefix,
+          intervalMs: stallCheckMs,
+          hasFreeSlot: () => running < options.concurrency,
+          taken: () => taken,
+          onStall: (stall) => {
+            const stuck = current;
+            current = startFetcher();
+            const retired = retire(stuck).finally(() => retiring.delete(retired));
+            retiring.add(retired);
+            options.onStall?.(stall);
+          },
+        })
+      : undefined;
+
   return {
     async close() {
-      await worker.close();
-      connection.disconnect();
+      stallWatch?.stop();
+      await current.worker.close();
+      current.connection.disconnect();
+      await Promise.all(retiring);
     },
     async waitUntilReady() {
-      await worker.waitUntilReady();
+      await current.worker.waitUntilReady();
     },
   };
 }

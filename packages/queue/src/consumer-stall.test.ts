@@ -1,0 +1,126 @@
+import { newTaskId } from '@mcp-tasks/tasks';
+import { createTestRedis, startTcpProxy, type TcpProxy, type TestRedis } from '@mcp-tasks/testing';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTaskConsumer, type ConsumerStall } from './task-consumer.js';
+import { createTaskQueue } from './task-queue.js';
+
+/**
+ * Issue 26: under kill-redis-master a worker process stayed up while its BullMQ fetch loop never
+ * came back from a fetch begun around the failover. The wake-up waited in the queue (marker and
+ * all), the sweeper rightly saw it pending and sent no other, and the task stayed `working`.
+ * Here the same wedge comes from a real network fault: the consumer's link to Redis is a black
+ * hole for longer than BullMQ's blocking wait, then heals. BullMQ drops its blocking connection
+ * and reconnects into the hole; the ready check it sends there is never answered, so its fetch
+ * waits forever on a healed link (seen for 60 s and more before the fix).
+ */
+let redis: TestRedis;
+let admin: Redis;
+let proxy: TcpProxy;
+
+beforeAll(async () => {
+  redis = await createTestRedis('consumer_stall');
+  admin = new Redis(redis.url);
+  proxy = await startTcpProxy({ target: redis.url });
+});
+
+afterAll(async () => {
+  await proxy?.close();
+  const keys = await admin.keys(`${redis.prefix}*`);
+  if (keys.length > 0) await admin.del(...keys);
+  admin.disconnect();
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function eventually(check: () => boolean, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) return false;
+    await sleep(50);
+  }
+  return true;
+}
+
+/** BullMQ's blocking wait (drainDelay 5 s) and its watchdog's second, with room to spare. */
+const LONGER_THAN_A_BLOCKING_WAIT_MS = 9_000;
+
+describe('a consumer whose fetch loop stopped taking wake-ups', () => {
+  it.each([
+    { wakeUp: 'a waiting wake-up', reason: 'created', delayMs: 0 },
+    // Only a fetch promotes a due delayed job: a stuck loop leaves it in the delayed set.
+    { wakeUp: 'a retry (delayed) wake-up', reason: 'retry', delayMs: 300 },
+  ] as const)(
+    'is replaced, and $wakeUp is delivered',
+    async ({ reason, delayMs }) => {
+      const delivered = new Set<string>();
+      const stalls: ConsumerStall[] = [];
+      const consumer = createTaskConsumer({
+        redis: { url: proxy.urlFor(redis.url) },
+        prefix: redis.prefix,
+        concurrency: 2,
+        stallCheckMs: 2_000,
+        handle: (job) => {
+          delivered.add(job.taskId);
+          return Promise.resolve();
+        },
+        onStall: (stall) => stalls.push(stall),
+      });
+      // The producer reaches Redis directly: only the consumer's link fails.
+      const queue = createTaskQueue({ redis: { url: redis.url }, prefix: redis.prefix });
+      try {
+        await consumer.waitUntilReady();
+        const before = newTaskId();
+        await queue.enqueue(before, 'created');
+        expect(await eventually(() => delivered.has(before), 10_000)).toBe(true);
+
+        proxy.blackhole();
+        await sleep(LONGER_THAN_A_BLOCKING_WAIT_MS);
+        proxy.heal();
+
+        const after = newTaskId();
+        await queue.enqueue(after, reason, { delayMs });
+        expect(await eventually(() => delivered.has(after), 30_000)).toBe(true);
+        expect(stalls.length).toBeGreaterThan(0);
+        // The stall names the wake-up nobody took: the task id itself, or a retry's own job id.
+        const stuckJob = reason === 'created' ? `^${after}$` : `^${after}\\.retry\\.`;
+        expect(stalls[0]?.oldestWaitingJobId).toMatch(new RegExp(stuckJob));
+        expect(stalls[0]?.checks).toBe(2);
+        // Nothing is left waiting for a consumer.
+        expect(await queue.pendingJobs([before, after])).toEqual(new Set());
+      } finally {
+        await consumer.close();
+        await queue.close();
+      }
+    },
+    90_000,
+  );
+
+  it('is left alone while it takes wake-ups, however long the backlog', async () => {
+    const stalls: ConsumerStall[] = [];
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const consumer = createTaskConsumer({
+      redis: { url: redis.url },
+      prefix: `${redis.prefix}-busy`,
+      concurrency: 1,
+      stallCheckMs: 500,
+      // Its one slot is taken for the whole test: a backlog waits, and that is no stall.
+      handle: () => held,
+      onStall: (stall) => stalls.push(stall),
+    });
+    const queue = createTaskQueue({ redis: { url: redis.url }, prefix: `${redis.prefix}-busy` });
+    try {
+      await consumer.waitUntilReady();
+      await queue.enqueueCreated([newTaskId(), newTaskId(), newTaskId()]);
+      await sleep(3_000);
+      expect(stalls).toEqual([]);
+    } finally {
+      release();
+      await consumer.close();
+      await queue.close();
+      const keys = await admin.keys(`${redis.prefix}-busy*`);
+      if (keys.length > 0) await admin.del(...keys);
+    }
+  }, 30_000);
+});
