@@ -178,7 +178,11 @@ describe('migrations', () => {
       const rows = await sql<{ task_id: string; kind: string; data: unknown }>`
         SELECT task_id, kind, data FROM task_events WHERE task_id IN (${working}, ${cancelled})
         ORDER BY id`.execute(db);
-      return rows.rows.map((row) => [row.task_id === working ? 'working' : 'cancelled', row.kind, row.data]);
+      return rows.rows.map((row) => [
+        row.task_id === working ? 'working' : 'cancelled',
+        row.kind,
+        row.data,
+      ]);
     };
     const rowsOfACreate = [
       ['working', 'created', { tool: 'tool', status: 'working' }],

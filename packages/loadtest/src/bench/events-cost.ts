@@ -185,7 +185,10 @@ async function simultaneousServerCpu(
   const sides: Side[] = [];
   try {
     for (const twin of twins) {
-      const migrating = createDb({ connectionString: twin.connectionString, statementTimeoutMs: 0 });
+      const migrating = createDb({
+        connectionString: twin.connectionString,
+        statementTimeoutMs: 0,
+      });
       await migrateToLatest(migrating);
       await options.prepareTwin?.(migrating);
       await migrating.destroy();
