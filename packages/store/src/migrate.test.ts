@@ -146,4 +146,68 @@ describe('migrations', () => {
       options: null,
     });
   });
+  it('0024 goes down to the unlisted update trigger, the CHECK and two BRIN indexes, and up again; a create writes the same rows', async () => {
+    const { db } = await freshDatabase('migrate_0024');
+    await migrateToLatest(db);
+    const shape = async () => {
+      const trigger = await sql<{ definition: string }>`
+        SELECT pg_get_triggerdef(oid) AS definition FROM pg_trigger
+        WHERE tgname = 'task_events_on_update'`.execute(db);
+      const indexes = await sql<{ name: string }>`
+        SELECT indexname AS name FROM pg_indexes WHERE tablename = 'task_events' ORDER BY indexname`.execute(
+        db,
+      );
+      const checks = await sql<{ name: string }>`
+        SELECT conname AS name FROM pg_constraint
+        WHERE conrelid = 'task_events'::regclass AND contype = 'c'`.execute(db);
+      return {
+        trigger: trigger.rows[0]!.definition,
+        indexes: indexes.rows.map((row) => row.name),
+        checks: checks.rows.map((row) => row.name),
+      };
+    };
+    // One multi-row create, a task created settled among them: its created row, then its settle row.
+    const createdRows = async () => {
+      const [working, cancelled] = [newTaskId(), newTaskId()];
+      await sql`
+        INSERT INTO tasks (id, tenant, principal, method, tool_name, arguments, status, status_message)
+        VALUES (${working}, 'acme', 'alice', 'tools/call', 'tool', '{}', 'working', NULL),
+               (${cancelled}, 'acme', 'alice', 'tools/call', 'tool', '{}', 'cancelled', 'gone')`.execute(
+        db,
+      );
+      const rows = await sql<{ task_id: string; kind: string; data: unknown }>`
+        SELECT task_id, kind, data FROM task_events WHERE task_id IN (${working}, ${cancelled})
+        ORDER BY id`.execute(db);
+      return rows.rows.map((row) => [
+        row.task_id === working ? 'working' : 'cancelled',
+        row.kind,
+        row.data,
+      ]);
+    };
+    const rowsOfACreate = [
+      ['working', 'created', { tool: 'tool', status: 'working' }],
+      ['cancelled', 'created', { tool: 'tool', status: 'cancelled' }],
+      ['cancelled', 'cancelled', { message: 'gone' }],
+    ];
+    const listed =
+      'CREATE TRIGGER task_events_on_update AFTER UPDATE OF status, lease_epoch, lease_owner, steps_saved, cancel_requested_at, input_responses, failures, enqueued_at ON public.tasks FOR EACH ROW EXECUTE FUNCTION task_events_on_update()';
+    expect(await shape()).toEqual({
+      trigger: listed,
+      indexes: ['task_events_by_id_and_time', 'task_events_by_task'],
+      checks: [],
+    });
+    expect(await createdRows()).toEqual(rowsOfACreate);
+
+    await MIGRATIONS['0024_task_events_lighter_writes']!.down!(db);
+    expect(await shape()).toEqual({
+      trigger:
+        'CREATE TRIGGER task_events_on_update AFTER UPDATE ON public.tasks FOR EACH ROW EXECUTE FUNCTION task_events_on_update()',
+      indexes: ['task_events_by_id', 'task_events_by_task', 'task_events_by_time'],
+      checks: ['task_events_data_object'],
+    });
+    expect(await createdRows()).toEqual(rowsOfACreate);
+
+    await MIGRATIONS['0024_task_events_lighter_writes']!.up(db);
+    expect((await shape()).trigger).toBe(listed);
+  });
 });

@@ -10,3 +10,18 @@ export function processCpuMs(pid: number): number {
 export function processStartMs(pid: number): number {
   return (Number(statFields(readFileSync(`/proc/${pid}/stat`, 'utf8'))[19]) * 1_000) / TICKS_PER_S;
 }
+
+/**
+ * CPU time a process has used so far, ns: /proc/PID/schedstat's run time (the scheduler's own
+ * count, ns steps), else /proc/PID/stat's user + system (10 ms steps). Throws when the process is
+ * gone or not on this host.
+ */
+export function processCpuNs(pid: number): number {
+  try {
+    const onCpuNs = Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]);
+    if (Number.isFinite(onCpuNs)) return onCpuNs;
+  } catch {
+    // No schedstat (a kernel without it): the coarser stat below.
+  }
+  return processCpuMs(pid) * 1_000_000;
+}

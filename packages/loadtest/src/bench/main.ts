@@ -1,4 +1,4 @@
-import { runEventsCost } from './events-cost.js';
+import { describeServerCpu, runEventsCost } from './events-cost.js';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { buildStalePackages } from '@mcp-tasks/stack';
@@ -341,7 +341,7 @@ async function bench(options: BenchOptions): Promise<void> {
       });
       results.taskEvents = events;
       log(
-        `(g) task history triggers: ${events.on.toFixed(0)} lifecycles/s on vs ${events.off.toFixed(0)} off (median of ${events.rounds} alternating rounds)`,
+        `(g) task history triggers: ${events.on.toFixed(0)} lifecycles/s on vs ${events.off.toFixed(0)} off = ${events.ratio.toFixed(2)} on/off (median of ${events.rounds} alternating rounds); ${describeServerCpu(events)}`,
       );
     }
 
@@ -405,7 +405,7 @@ async function bench(options: BenchOptions): Promise<void> {
     console.log(renderComparisons(results));
     if (results.taskEvents !== undefined)
       console.log(
-        `task history (task_events triggers) on the hot paths: ${results.taskEvents.on.toFixed(0)} vs ${results.taskEvents.off.toFixed(0)} lifecycles/s (create, claim, 2 checkpoints, 2 renewals, complete; 8 loops) = ${(results.taskEvents.ratio * 100).toFixed(0)} % of the rate without them (target ≥ 90 %)`,
+        `task history (task_events triggers) on the hot paths: ${results.taskEvents.on.toFixed(0)} vs ${results.taskEvents.off.toFixed(0)} lifecycles/s (create, claim, 2 checkpoints, 2 renewals, complete; 8 loops) = ${(results.taskEvents.ratio * 100).toFixed(0)} % of the rate without them (target ≥ 90 %); ${describeServerCpu(results.taskEvents)}`,
       );
     if (options.cpuProf !== undefined) {
       await Promise.all(stacks.map((stack) => stack.stop()));

@@ -144,6 +144,44 @@ describe('task_events', () => {
     expect(await listTaskEvents(db, task.id)).toHaveLength(before);
   });
 
+  it('enters no trigger function for a lease renewal or a listen flag (migration 0024)', async () => {
+    const { task } = await createTask(db, newTask());
+    const claim = await claimLease(db, task.id, 'worker-a', 30_000);
+    // The calls of this transaction alone: pg_stat_xact_user_functions, with PL/pgSQL counted.
+    const calls = await db.transaction().execute(async (trx) => {
+      await sql`SET LOCAL track_functions = 'pl'`.execute(trx);
+      await renewLease(trx, claim!.fence, 30_000);
+      await flagListenedTasks(trx, alice, [task.id]);
+      const counted = await sql<{ name: string; calls: string }>`
+        SELECT funcname AS name, calls FROM pg_stat_xact_user_functions
+        WHERE funcname LIKE 'task_events_%' ORDER BY funcname`.execute(trx);
+      return counted.rows.map((row) => [row.name, Number(row.calls)]);
+    });
+    expect(calls).toEqual([]);
+  });
+
+  it('keeps one BRIN index for the tail and the charts and no CHECK on the hot insert (migration 0024)', async () => {
+    const indexes = await sql<{ name: string; definition: string }>`
+      SELECT indexname AS name, indexdef AS definition FROM pg_indexes
+      WHERE tablename = 'task_events' ORDER BY indexname`.execute(db);
+    expect(indexes.rows).toEqual([
+      {
+        name: 'task_events_by_id_and_time',
+        definition:
+          'CREATE INDEX task_events_by_id_and_time ON public.task_events USING brin (id, at)',
+      },
+      {
+        name: 'task_events_by_task',
+        definition:
+          'CREATE INDEX task_events_by_task ON public.task_events USING btree (task_id, id)',
+      },
+    ]);
+    const checks = await sql<{ name: string }>`
+      SELECT conname AS name FROM pg_constraint
+      WHERE conrelid = 'task_events'::regclass AND contype = 'c'`.execute(db);
+    expect(checks.rows).toEqual([]);
+  });
+
   it('records a takeover of a lease its holder never released', async () => {
     const { task } = await createTask(db, newTask());
     await claimLease(db, task.id, 'worker-dead', 30_000);

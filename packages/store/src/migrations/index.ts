@@ -13,6 +13,7 @@ import { traceContext } from './0019-trace-context.js';
 import { consoleHistoryAndSweeps } from './0020-console-history-and-sweeps.js';
 import { stepStartsFolded } from './0021-step-starts-folded.js';
 import { tasksUpdateInPlace } from './0022-tasks-update-in-place.js';
+import { taskEventsLighterWrites } from './0024-task-events-lighter-writes.js';
 
 /**
  * Every migration this build knows, by name. Code, not files read at run time, so a bundled build
@@ -34,6 +35,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0020_console_history_and_sweeps': consoleHistoryAndSweeps,
   '0021_step_starts_folded': stepStartsFolded,
   '0022_tasks_update_in_place': tasksUpdateInPlace,
+  '0024_task_events_lighter_writes': taskEventsLighterWrites,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,0 +1,68 @@
+import { readFileSync } from 'node:fs';
+import pg from 'pg';
+import { processCpuNs } from './cpu.js';
+
+/**
+ * The Postgres server's work for one client pool, as the CPU time of its backends: the pids
+ * pg_stat_activity lists under the pool's application name, read from /proc before and after.
+ * On a shared machine this swings far less than a rate does (another process's load slows the
+ * backends' wall clock, not much the CPU they need per statement). Only for a server on this
+ * host: `open` answers null when the backends are not postgres processes here (a remote server,
+ * or one in another pid namespace), and the caller keeps the rate alone.
+ */
+export interface BackendCpuMeter {
+  /** CPU ns the pool's backends have used so far (those alive now). */
+  snapshot(): Promise<Map<number, number>>;
+  close(): Promise<void>;
+}
+
+/** CPU ns used between two snapshots; a backend that appeared in between counts in full. */
+export function cpuNsBetween(before: Map<number, number>, after: Map<number, number>): number {
+  let total = 0;
+  for (const [pid, ns] of after) total += ns - (before.get(pid) ?? 0);
+  return total;
+}
+
+const isLocalPostgres = (pid: number): boolean => {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres';
+  } catch {
+    return false;
+  }
+};
+
+export async function openBackendCpuMeter(
+  databaseUrl: string,
+  applicationName: string,
+): Promise<BackendCpuMeter | null> {
+  // Its own connection, under another name: the meter's reads are not counted.
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  const pids = async (): Promise<number[]> =>
+    (
+      await client.query<{ pid: number }>(
+        `SELECT pid FROM pg_stat_activity
+         WHERE datname = current_database() AND application_name = $1`,
+        [applicationName],
+      )
+    ).rows.map((row) => row.pid);
+  const first = await pids();
+  if (first.length === 0 || !first.every(isLocalPostgres)) {
+    await client.end();
+    return null;
+  }
+  return {
+    async snapshot() {
+      const cpu = new Map<number, number>();
+      for (const pid of await pids()) {
+        try {
+          cpu.set(pid, processCpuNs(pid));
+        } catch {
+          // Exited between the list and the read: its work is lost to this count.
+        }
+      }
+      return cpu;
+    },
+    close: () => client.end(),
+  };
+}
