@@ -31,10 +31,18 @@ const isLocalPostgres = (pid: number): boolean => {
   }
 };
 
+/**
+ * `applicationName` names the pool; `{ prefix }` takes every pool whose name starts with it (a
+ * stack's gateways and workers: `mcp-tasks-gateway`, `mcp-tasks worker w1`, …).
+ */
 export async function openBackendCpuMeter(
   databaseUrl: string,
-  applicationName: string,
+  applicationName: string | { prefix: string },
 ): Promise<BackendCpuMeter | null> {
+  const [operator, pattern] =
+    typeof applicationName === 'string'
+      ? ['=', applicationName]
+      : ['LIKE', `${applicationName.prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`];
   // Its own connection, under another name: the meter's reads are not counted.
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
@@ -42,8 +50,8 @@ export async function openBackendCpuMeter(
     (
       await client.query<{ pid: number }>(
         `SELECT pid FROM pg_stat_activity
-         WHERE datname = current_database() AND application_name = $1`,
-        [applicationName],
+         WHERE datname = current_database() AND application_name ${operator} $1`,
+        [pattern],
       )
     ).rows.map((row) => row.pid);
   const first = await pids();

@@ -226,6 +226,7 @@ describe('the tracing figures at a fixed rate', () => {
     gatewayCpuMsPerTask: gateway,
     workerCpuMsPerTask: worker,
     cpuMsPerTask: gateway + worker,
+    postgresCpuMsPerTask: null,
     createP50Ms: 2,
     createP99Ms: 9,
     failures: 0,

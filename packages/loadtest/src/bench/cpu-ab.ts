@@ -28,6 +28,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { pairedCpuTable } from './bench-report.js';
 import { startBenchStack, type BenchStack } from './bench-stack.js';
 import { deleteRedisPrefix } from './cleanup.js';
+import { setEventTriggers } from './events-cost.js';
 import { median, pairedRatios } from './cpu-per-task.js';
 import { fixedRateLine, runFixedRateCpu, type FixedRateCpuResult } from './fixed-rate-cpu.js';
 
@@ -42,6 +43,8 @@ interface AbOptions {
   warmup: number;
   concurrency: number;
   together: boolean;
+  baselineWithoutHistory: boolean;
+  withPostgres: boolean;
 }
 
 const positive = (value: string) => {
@@ -107,6 +110,8 @@ async function ab(options: AbOptions): Promise<void> {
       side.database = await createTestDatabase('ab');
       await migrateWith(side.root, side.database.connectionString);
     }
+    if (options.baselineWithoutHistory)
+      await setEventTriggers(sides[0].database!.connectionString, false);
     log(
       `${options.pairs} pairs (${options.together ? 'both sides at once' : 'in turns'}) at ${options.rate}/s, ${options.duration} s after ${options.warmup} s warm-up, 1 gateway + 1 worker: ${sides[0].name} (${sides[0].root}) vs ${sides[1].name} (${sides[1].root})`,
     );
@@ -130,6 +135,7 @@ async function ab(options: AbOptions): Promise<void> {
         ratePerS: options.rate,
         durationS: options.duration,
         warmupS: options.warmup,
+        postgresCpu: options.withPostgres,
       });
       log(`${side.name}, pair ${pair + 1}: ${fixedRateLine(run)}`);
       side.runs.push(run);
@@ -163,10 +169,13 @@ async function ab(options: AbOptions): Promise<void> {
         b.runs,
       ).toString(),
     );
-    const perTask = (runs: FixedRateCpuResult[]) => runs.map((x) => x.cpuMsPerTask);
+    const perTask = (runs: FixedRateCpuResult[]) =>
+      runs.map(
+        (x) => x.cpuMsPerTask + (options.withPostgres ? (x.postgresCpuMsPerTask ?? NaN) : 0),
+      );
     const ratio = pairedRatios(perTask(a.runs), perTask(b.runs));
     console.log(
-      `CPU ms per task, gateway + worker: ${a.name} ${median(perTask(a.runs)).toFixed(3)}, ${b.name} ${median(perTask(b.runs)).toFixed(3)}; ${b.name} ÷ ${a.name} per pair ${ratio.ratios.map((r) => r.toFixed(3)).join(', ')}: median ${ratio.median.toFixed(3)} (${ratio.min.toFixed(3)}–${ratio.max.toFixed(3)})`,
+      `CPU ms per task, gateway + worker${options.withPostgres ? ' + Postgres backends' : ''}: ${a.name} ${median(perTask(a.runs)).toFixed(3)}, ${b.name} ${median(perTask(b.runs)).toFixed(3)}; ${b.name} ÷ ${a.name} per pair ${ratio.ratios.map((r) => r.toFixed(3)).join(', ')}: median ${ratio.median.toFixed(3)} (${ratio.min.toFixed(3)}–${ratio.max.toFixed(3)})`,
     );
   } finally {
     await cleanUp();
@@ -186,6 +195,16 @@ const program = new Command('cpu-ab')
   .option('--duration <s>', 'measured seconds per round', positive, 20)
   .option('--warmup <s>', 'warm-up seconds before each measured window', positive, 5)
   .option('--concurrency <n>', "each worker's concurrency", positive, 32)
+  .option(
+    '--baseline-without-history',
+    "disable the task history's triggers (task_events) on the baseline's database: with --baseline-root at this checkout, what the history costs end to end",
+    false,
+  )
+  .option(
+    '--with-postgres',
+    "add the Postgres backends' CPU (a server on this host) to the compared figure",
+    false,
+  )
   .option(
     '--together',
     'run both sides of a pair at once (each at --rate), so a slow spell of a shared machine falls on both at the same moment',

@@ -41,7 +41,8 @@ const APPLICATION_NAME = 'bench-events-cost';
 const TRIGGERS = ['task_events_on_insert', 'task_events_on_update', 'task_events_on_delete'];
 const LEASE_MS = 30_000;
 
-async function setEventTriggers(databaseUrl: string, enabled: boolean): Promise<void> {
+/** The task history on or off on one database: its task_events triggers on `tasks`. */
+export async function setEventTriggers(databaseUrl: string, enabled: boolean): Promise<void> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { BenchStack } from './bench-stack.js';
 import { startCompletionWatcher } from './completion-watcher.js';
 import { runConstantRate } from './constant-rate.js';
+import { cpuNsBetween, openBackendCpuMeter } from './backend-cpu.js';
 import { processCpuMs } from './cpu.js';
 import { cpuMsPerTask } from './cpu-per-task.js';
 import { createTaskRequest } from './mcp-requests.js';
@@ -22,6 +23,11 @@ export interface FixedRateCpuResult {
   workerCpuMsPerTask: number;
   /** Gateway + worker: the figure the ratios are of. */
   cpuMsPerTask: number;
+  /**
+   * With `postgresCpu`: the CPU of the stack's Postgres backends (this database's, pools named
+   * `mcp-tasks…`) per task; null when not asked or the server is not a local process.
+   */
+  postgresCpuMsPerTask: number | null;
   createP50Ms: number;
   createP99Ms: number;
   failures: number;
@@ -45,6 +51,8 @@ export async function runFixedRateCpu(options: {
   ratePerS: number;
   durationS: number;
   warmupS: number;
+  /** Also count the Postgres backends' CPU (a server on this host): where triggers do their work. */
+  postgresCpu?: boolean;
 }): Promise<FixedRateCpuResult> {
   const { stack } = options;
   const watcher = startCompletionWatcher(options.databaseUrl);
@@ -72,9 +80,16 @@ export async function runFixedRateCpu(options: {
       },
     });
     await sleep(options.warmupS * 1_000);
+    const meter =
+      options.postgresCpu === true
+        ? await openBackendCpuMeter(options.databaseUrl, { prefix: 'mcp-tasks' })
+        : null;
+    const backendsBefore = await meter?.snapshot();
     const before = sample();
     await sleep(options.durationS * 1_000);
     const after = sample();
+    const backendsAfter = await meter?.snapshot();
+    await meter?.close();
     const sent = await load;
     const drained = await Promise.race([
       Promise.all(endings).then(() => true),
@@ -97,6 +112,10 @@ export async function runFixedRateCpu(options: {
       gatewayCpuMsPerTask: gateway,
       workerCpuMsPerTask: worker,
       cpuMsPerTask: gateway + worker,
+      postgresCpuMsPerTask:
+        backendsBefore === undefined || backendsAfter === undefined || tasks === 0
+          ? null
+          : cpuNsBetween(backendsBefore, backendsAfter) / 1e6 / tasks,
       createP50Ms: sent.latency.p50,
       createP99Ms: sent.latency.p99,
       failures: sent.failures,
@@ -108,4 +127,4 @@ export async function runFixedRateCpu(options: {
 
 /** "0.41 CPU ms/task (gateway 0.20, worker 0.21), 2,000 tasks at 199.9/s, …": one run's line. */
 export const fixedRateLine = (x: FixedRateCpuResult): string =>
-  `${x.cpuMsPerTask.toFixed(3)} CPU ms/task (gateway ${x.gatewayCpuMsPerTask.toFixed(3)}, worker ${x.workerCpuMsPerTask.toFixed(3)}), ${x.tasks} tasks in ${x.windowS.toFixed(1)} s (${x.tasksPerS.toFixed(1)}/s), ${x.openAtEnd} open at the end, create p50 ${x.createP50Ms.toFixed(2)} / p99 ${x.createP99Ms.toFixed(2)} ms, failures ${x.failures}`;
+  `${x.cpuMsPerTask.toFixed(3)} CPU ms/task (gateway ${x.gatewayCpuMsPerTask.toFixed(3)}, worker ${x.workerCpuMsPerTask.toFixed(3)}${x.postgresCpuMsPerTask === null ? '' : `; Postgres backends ${x.postgresCpuMsPerTask.toFixed(3)}`}), ${x.tasks} tasks in ${x.windowS.toFixed(1)} s (${x.tasksPerS.toFixed(1)}/s), ${x.openAtEnd} open at the end, create p50 ${x.createP50Ms.toFixed(2)} / p99 ${x.createP99Ms.toFixed(2)} ms, failures ${x.failures}`;
