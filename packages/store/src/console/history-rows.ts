@@ -1,5 +1,19 @@
 import type { JsonObject } from '@mcp-tasks/tasks';
-import type { TaskEvent } from './task-events.js';
+
+/** One entry of a task's history (migration 0017). */
+export interface TaskEvent {
+  /**
+   * Increasing in insertion order; a page of history is ordered by it. A step's start shares the
+   * id of the claim or checkpoint it was recorded with (migration 0021).
+   */
+  id: string;
+  taskId: string;
+  at: Date;
+  kind: string;
+  /** `console:<operator>` for a console action; null for what the triggers derived. */
+  actor: string | null;
+  data: JsonObject;
+}
 
 /**
  * A stored `task_events` row as the events it records. Since migration 0021 the start of the next

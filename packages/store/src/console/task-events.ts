@@ -1,22 +1,9 @@
 import { sql } from 'kysely';
 import type { JsonObject } from '@mcp-tasks/tasks';
 import type { Db } from '../database.js';
-import { eventsOfRow } from './history-rows.js';
+import { eventsOfRow, type TaskEvent } from './history-rows.js';
 
-/** One entry of a task's history (migration 0017). */
-export interface TaskEvent {
-  /**
-   * Increasing in insertion order; a page of history is ordered by it. A step's start shares the
-   * id of the claim or checkpoint it was recorded with (migration 0021).
-   */
-  id: string;
-  taskId: string;
-  at: Date;
-  kind: string;
-  /** `console:<operator>` for a console action; null for what the triggers derived. */
-  actor: string | null;
-  data: JsonObject;
-}
+export type { TaskEvent } from './history-rows.js';
 
 /** History reads are bounded: a task that looped through many input rounds still pages. */
 export const MAX_HISTORY_EVENTS = 1_000;
