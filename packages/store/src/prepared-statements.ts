@@ -1,6 +1,6 @@
 import type { CompiledQuery, QueryResult } from 'kysely';
 import type pg from 'pg';
-import type { Db } from './database.js';
+import type { Db } from './schema.js';
 
 /**
  * Named (server-side prepared) statements for the hot paths. An unnamed statement is parsed and

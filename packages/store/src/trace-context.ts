@@ -1,16 +1,8 @@
 import { CompiledQuery } from 'kysely';
-import type { Db } from './database.js';
+import type { Db, TraceContext } from './schema.js';
 import { executePrepared } from './prepared-statements.js';
 
-/**
- * A W3C trace context as the task row keeps it (migration 0019): the carrier a propagator
- * injects into and extracts from. Opaque to the store; docs/tracing.md says what joins it.
- */
-export interface TraceContext {
-  traceparent: string;
-  tracestate?: string;
-  baggage?: string;
-}
+export type { TraceContext } from './schema.js';
 
 /** What a claim reads for tracing: where the task's trace continues, and its last attempt span. */
 export interface ClaimTrace {
