@@ -25,7 +25,6 @@ import {
   type BuiltRequest,
   type Framing,
   type JsonRpcReplyBody,
-  type StreamMessage,
 } from './wire.js';
 
 /** Where the client gets its bearer token: an async function, so tokens can be refreshed. */
@@ -95,14 +94,6 @@ export interface McpTasksClient extends HandleConnection {
   buildRequest(method: string, params?: Record<string, unknown>): Promise<BuiltRequest>;
   /** Sends one request and returns the reply as it came (never throws for a JSON-RPC error). */
   send(method: string, params?: Record<string, unknown>, signal?: AbortSignal): Promise<RawReply>;
-  /** Sends one request and returns its result; throws `McpError`, `HttpError` or `ConnectionError`. */
-  request(
-    method: string,
-    params?: Record<string, unknown>,
-    signal?: AbortSignal,
-  ): Promise<Record<string, unknown>>;
-  /** Opens a `subscriptions/listen` stream; the caller owns and must end the iteration. */
-  listen(taskIds: string[], signal?: AbortSignal): Promise<AsyncGenerator<StreamMessage>>;
   discover(signal?: AbortSignal): Promise<Record<string, unknown>>;
   listTools(signal?: AbortSignal): Promise<ToolInfo[]>;
   callTool(

@@ -30,11 +30,13 @@ const LISTEN_UNSUPPORTED = new Set([-32601]);
 export interface HandleConnection {
   readonly backoff: BackoffPolicy;
   readonly store: HandleStore;
+  /** Sends one request and returns its result; throws `McpError`, `HttpError` or `ConnectionError`. */
   request(
     method: string,
     params?: Record<string, unknown>,
     signal?: AbortSignal,
   ): Promise<Record<string, unknown>>;
+  /** Opens a `subscriptions/listen` stream; the caller owns and must end the iteration. */
   listen(taskIds: string[], signal?: AbortSignal): Promise<AsyncGenerator<StreamMessage>>;
 }
 

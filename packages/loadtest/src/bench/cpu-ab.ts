@@ -24,7 +24,8 @@ import {
   repoRoot,
   type TestDatabase,
 } from '@mcp-tasks/testing';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command } from 'commander';
+import { positiveNumber } from '../option-parsers.js';
 import { pairedCpuTable } from './bench-report.js';
 import { startBenchStack, type BenchStack } from './bench-stack.js';
 import { deleteRedisPrefix } from './cleanup.js';
@@ -47,12 +48,7 @@ interface AbOptions {
   withPostgres: boolean;
 }
 
-const positive = (value: string) => {
-  const parsed = Number(value);
-  if (!Number.isFinite(parsed) || parsed <= 0)
-    throw new InvalidArgumentError('expected a positive number');
-  return parsed;
-};
+const positive = positiveNumber;
 const log = (line: string) => console.error(`[ab] ${line}`);
 
 interface Side {

@@ -13,7 +13,8 @@ import {
   privatePostgresUnavailableReason,
   repoRoot,
 } from '@mcp-tasks/testing';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command } from 'commander';
+import { positiveNumber } from '../option-parsers.js';
 import pg from 'pg';
 import { renderComparisons, renderMeasurements, type BenchResults } from './bench-report.js';
 import { startBenchStack, type BenchStack, type StackCostOptions } from './bench-stack.js';
@@ -57,12 +58,7 @@ interface BenchOptions {
   together: boolean;
 }
 
-const positive = (value: string) => {
-  const parsed = Number(value);
-  if (!Number.isFinite(parsed) || parsed <= 0)
-    throw new InvalidArgumentError('expected a positive number');
-  return parsed;
-};
+const positive = positiveNumber;
 
 const CONNECTIONS = [1, 32];
 const log = (line: string) => console.error(`[bench] ${line}`);

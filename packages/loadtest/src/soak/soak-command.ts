@@ -1,4 +1,5 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { positiveNumber } from '../option-parsers.js';
 import { seedFromText } from '../load/prng.js';
 import { measureEndToEndRate } from './calibrate.js';
 import { runSoak } from './run-soak.js';
@@ -13,11 +14,7 @@ export function parseDuration(value: string): number {
   return seconds;
 }
 
-const positive = (value: string) => {
-  const n = Number(value);
-  if (!(n > 0) || !Number.isFinite(n)) throw new InvalidArgumentError('expected a number > 0');
-  return n;
-};
+const positive = positiveNumber;
 const share = (value: string) => {
   const n = Number(value);
   if (!(n >= 0 && n <= 1)) throw new InvalidArgumentError('expected a share from 0 to 1');
