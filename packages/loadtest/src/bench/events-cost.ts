@@ -12,6 +12,7 @@ import {
 import { newTaskId } from '@mcp-tasks/tasks';
 import { createTestDatabase } from '@mcp-tasks/testing';
 import { cpuNsBetween, openBackendCpuMeter, type BackendCpuMeter } from './backend-cpu.js';
+import { median, pairedRatios } from './cpu-per-task.js';
 
 /**
  * What the task history costs on the hot paths (issue 27): the store-level lifecycle of a task
@@ -104,14 +105,6 @@ async function measure(
   if (before === undefined || after === undefined || done === 0) return { lifecyclesPerS };
   return { lifecyclesPerS, cpuUsPerLifecycle: cpuNsBetween(before, after) / 1000 / done };
 }
-
-/** The middle value; of an even count, the mean of the two middle ones. */
-const median = (values: number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  if (sorted.length === 0) return 0;
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-};
 
 interface Side {
   databaseUrl: string;
@@ -234,8 +227,13 @@ function serverCpuOf(on: Round[], off: Round[]): EventsCostResult['serverCpu'] {
   const onUs = on.map((r) => r.cpuUsPerLifecycle ?? 0);
   const offUs = off.map((r) => r.cpuUsPerLifecycle ?? 0);
   // Each round's on and off ran in the same seconds: the ratio is the median of those pairs.
-  const pairRatios = onUs.map((us, i) => (offUs[i] ? us / offUs[i] : 0));
-  return { onUs: median(onUs), offUs: median(offUs), ratio: median(pairRatios), pairRatios };
+  const paired = pairedRatios(offUs, onUs);
+  return {
+    onUs: median(onUs),
+    offUs: median(offUs),
+    ratio: paired.median,
+    pairRatios: paired.ratios,
+  };
 }
 
 /** The (g) line's second figure: the server's work per lifecycle, on vs off. */
