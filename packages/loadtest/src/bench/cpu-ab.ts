@@ -48,7 +48,6 @@ interface AbOptions {
   withPostgres: boolean;
 }
 
-const positive = positiveNumber;
 const log = (line: string) => console.error(`[ab] ${line}`);
 
 interface Side {
@@ -186,11 +185,11 @@ const program = new Command('cpu-ab')
   .option('--baseline-name <name>', 'its label in the output', 'baseline')
   .option('--candidate-root <dir>', 'another built tree to measure instead of this checkout')
   .option('--candidate-name <name>', 'its label in the output')
-  .option('--pairs <n>', 'paired rounds', positive, 5)
-  .option('--rate <n>', 'tasks per second sent, well under saturation', positive, 200)
-  .option('--duration <s>', 'measured seconds per round', positive, 20)
-  .option('--warmup <s>', 'warm-up seconds before each measured window', positive, 5)
-  .option('--concurrency <n>', "each worker's concurrency", positive, 32)
+  .option('--pairs <n>', 'paired rounds', positiveNumber, 5)
+  .option('--rate <n>', 'tasks per second sent, well under saturation', positiveNumber, 200)
+  .option('--duration <s>', 'measured seconds per round', positiveNumber, 20)
+  .option('--warmup <s>', 'warm-up seconds before each measured window', positiveNumber, 5)
+  .option('--concurrency <n>', "each worker's concurrency", positiveNumber, 32)
   .option(
     '--baseline-without-history',
     "disable the task history's triggers (task_events) on the baseline's database: with --baseline-root at this checkout, what the history costs end to end",

@@ -58,8 +58,6 @@ interface BenchOptions {
   together: boolean;
 }
 
-const positive = positiveNumber;
-
 const CONNECTIONS = [1, 32];
 const log = (line: string) => console.error(`[bench] ${line}`);
 
@@ -422,28 +420,28 @@ const program = new Command('bench')
     'Measure mcp-tasks against same-run baselines: pgbench, raw BullMQ, bare Hono (+pg), and our create, tasks/get and end-to-end paths.',
   )
   .option('--quick', 'a smoke run for CI: 2 s per measurement, 1 s warm-up', false)
-  .option('--duration <s>', 'seconds per measurement (default 10, --quick 2)', positive)
+  .option('--duration <s>', 'seconds per measurement (default 10, --quick 2)', positiveNumber)
   .option(
     '--warmup <s>',
     'warm-up seconds before each measurement (default 3, --quick 1)',
-    positive,
+    positiveNumber,
   )
   .option(
     '--concurrency <n>',
     'clients for the end-to-end run, BullMQ concurrency and worker concurrency',
-    positive,
+    positiveNumber,
     32,
   )
   .option(
     '--rate <n>',
     'requests per second of the fixed-rate runs (create, the tracing CPU per task)',
-    positive,
+    positiveNumber,
     200,
   )
   .option(
     '--pairs <n>',
     'paired rounds (off, on) of the tracing CPU per task (default 5, --quick 1)',
-    positive,
+    positiveNumber,
   )
   .option(
     '--together',
@@ -453,7 +451,7 @@ const program = new Command('bench')
   .option(
     '--at-size-rows <n>',
     'retained rows written for the at-size figures (default 10,000,000; --quick 20,000)',
-    positive,
+    positiveNumber,
   )
   .option('--json <file>', 'also write every figure as JSON')
   .option(

@@ -14,13 +14,12 @@ export function parseDuration(value: string): number {
   return seconds;
 }
 
-const positive = positiveNumber;
 const share = (value: string) => {
   const n = Number(value);
   if (!(n >= 0 && n <= 1)) throw new InvalidArgumentError('expected a share from 0 to 1');
   return n;
 };
-const rate = (value: string) => (value === 'auto' ? value : positive(value));
+const rate = (value: string) => (value === 'auto' ? value : positiveNumber(value));
 
 interface SoakCliOptions {
   duration: number;
@@ -53,15 +52,15 @@ export function soakCommand(): Command {
       'auto',
     )
     .option('--rate-share <f>', "with --rate auto: the share of the bench's rate", share, 0.7)
-    .option('--window <s>', 'seconds per sample', positive, 60)
-    .option('--ttl <s>', "the tasks' TASK_TTL_MS, in seconds", positive, 120)
-    .option('--retention <s>', "the worker's TASK_RETENTION_MS, in seconds", positive, 300)
-    .option('--gateways <g>', 'gateway replicas', positive, 1)
-    .option('--workers <w>', 'worker processes', positive, 1)
+    .option('--window <s>', 'seconds per sample', positiveNumber, 60)
+    .option('--ttl <s>', "the tasks' TASK_TTL_MS, in seconds", positiveNumber, 120)
+    .option('--retention <s>', "the worker's TASK_RETENTION_MS, in seconds", positiveNumber, 300)
+    .option('--gateways <g>', 'gateway replicas', positiveNumber, 1)
+    .option('--workers <w>', 'worker processes', positiveNumber, 1)
     .option(
       '--worker-concurrency <n>',
       "the workers' WORKER_CONCURRENCY (default: 2 × rate, at least 32)",
-      positive,
+      positiveNumber,
     )
     .option(
       '--abandon <share>',
@@ -69,7 +68,12 @@ export function soakCommand(): Command {
       share,
       0.1,
     )
-    .option('--max-in-flight <n>', 'lifecycles at once before arrivals are shed', positive, 5_000)
+    .option(
+      '--max-in-flight <n>',
+      'lifecycles at once before arrivals are shed',
+      positiveNumber,
+      5_000,
+    )
     .option('--seed <s>', 'seed of the mix (a number or a word)', '1')
     .addOption(
       new Option(
