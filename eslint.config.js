@@ -23,8 +23,8 @@ export default tseslint.config(
   {
     // Production code of the services: an object literal with a getter or setter gets a V8
     // hidden class of its own, in the old generation, which keeps whatever the accessor's closure
-    // reaches alive through young-generation collections. Made per request, that promoted whole
-    // requests (docs/benchmarks.md, "Requests promoted by a getter"). Use a class.
+    // reaches alive through young-generation collections; made per request, it promotes whole
+    // requests. Use a class.
     files: ['apps/*/src/**/*.ts', 'packages/*/src/**/*.ts'],
     ignores: ['**/*.test.ts', '**/testing/**', '**/test/**'],
     rules: {
