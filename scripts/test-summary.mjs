@@ -1,11 +1,11 @@
-// Prints vitest's JSON report (results/vitest.json) for CI logs: one plain closing line, then the
+// Prints vitest's JSON report (results/vitest.json, or the file named third) for CI logs: one plain closing line, then the
 // slowest test files and the time per project, so the suite's time can be read from any CI run.
 import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
 
 const label = process.argv[2] ?? 'tests';
 const slowestShown = Number(process.argv[3] ?? 15);
-const report = JSON.parse(readFileSync('results/vitest.json', 'utf8'));
+const report = JSON.parse(readFileSync(process.argv[4] ?? 'results/vitest.json', 'utf8'));
 const skipped = report.numPendingTests + report.numTodoTests;
 console.log(
   `${label}: ${report.numPassedTests} passed, ${report.numFailedTests} failed, ${skipped} skipped`,
