@@ -5,7 +5,7 @@ const TASK_ID_PATTERN = /^tsk_[A-Za-z0-9_-]{22,}$/;
 const ID_BYTES = 18;
 /**
  * CSPRNG bytes for 256 ids, drawn at once and each byte used once (as Node's randomUUID caches
- * its entropy): one draw per id cost about 45 µs of a create's CPU on the bench VM.
+ * its entropy): a draw is a system call, too dear to make per id on the create path.
  */
 const entropy = Buffer.alloc(ID_BYTES * 256);
 let used = entropy.length;
