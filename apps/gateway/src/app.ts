@@ -220,15 +220,13 @@ export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayVariab
   );
   // R22: there is no GET stream and no session to DELETE.
   app.all('/mcp', () => {
-    throw new HttpProtocolError(
-      405,
-      ErrorCode.InvalidRequest,
-      'Method Not Allowed: use POST /mcp',
-      undefined,
-      {
+    throw new HttpProtocolError(405, {
+      code: ErrorCode.InvalidRequest,
+      message: 'Method Not Allowed: use POST /mcp',
+      headers: {
         Allow: 'POST',
       },
-    );
+    });
   });
 
   app.notFound((c) => c.json({ error: 'not found' }, 404));

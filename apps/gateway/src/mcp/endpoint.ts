@@ -129,16 +129,14 @@ export async function handleMcpPost(
 ): Promise<Response> {
   const { services } = options;
   if (services.shutdownSignal.aborted) {
-    throw new HttpProtocolError(
-      503,
-      ErrorCode.InternalError,
-      'Server is shutting down; retry',
-      undefined,
-      {
+    throw new HttpProtocolError(503, {
+      code: ErrorCode.InternalError,
+      message: 'Server is shutting down; retry',
+      headers: {
         Connection: 'close',
         'Retry-After': '1',
       },
-    );
+    });
   }
   const request = c.req.raw;
   assertOriginAllowed(request.headers.get('origin'), options.allowedOrigins);
