@@ -9,7 +9,7 @@ import {
   jsonRpcResult,
   listenRequiresTasksExtension,
   parseParams,
-  requireTasksExtension,
+  assertTasksExtension,
 } from '@mcp-tasks/protocol';
 import {
   buildTaskSnapshot,
@@ -39,10 +39,8 @@ export const subscriptionsListen: MethodHandler = async (
   services,
 ): Promise<HandlerOutcome> => {
   const params = parseParams(ListenParamsSchema, ctx.params);
-  if (listenRequiresTasksExtension(params)) {
-    const check = requireTasksExtension(ctx.meta, 'subscriptions/listen with taskIds');
-    if (!check.ok) throw check.error;
-  }
+  if (listenRequiresTasksExtension(params))
+    assertTasksExtension(ctx.meta, 'subscriptions/listen with taskIds');
   const { limits, slots, loadQueue } = services.listen;
   const flagFor = { ttlMs: limits.flagTtlMs };
   const requested = [...new Set(params.notifications.taskIds ?? [])];
