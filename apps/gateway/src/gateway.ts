@@ -5,6 +5,7 @@ import {
   TASK_QUEUE_NAME,
   createConsumerHeartbeatReader,
   createTaskQueue,
+  type TaskQueue,
   describeRedisEndpoint,
   effectivePrefix,
   isClusterEndpoint,
@@ -21,6 +22,7 @@ import {
   statementTimeoutProblem,
   migrateToLatest,
   type Db,
+  type TaskService,
   describeConnectionFailure,
   maskPassword,
 } from '@mcp-tasks/store';
@@ -233,6 +235,52 @@ function watchWorkers(config: GatewayConfig, logger: Logger) {
   };
 }
 
+/** The one door into the store, enqueueing wake-ups on `queue` after each create commits. */
+function openTaskService(
+  config: GatewayConfig,
+  dbs: Databases,
+  queue: TaskQueue,
+  logger: Logger,
+): TaskService {
+  return createTaskService({
+    db: dbs.db,
+    readDb: dbs.readDb,
+    visibilityTimeoutMs: config.visibilityTimeoutMs,
+    maxWaitingCreates: config.createQueueMax,
+    maxCreateWaitMs: config.createQueueMaxAgeMs,
+    dispatcher: queue,
+    onDispatchError: (taskId, error) =>
+      logger.warn(
+        { err: error, taskId },
+        'enqueue failed after commit; the sweeper will dispatch the task',
+      ),
+    onWithdrawGiveUp: (taskIds, error) =>
+      logger.error(
+        { err: error, taskIds },
+        'could not withdraw failed creates within MCP_VISIBILITY_TIMEOUT_MS; they may run',
+      ),
+  });
+}
+
+/** Handlers still running, counted so shutdown does not close the pools under them. */
+function countInFlight(fetch: Hono<GatewayVariables>['fetch']): {
+  fetch: Hono<GatewayVariables>['fetch'];
+  inFlight: () => number;
+} {
+  let inFlight = 0;
+  return {
+    fetch: async (...args) => {
+      inFlight += 1;
+      try {
+        return await fetch(...args);
+      } finally {
+        inFlight -= 1;
+      }
+    },
+    inFlight: () => inFlight,
+  };
+}
+
 /** Where the gateway listens, and where an operator goes (docker compose up shows this line). */
 function logListening(
   logger: Logger,
@@ -271,24 +319,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     throw error;
   }
   const queue = createTaskQueue({ redis: config.redis, prefix: config.redisPrefix });
-  const taskService = createTaskService({
-    db: dbs.db,
-    readDb: dbs.readDb,
-    visibilityTimeoutMs: config.visibilityTimeoutMs,
-    maxWaitingCreates: config.createQueueMax,
-    maxCreateWaitMs: config.createQueueMaxAgeMs,
-    dispatcher: queue,
-    onDispatchError: (taskId, error) =>
-      logger.warn(
-        { err: error, taskId },
-        'enqueue failed after commit; the sweeper will dispatch the task',
-      ),
-    onWithdrawGiveUp: (taskIds, error) =>
-      logger.error(
-        { err: error, taskIds },
-        'could not withdraw failed creates within MCP_VISIBILITY_TIMEOUT_MS; they may run',
-      ),
-  });
+  const taskService = openTaskService(config, dbs, queue, logger);
   // LISTEN needs a session: a transaction pooler would deliver no notification.
   const changes = await createTaskChangeFeed({
     connectionString: config.database.directUrl,
@@ -326,24 +357,15 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     resourceMetadata: config.auth.mode === 'jwt' ? config.auth.resourceMetadata : undefined,
   });
 
-  // Handlers still running, counted so shutdown does not close the pools under them.
-  let inFlight = 0;
-  const fetch: typeof app.fetch = async (...args) => {
-    inFlight += 1;
-    try {
-      return await app.fetch(...args);
-    } finally {
-      inFlight -= 1;
-    }
-  };
+  const counted = countInFlight(app.fetch);
 
   return {
     app,
     notReady,
     draining,
-    inFlight: () => inFlight,
+    inFlight: counted.inFlight,
     listen: () =>
-      serve({ fetch, port: config.port, hostname: config.host }, (info) =>
+      serve({ fetch: counted.fetch, port: config.port, hostname: config.host }, (info) =>
         logListening(logger, config, consoleSettings, info),
       ) as Server,
     async close() {

@@ -10,12 +10,17 @@ import { badQuery, requireActions, taskPage, type ConsoleApp, type ConsoleDeps }
 
 /** Log out, and what an operator with :actions may do: cancel, answer, bulk cancel. */
 export function addActionRoutes(app: ConsoleApp, deps: ConsoleDeps): void {
-  const { service, logger } = deps;
-
   app.post('/logout', (c) => {
     deleteCookie(c, SESSION_COOKIE, { path: '/console' });
     return c.redirect('/console/login', 303);
   });
+  addTaskActions(app, deps);
+  addBulkCancel(app, deps);
+}
+
+/** On one task's page: cancel it, answer (or decline) one of its input requests. */
+function addTaskActions(app: ConsoleApp, deps: ConsoleDeps): void {
+  const { service } = deps;
 
   app.post('/tasks/:id/cancel', async (c) => {
     const refused = await requireActions(c);
@@ -73,6 +78,11 @@ export function addActionRoutes(app: ConsoleApp, deps: ConsoleDeps): void {
         : `Nothing answered: "${key}" was answered meanwhile.`,
     );
   });
+}
+
+/** Cancel by filter: a preview with the count (GET), then the cancel itself (POST). */
+function addBulkCancel(app: ConsoleApp, deps: ConsoleDeps): void {
+  const { service, logger } = deps;
 
   app.get('/bulk-cancel', async (c) => {
     const refused = await requireActions(c);
