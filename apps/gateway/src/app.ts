@@ -1,4 +1,4 @@
-import { jsonRpcError, ErrorCode, type Implementation } from '@mcp-tasks/protocol';
+import { ErrorCode, type Implementation } from '@mcp-tasks/protocol';
 import type { TaskService } from '@mcp-tasks/store';
 import type { ToolCatalogue } from '@mcp-tasks/tools';
 import { Hono } from 'hono';
@@ -7,12 +7,12 @@ import type { Logger } from 'pino';
 import type { Authenticator } from './auth/index.js';
 import { protectedResourceMetadata, resourceMetadataPaths } from './auth/resource-metadata.js';
 import type { GatewayConfig, ResourceMetadataConfig } from './env.js';
-import { HttpProtocolError, mapError } from './errors.js';
+import { HttpProtocolError } from './errors.js';
+import { mcpAccessLog, requestContext } from './http/access-log.js';
+import { errorReply } from './http/error-reply.js';
+import { addHealthRoutes } from './http/readiness.js';
 import type { GatewayVariables } from './http/gateway-variables.js';
-import { lazyChildLogger } from './http/lazy-child-logger.js';
-import { requestIdFrom } from './http/request-id.js';
 import type { McpServices } from './mcp/context.js';
-import { methodLabel } from './mcp/methods.js';
 import { handleMcpPost } from './mcp/endpoint.js';
 import {
   DEFAULT_LISTEN_LIMITS,
@@ -50,7 +50,7 @@ export type GatewayAppConfig = Pick<
   | 'tracing'
 > & { listenLimits?: ListenLimits };
 
-export interface GatewayOptions {
+export interface GatewayAppOptions {
   /** The one door into the store: reads, writes and the database readiness checks. */
   taskService: TaskService;
   /** Only readiness is asked of the queue here; the task service enqueues. */
@@ -91,41 +91,15 @@ export interface GatewayOptions {
     | undefined;
 }
 
-/**
- * One readiness check, bounded. The answer is only `ok` or `fail`: /readyz is unauthenticated,
- * and driver errors name internal hosts and ports, so the detail goes to the log instead.
- */
-async function probe(
-  name: string,
-  check: () => Promise<unknown>,
-  timeoutMs: number,
-  log: Logger,
-): Promise<[string, string]> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    await Promise.race([
-      check(),
-      new Promise(
-        (_, reject) => (timer = setTimeout(() => reject(new Error('timed out')), timeoutMs)),
-      ),
-    ]);
-    return [name, 'ok'];
-  } catch (error) {
-    log.warn({ err: error, check: name }, 'readiness check failed');
-    return [name, 'fail'];
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-export function createGateway(options: GatewayOptions): Hono<GatewayVariables> {
-  const { config, logger } = options;
-  const metrics = options.metrics ?? createMetrics();
-  const shutdownSignal = options.shutdownSignal ?? new AbortController().signal;
-  // Every open listen stream waits on this one signal; hundreds of them are normal, not a leak.
-  setMaxListeners(0, shutdownSignal);
+/** What every MCP handler reaches through its context (mcp/context.ts), built once per app. */
+function createMcpServices(
+  options: GatewayAppOptions,
+  metrics: GatewayMetrics,
+  shutdownSignal: AbortSignal,
+): McpServices {
+  const { config } = options;
   const listenLimits = config.listenLimits ?? DEFAULT_LISTEN_LIMITS;
-  const services: McpServices = {
+  return {
     taskService: options.taskService,
     catalogue: options.catalogue,
     requestState: createRequestStateCodec({
@@ -151,115 +125,90 @@ export function createGateway(options: GatewayOptions): Hono<GatewayVariables> {
       listTtlMs: options.listTtlMs ?? 300_000,
     },
   };
+}
+
+/** RFC 9728 Protected Resource Metadata at each of its well-known paths. */
+function addResourceMetadata(app: Hono<GatewayVariables>, metadata: ResourceMetadataConfig): void {
+  const document = protectedResourceMetadata(metadata);
+  for (const path of resourceMetadataPaths(metadata.resource)) {
+    app.get(path, (c) => {
+      // Public by nature; browser-based MCP clients read it from another origin.
+      c.header('Access-Control-Allow-Origin', '*');
+      c.header('Cache-Control', 'public, max-age=300');
+      return c.json(document);
+    });
+  }
+}
+
+/** The operator console under /console, with its live event tail (closed on drain). */
+function addConsole(
+  app: Hono<GatewayVariables>,
+  options: GatewayAppOptions,
+  settings: NonNullable<GatewayAppOptions['console']>,
+  shutdownSignal: AbortSignal,
+): void {
+  const { config, logger } = options;
+  const tail = createEventTail({
+    console: options.taskService.console,
+    intervalMs: settings.livePollMs ?? 500,
+    logger,
+  });
+  shutdownSignal.addEventListener('abort', () => tail.close(), { once: true });
+  const workerLiveness = options.workerLiveness;
+  app.route(
+    '/console',
+    createConsoleRoutes({
+      console: options.taskService.console,
+      sessions: createSessionKeeper(settings.operators, settings.jwtLogin),
+      jwtLogin: settings.jwtLogin,
+      ...(settings.loginLimits === undefined ? {} : { loginLimits: settings.loginLimits }),
+      tail,
+      logger,
+      keepAliveMs: config.sseKeepAliveMs,
+      taskTtlMs: config.taskTtlMs,
+      shutdownSignal,
+      ...(workerLiveness === undefined ? {} : { workers: () => workerLiveness.check() }),
+    }),
+  );
+}
+
+/**
+ * The gateway's HTTP app (Hono): /healthz, /readyz, the resource metadata, /console, /metrics
+ * and POST /mcp, with the request id, access log and JSON-RPC error reply around them. No
+ * connections of its own: `createGateway` (gateway.ts) builds those and serves this app.
+ */
+export function createGatewayApp(options: GatewayAppOptions): Hono<GatewayVariables> {
+  const { config, logger } = options;
+  const metrics = options.metrics ?? createMetrics();
+  const shutdownSignal = options.shutdownSignal ?? new AbortController().signal;
+  // Every open listen stream waits on this one signal; hundreds of them are normal, not a leak.
+  setMaxListeners(0, shutdownSignal);
+  const services = createMcpServices(options, metrics, shutdownSignal);
 
   const app = new Hono<GatewayVariables>();
-
-  app.use('*', async (c, next) => {
-    const requestId = requestIdFrom(c.req.header('x-request-id') ?? null);
-    c.set('requestId', requestId);
-    c.set('log', lazyChildLogger(logger, { requestId }));
-    // Set before the handler, the header rides along when c.json builds the reply; set on a
-    // finished reply, Hono copies the whole Response. Replies a handler built itself (202, SSE)
-    // never saw the prepared header and get it here.
-    c.header('X-Request-Id', requestId);
-    await next();
-    if (!c.res.headers.has('X-Request-Id')) c.header('X-Request-Id', requestId);
+  app.use('*', requestContext(logger));
+  addHealthRoutes(app, {
+    databaseChecks: options.taskService.databaseChecks,
+    queue: options.queue,
+    authReady: options.auth.ready?.bind(options.auth),
+    workerLiveness: options.workerLiveness,
+    shutdownSignal,
+    notReadySignal: options.notReadySignal,
   });
-
-  app.get('/healthz', (c) => c.json({ status: 'ok' }));
-
-  app.get('/readyz', async (c) => {
-    if (shutdownSignal.aborted || options.notReadySignal?.aborted === true)
-      return c.json({ status: 'draining' }, 503);
-    const log = c.get('log')();
-    const workersCheck = options.workerLiveness?.check();
-    const authReady = options.auth.ready?.bind(options.auth);
-    const checks = await Promise.all([
-      ...options.taskService.databaseChecks.map(({ name, check }) => probe(name, check, 2000, log)),
-      probe('redis', () => options.queue.ping(), 2000, log),
-      // Without the provider's keys no token can be verified: this replica serves nobody.
-      ...(authReady === undefined ? [] : [probe('identity_provider', authReady, 2000, log)]),
-    ]);
-    // Workers are reported, not checked: a fresh cluster whose workers are still starting must
-    // not take every gateway out of the load balancer (tasks are durable and wait).
-    const ready = checks.every(([, outcome]) => outcome === 'ok');
-    const workers = await workersCheck;
-    return c.json(
-      {
-        status: ready ? 'ready' : 'not_ready',
-        checks: Object.fromEntries(checks),
-        ...(workers === undefined ? {} : { workers }),
-      },
-      ready ? 200 : 503,
-    );
-  });
-
-  if (options.resourceMetadata !== undefined) {
-    const document = protectedResourceMetadata(options.resourceMetadata);
-    for (const path of resourceMetadataPaths(options.resourceMetadata.resource)) {
-      app.get(path, (c) => {
-        // Public by nature; browser-based MCP clients read it from another origin.
-        c.header('Access-Control-Allow-Origin', '*');
-        c.header('Cache-Control', 'public, max-age=300');
-        return c.json(document);
-      });
-    }
-  }
-
+  if (options.resourceMetadata !== undefined) addResourceMetadata(app, options.resourceMetadata);
+  const consoleSettings = options.console;
   if (
-    options.console !== undefined &&
-    (options.console.operators.length > 0 || options.console.jwtLogin !== undefined)
-  ) {
-    const tail = createEventTail({
-      console: options.taskService.console,
-      intervalMs: options.console.livePollMs ?? 500,
-      logger,
-    });
-    shutdownSignal.addEventListener('abort', () => tail.close(), { once: true });
-    const workerLiveness = options.workerLiveness;
-    app.route(
-      '/console',
-      createConsoleRoutes({
-        console: options.taskService.console,
-        sessions: createSessionKeeper(options.console.operators, options.console.jwtLogin),
-        jwtLogin: options.console.jwtLogin,
-        ...(options.console.loginLimits === undefined
-          ? {}
-          : { loginLimits: options.console.loginLimits }),
-        tail,
-        logger,
-        keepAliveMs: config.sseKeepAliveMs,
-        taskTtlMs: config.taskTtlMs,
-        shutdownSignal,
-        ...(workerLiveness === undefined ? {} : { workers: () => workerLiveness.check() }),
-      }),
-    );
-  }
+    consoleSettings !== undefined &&
+    (consoleSettings.operators.length > 0 || consoleSettings.jwtLogin !== undefined)
+  )
+    addConsole(app, options, consoleSettings, shutdownSignal);
 
   app.get('/metrics', async (c) => {
     c.header('Content-Type', metrics.registry.contentType);
     return c.body(await metrics.registry.metrics());
   });
 
-  app.post('/mcp', async (c, next) => {
-    const stopTimer = metrics.duration.startTimer();
-    await next();
-    const method = methodLabel(c.get('rpcMethod'));
-    const seconds = stopTimer({ method });
-    const code = c.get('rpcCode') ?? 'none';
-    metrics.requests.inc({ method, code, status: String(c.res.status) });
-    // One access line per request (for listen: when the stream opened); the request id is bound.
-    if (logger.isLevelEnabled('info'))
-      c.get('log')().info(
-        {
-          method: c.get('rpcMethod'),
-          code,
-          status: c.res.status,
-          durationMs: Math.round(seconds * 1000),
-        },
-        'mcp request',
-      );
-  });
+  app.post('/mcp', mcpAccessLog(metrics, logger));
   app.post('/mcp', (c) =>
     handleMcpPost(c, {
       auth: options.auth,
@@ -271,39 +220,16 @@ export function createGateway(options: GatewayOptions): Hono<GatewayVariables> {
   );
   // R22: there is no GET stream and no session to DELETE.
   app.all('/mcp', () => {
-    throw new HttpProtocolError(
-      405,
-      ErrorCode.InvalidRequest,
-      'Method Not Allowed: use POST /mcp',
-      undefined,
-      {
+    throw new HttpProtocolError(405, {
+      code: ErrorCode.InvalidRequest,
+      message: 'Method Not Allowed: use POST /mcp',
+      headers: {
         Allow: 'POST',
       },
-    );
+    });
   });
 
   app.notFound((c) => c.json({ error: 'not found' }, 404));
-
-  app.onError((error, c) => {
-    const mapped = mapError(error);
-    const log = c.get('log')?.() ?? logger;
-    const code = mapped.error.code;
-    c.set('rpcCode', String(code));
-    if (mapped.unexpected)
-      log.error({ err: error, method: c.get('rpcMethod') }, 'unexpected error');
-    else if (mapped.outage)
-      log.warn(
-        { err: error, status: mapped.status, method: c.get('rpcMethod') },
-        mapped.error.message,
-      );
-    else
-      log.info({ code, status: mapped.status, method: c.get('rpcMethod') }, mapped.error.message);
-    const id = c.get('rpcId') ?? null;
-    const response = c.json(jsonRpcError(id, mapped.error), mapped.status as 400);
-    for (const [name, value] of Object.entries(mapped.headers)) response.headers.set(name, value);
-    response.headers.set('X-Request-Id', c.get('requestId') ?? '');
-    return response;
-  });
-
+  app.onError(errorReply(logger));
   return app;
 }

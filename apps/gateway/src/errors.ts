@@ -1,21 +1,32 @@
 import { ErrorCode, ProtocolError, httpStatusForErrorCode } from '@mcp-tasks/protocol';
 import { infrastructureFailure, type InfrastructureFailure } from '@mcp-tasks/store';
 
+/** What an HttpProtocolError says besides its status (Hono's HTTPException takes the same shape). */
+export interface HttpProtocolErrorOptions {
+  /** The JSON-RPC error code. */
+  code: number;
+  message: string;
+  /** The JSON-RPC error's `data`. */
+  data?: unknown;
+  /** Set on the HTTP reply (WWW-Authenticate, Retry-After, Allow...). */
+  headers?: Record<string, string>;
+}
+
 /**
  * A ProtocolError that also fixes the HTTP status (and headers) of its reply, for the failures
  * that happen at the HTTP layer: 401, 403, 405, 406, 413, 415, 429, 503, 504. It is still the one
- * error family serialized to clients.
+ * error family serialized to clients. `new HttpProtocolError(429, { code, message, headers })`.
  */
 export class HttpProtocolError extends ProtocolError {
+  readonly headers: Record<string, string>;
+
   constructor(
     readonly status: number,
-    code: number,
-    message: string,
-    data?: unknown,
-    readonly headers: Record<string, string> = {},
+    options: HttpProtocolErrorOptions,
   ) {
-    super(code, message, data);
+    super(options.code, options.message, options.data);
     this.name = 'HttpProtocolError';
+    this.headers = options.headers ?? {};
   }
 }
 
@@ -55,13 +66,12 @@ export function retryLater(options: RetryLaterOptions): HttpProtocolError {
   const status = options.status ?? 503;
   const code = status === 429 ? ErrorCode.InvalidRequest : ErrorCode.InternalError;
   const retryAfterMs = Math.max(0, Math.round(options.retryAfterMs));
-  return new HttpProtocolError(
-    status,
+  return new HttpProtocolError(status, {
     code,
-    options.message,
-    { reason: options.reason, retryAfterMs, ...options.data },
-    { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterMs / 1000))) },
-  );
+    message: options.message,
+    data: { reason: options.reason, retryAfterMs, ...options.data },
+    headers: { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterMs / 1000))) },
+  });
 }
 
 /** How long a client is asked to wait while the task store is unreachable or going away. */

@@ -27,12 +27,42 @@ export interface SseOverflow {
   onDropped?: () => void;
 }
 
+const encoder = new TextEncoder();
+
+function sseEvent(message: unknown): string {
+  return `event: message\ndata: ${JSON.stringify(message)}\n\n`;
+}
+
+/** Closes a stream the client may have closed already. */
+function closeQuietly(c: ReadableStreamDefaultController<Uint8Array> | undefined): void {
+  try {
+    c?.close();
+  } catch {
+    // already closed by the client
+  }
+}
+
+/** Queues the overflow's last message past the bound, ends the stream, reports the drop. */
+function dropSlowClient(
+  c: ReadableStreamDefaultController<Uint8Array>,
+  overflow: SseOverflow,
+  finish: () => void,
+): void {
+  try {
+    c.enqueue(encoder.encode(sseEvent(overflow.lastMessage())));
+  } catch {
+    // the client is gone already
+  }
+  finish();
+  closeQuietly(c);
+  overflow.onDropped?.();
+}
+
 export function createSseStream(options: {
   keepAliveMs: number;
   headers?: Record<string, string>;
   overflow?: SseOverflow;
 }): SseStream {
-  const encoder = new TextEncoder();
   let controller: ReadableStreamDefaultController<Uint8Array> | undefined;
   let closed = false;
   const closeCallbacks: (() => void)[] = [];
@@ -44,8 +74,6 @@ export function createSseStream(options: {
     for (const callback of closeCallbacks.splice(0)) callback();
   };
 
-  const event = (message: unknown): string =>
-    `event: message\ndata: ${JSON.stringify(message)}\n\n`;
   const overflow = options.overflow;
 
   const write = (text: string): boolean => {
@@ -59,19 +87,7 @@ export function createSseStream(options: {
     // desiredSize = bound - bytes queued: below zero the client has stopped keeping up, and
     // holding more for it would let one slow reader grow this process without limit.
     if (overflow !== undefined && (controller.desiredSize ?? 0) < 0) {
-      const c = controller;
-      try {
-        c.enqueue(encoder.encode(event(overflow.lastMessage())));
-      } catch {
-        // the client is gone already
-      }
-      finish();
-      try {
-        c.close();
-      } catch {
-        // already closed by the client
-      }
-      overflow.onDropped?.();
+      dropSlowClient(controller, overflow, finish);
       return false;
     }
     return true;
@@ -95,16 +111,12 @@ export function createSseStream(options: {
 
   return new SseStreamHandle({
     response: new Response(body, { status: 200, headers: { ...SSE_HEADERS, ...options.headers } }),
-    send: (message) => write(event(message)),
+    send: (message) => write(sseEvent(message)),
     close: () => {
       if (closed) return;
       const c = controller;
       finish();
-      try {
-        c?.close();
-      } catch {
-        // already closed by the client
-      }
+      closeQuietly(c);
     },
     onClose: (callback) => {
       if (closed) callback();

@@ -1,6 +1,20 @@
 // One-line startup failures of the gateway's own listener; the URL ones are shared with the
 // worker (`describeConnectionFailure` in @mcp-tasks/store).
 
+/**
+ * A start-up failure the operator can act on: `message` is printed as one `gateway: …` line and
+ * the process exits 1. `logged`: it already went to the log (fatal), nothing more is printed.
+ */
+export class StartupError extends Error {
+  override name = 'StartupError';
+  constructor(
+    message: string,
+    readonly logged = false,
+  ) {
+    super(message);
+  }
+}
+
 /** The server could not listen on PORT/HOST for a reason the operator can fix, as one line. */
 export function describeListenFailure(
   error: unknown,

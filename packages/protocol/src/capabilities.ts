@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { TASKS_EXTENSION_ID } from './constants.js';
 import { ErrorCode, ProtocolError } from './errors.js';
-import { failed, passed, type Check } from './check.js';
+import { failed, passed, throwIfFailed, type Check } from './check.js';
 import { isPlainObject } from './json.js';
 
 /**
@@ -71,4 +71,12 @@ export function requireTasksExtension(
       `${action} requires the Tasks extension: declare params._meta["io.modelcontextprotocol/clientCapabilities"].extensions["${TASKS_EXTENSION_ID}"] = {} on this request (capabilities are per request; legacy capabilities.tasks does not count)`,
     ),
   );
+}
+
+/** requireTasksExtension that throws its -32021 instead of returning it. */
+export function assertTasksExtension(
+  meta: { clientCapabilities: unknown },
+  action = 'This request',
+): void {
+  throwIfFailed(requireTasksExtension(meta, action));
 }

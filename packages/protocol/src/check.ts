@@ -8,6 +8,11 @@ export type Check = { ok: true } | { ok: false; error: ProtocolError };
 
 export const passed: Check = { ok: true };
 
+/** Throws the check's wire error: for a caller that runs its rules in order and stops at the first. */
+export function throwIfFailed(check: Check): void {
+  if (!check.ok) throw check.error;
+}
+
 export function failed(error: ProtocolError): { ok: false; error: ProtocolError } {
   return { ok: false, error };
 }

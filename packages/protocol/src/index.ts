@@ -10,9 +10,11 @@ export {
   missingCapabilityError,
   declaresTasksExtension,
   requireTasksExtension,
+  assertTasksExtension,
 } from './capabilities.js';
 export {
   validateRequestMeta,
+  parseRequestMeta,
   buildRequestMeta,
   type Implementation,
   type RequestMeta,
@@ -26,7 +28,11 @@ export {
   parseParams,
   tooDeepParamsError,
 } from './params.js';
-export { buildRoutingHeaders, checkRoutingHeaders } from './routing-headers.js';
+export {
+  buildRoutingHeaders,
+  checkRoutingHeaders,
+  assertRoutingHeaders,
+} from './routing-headers.js';
 export { withServerInfo, buildEmptyResult } from './results.js';
 export { buildDiscoverResult, DiscoverParamsSchema } from './discover.js';
 export { buildInputRequiredResult } from './mrtr.js';

@@ -151,3 +151,13 @@ export function buildRequestMeta(input: RequestMetaInput): Record<string, unknow
   if (input.clientInfo !== undefined) meta[META_CLIENT_INFO] = input.clientInfo;
   return meta;
 }
+
+/** validateRequestMeta that throws its -32602 or -32022 instead of returning it. */
+export function parseRequestMeta(
+  params: unknown,
+  supportedVersions: readonly string[] = SUPPORTED_PROTOCOL_VERSIONS,
+): RequestMeta {
+  const validation = validateRequestMeta(params, supportedVersions);
+  if (!validation.ok) throw validation.error;
+  return validation.meta;
+}

@@ -1,6 +1,6 @@
 import { META_PROTOCOL_VERSION, Method } from './constants.js';
 import { ErrorCode, ProtocolError } from './errors.js';
-import { failed, passed, type Check } from './check.js';
+import { failed, passed, throwIfFailed, type Check } from './check.js';
 import { isPlainObject } from './json.js';
 import type { JsonRpcMessage } from './jsonrpc.js';
 
@@ -158,4 +158,9 @@ export function checkRoutingHeaders(headers: HeaderSource, message: JsonRpcMessa
     );
   }
   return passed;
+}
+
+/** checkRoutingHeaders that throws its -32020 instead of returning it (the same order rules). */
+export function assertRoutingHeaders(headers: HeaderSource, message: JsonRpcMessage): void {
+  throwIfFailed(checkRoutingHeaders(headers, message));
 }

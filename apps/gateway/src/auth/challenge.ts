@@ -33,17 +33,16 @@ export function unauthorized(
   kind: 'missing' | 'invalid',
   params: ChallengeParams = NO_CHALLENGE_PARAMS,
 ): HttpProtocolError {
-  return new HttpProtocolError(
-    401,
-    ErrorCode.InvalidRequest,
-    kind === 'missing'
-      ? 'Unauthorized: send Authorization: Bearer <token>'
-      : 'Unauthorized: invalid bearer token',
-    undefined,
-    {
+  return new HttpProtocolError(401, {
+    code: ErrorCode.InvalidRequest,
+    message:
+      kind === 'missing'
+        ? 'Unauthorized: send Authorization: Bearer <token>'
+        : 'Unauthorized: invalid bearer token',
+    headers: {
       'WWW-Authenticate': bearerChallenge(params, kind === 'missing' ? undefined : 'invalid_token'),
     },
-  );
+  });
 }
 
 /**
@@ -51,11 +50,10 @@ export function unauthorized(
  * 401: a new token with the same grant would not help, the client has to ask for the scope.
  */
 export function insufficientScope(missing: string[], params: ChallengeParams): HttpProtocolError {
-  return new HttpProtocolError(
-    403,
-    ErrorCode.InvalidRequest,
-    `Forbidden: the token was not granted the scope ${missing.map((scope) => `"${scope}"`).join(', ')}; ask the authorization server for a token with scope="${params.scope ?? missing.join(' ')}"`,
-    { requiredScope: params.scope ?? missing.join(' ') },
-    { 'WWW-Authenticate': bearerChallenge(params, 'insufficient_scope') },
-  );
+  return new HttpProtocolError(403, {
+    code: ErrorCode.InvalidRequest,
+    message: `Forbidden: the token was not granted the scope ${missing.map((scope) => `"${scope}"`).join(', ')}; ask the authorization server for a token with scope="${params.scope ?? missing.join(' ')}"`,
+    data: { requiredScope: params.scope ?? missing.join(' ') },
+    headers: { 'WWW-Authenticate': bearerChallenge(params, 'insufficient_scope') },
+  });
 }

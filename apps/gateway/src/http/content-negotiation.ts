@@ -15,11 +15,10 @@ export function assertJsonContentType(contentType: string | null): void {
   if (contentType === 'application/json') return;
   const type = contentType?.split(';')[0]?.trim().toLowerCase();
   if (type !== 'application/json') {
-    throw new HttpProtocolError(
-      415,
-      ErrorCode.InvalidRequest,
-      'Unsupported Media Type: POST /mcp takes Content-Type: application/json',
-    );
+    throw new HttpProtocolError(415, {
+      code: ErrorCode.InvalidRequest,
+      message: 'Unsupported Media Type: POST /mcp takes Content-Type: application/json',
+    });
   }
 }
 
@@ -47,10 +46,9 @@ export function assertAcceptsJsonOrSse(accept: string | null): void {
         type === 'text/*'),
   );
   if (!acceptable) {
-    throw new HttpProtocolError(
-      406,
-      ErrorCode.InvalidRequest,
-      'Not Acceptable: send Accept: application/json, text/event-stream',
-    );
+    throw new HttpProtocolError(406, {
+      code: ErrorCode.InvalidRequest,
+      message: 'Not Acceptable: send Accept: application/json, text/event-stream',
+    });
   }
 }

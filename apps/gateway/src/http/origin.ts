@@ -23,6 +23,9 @@ export function assertOriginAllowed(
   if (origin === null || allowed === '*') return;
   const ok = allowed === undefined ? isLoopbackOrigin(origin) : allowed.includes(origin);
   if (!ok) {
-    throw new HttpProtocolError(403, ErrorCode.InvalidRequest, 'Forbidden: Origin not allowed');
+    throw new HttpProtocolError(403, {
+      code: ErrorCode.InvalidRequest,
+      message: 'Forbidden: Origin not allowed',
+    });
   }
 }

@@ -2,11 +2,10 @@ import { ErrorCode, ProtocolError } from '@mcp-tasks/protocol';
 import { HttpProtocolError } from '../errors.js';
 
 function tooLarge(limit: number): HttpProtocolError {
-  return new HttpProtocolError(
-    413,
-    ErrorCode.InvalidRequest,
-    `Request body exceeds ${limit} bytes`,
-  );
+  return new HttpProtocolError(413, {
+    code: ErrorCode.InvalidRequest,
+    message: `Request body exceeds ${limit} bytes`,
+  });
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -44,11 +43,11 @@ export async function readBodyWithLimit(request: Request, limit: number): Promis
     if (error instanceof ProtocolError) throw error;
     // Node's parser refused the body mid-way (a malformed chunk, a connection cut short) and has
     // answered 400 itself: the client's fault, logged as such rather than as an unexpected error.
-    throw new HttpProtocolError(
-      400,
-      ErrorCode.InvalidRequest,
-      'Invalid Request: the request body could not be read (malformed chunked encoding, or the connection closed mid-body)',
-    );
+    throw new HttpProtocolError(400, {
+      code: ErrorCode.InvalidRequest,
+      message:
+        'Invalid Request: the request body could not be read (malformed chunked encoding, or the connection closed mid-body)',
+    });
   }
 }
 

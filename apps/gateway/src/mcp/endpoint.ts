@@ -1,7 +1,7 @@
 import {
   ErrorCode,
   TASK_METHODS,
-  checkRoutingHeaders,
+  assertRoutingHeaders,
   MAX_PARAMS_DEPTH,
   ProtocolError,
   declaresTasksExtension,
@@ -10,9 +10,9 @@ import {
   invalidParamsError,
   jsonRpcResult,
   parseJsonRpcMessage,
-  requireTasksExtension,
+  assertTasksExtension,
   tooDeepParamsError,
-  validateRequestMeta,
+  parseRequestMeta,
   type RequestId,
   type RequestMeta,
 } from '@mcp-tasks/protocol';
@@ -129,16 +129,14 @@ export async function handleMcpPost(
 ): Promise<Response> {
   const { services } = options;
   if (services.shutdownSignal.aborted) {
-    throw new HttpProtocolError(
-      503,
-      ErrorCode.InternalError,
-      'Server is shutting down; retry',
-      undefined,
-      {
+    throw new HttpProtocolError(503, {
+      code: ErrorCode.InternalError,
+      message: 'Server is shutting down; retry',
+      headers: {
         Connection: 'close',
         'Retry-After': '1',
       },
-    );
+    });
   }
   const request = c.req.raw;
   assertOriginAllowed(request.headers.get('origin'), options.allowedOrigins);
@@ -155,9 +153,8 @@ export async function handleMcpPost(
   c.set('rpcMethod', message.method);
   if (message.kind === 'request') c.set('rpcId', message.id);
 
-  const headers = checkRoutingHeaders(request.headers, message);
   if (message.kind === 'notification') {
-    if (!headers.ok) throw headers.error;
+    assertRoutingHeaders(request.headers, message);
     // R1 and R18: accepted and never answered; notifications/cancelled does not cancel tasks.
     c.get('log')().debug({ method: message.method }, 'notification accepted');
     c.set('rpcCode', 'notification');
@@ -165,13 +162,9 @@ export async function handleMcpPost(
   }
 
   const handler = handlerFor(message.method);
-  if (!headers.ok) throw headers.error;
-  const meta = validateRequestMeta(message.params);
-  if (!meta.ok) throw meta.error;
-  if (TASK_METHODS.includes(message.method)) {
-    const check = requireTasksExtension(meta.meta, message.method);
-    if (!check.ok) throw check.error;
-  }
+  assertRoutingHeaders(request.headers, message);
+  const meta = parseRequestMeta(message.params);
+  if (TASK_METHODS.includes(message.method)) assertTasksExtension(meta, message.method);
   // JSON text can carry U+0000 and lone surrogates only as escapes (a raw NUL is a parse error,
   // a surrogate's UTF-8 bytes invalid UTF-8), so the walk over params runs only for the rare body
   // that has one, not on every poll.
@@ -188,8 +181,8 @@ export async function handleMcpPost(
     message.id,
     message.method,
     message.params ?? {},
-    meta.meta,
-    declaresTasksExtension(meta.meta),
+    meta,
+    declaresTasksExtension(meta),
     identity,
     c.get('log'),
     deadline,

@@ -44,22 +44,20 @@ export function createStreamSlots(limits: ListenLimits): StreamSlots {
     take(caller) {
       const mine = perCaller.get(caller) ?? 0;
       if (mine >= limits.maxStreamsPerPrincipal) {
-        throw new HttpProtocolError(
-          429,
-          ErrorCode.InvalidRequest,
-          `Too many open subscriptions/listen streams for this caller: at most ${limits.maxStreamsPerPrincipal} per principal on a replica (MCP_LISTEN_STREAMS_PER_PRINCIPAL); close one, or name several taskIds in one listen`,
-          { limit: limits.maxStreamsPerPrincipal },
-          { 'Retry-After': '5' },
-        );
+        throw new HttpProtocolError(429, {
+          code: ErrorCode.InvalidRequest,
+          message: `Too many open subscriptions/listen streams for this caller: at most ${limits.maxStreamsPerPrincipal} per principal on a replica (MCP_LISTEN_STREAMS_PER_PRINCIPAL); close one, or name several taskIds in one listen`,
+          data: { limit: limits.maxStreamsPerPrincipal },
+          headers: { 'Retry-After': '5' },
+        });
       }
       if (total >= limits.maxStreams) {
-        throw new HttpProtocolError(
-          503,
-          ErrorCode.InternalError,
-          `This replica has its maximum of ${limits.maxStreams} open subscriptions/listen streams (MCP_LISTEN_MAX_STREAMS); retry (another replica may have room)`,
-          { limit: limits.maxStreams },
-          { 'Retry-After': '5' },
-        );
+        throw new HttpProtocolError(503, {
+          code: ErrorCode.InternalError,
+          message: `This replica has its maximum of ${limits.maxStreams} open subscriptions/listen streams (MCP_LISTEN_MAX_STREAMS); retry (another replica may have room)`,
+          data: { limit: limits.maxStreams },
+          headers: { 'Retry-After': '5' },
+        });
       }
       perCaller.set(caller, mine + 1);
       total += 1;

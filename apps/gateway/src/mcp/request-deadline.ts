@@ -60,13 +60,11 @@ class TimedRequestDeadline implements RequestDeadline {
   #expire(timeoutMs: number): void {
     // Nothing a client could not repeat happened (a create disarms the deadline before it
     // commits), so it may come back, as from any 5xx of this server.
-    const expired = new HttpProtocolError(
-      504,
-      ErrorCode.InternalError,
-      `Request timed out after ${timeoutMs} ms`,
-      undefined,
-      { 'Retry-After': '1' },
-    );
+    const expired = new HttpProtocolError(504, {
+      code: ErrorCode.InternalError,
+      message: `Request timed out after ${timeoutMs} ms`,
+      headers: { 'Retry-After': '1' },
+    });
     this.#expired = expired;
     this.#expiry?.abort(expired);
     this.#rejectRun?.(expired);

@@ -9,7 +9,9 @@ import {
   jsonRpcResult,
   listenRequiresTasksExtension,
   parseParams,
-  requireTasksExtension,
+  type Implementation,
+  type RequestId,
+  assertTasksExtension,
 } from '@mcp-tasks/protocol';
 import {
   buildTaskSnapshot,
@@ -19,32 +21,18 @@ import {
 } from '@mcp-tasks/tasks';
 import { infrastructureFailure } from '@mcp-tasks/store';
 import { STORE_RETRY_AFTER_MS } from '../errors.js';
-import { createSseStream } from '../sse.js';
-import type { HandlerOutcome, MethodHandler } from './context.js';
+import { createSseStream, type SseStream } from '../sse.js';
+import type { HandlerOutcome, McpServices, MethodHandler, RequestContext } from './context.js';
+import type { ListenLimits } from './listen-limits.js';
 
-/**
- * subscriptions/listen (R21): the POST's response is an SSE stream. Order on the stream:
- * the acknowledgement (only the caller's own tasks), then each task's current snapshot, then a
- * snapshot after every committed change any worker or replica makes (Postgres LISTEN; the tasks
- * are flagged `listened` first, since only flagged tasks are announced), and on
- * a listener reconnect every snapshot again, since changes during the gap were not delivered.
- * Only taskIds are honoured: this server has no list-changed or resource notifications to send.
- * The stream ends with the graceful end message once every accepted task is terminal (nothing
- * more can happen; at once when none was named or accepted), or when the replica shuts down; the
- * client closing it ends it silently. A client that stops reading is dropped with an error once
- * its stream holds more than the buffer bound. Limits: see listen-limits.ts.
- */
-export const subscriptionsListen: MethodHandler = async (
-  ctx,
-  services,
-): Promise<HandlerOutcome> => {
+/** The listen's params, checked: the Tasks extension when it names tasks, at most maxTaskIds. */
+function parseListenRequest(
+  ctx: RequestContext,
+  limits: ListenLimits,
+): { requested: string[]; namesTasks: boolean } {
   const params = parseParams(ListenParamsSchema, ctx.params);
-  if (listenRequiresTasksExtension(params)) {
-    const check = requireTasksExtension(ctx.meta, 'subscriptions/listen with taskIds');
-    if (!check.ok) throw check.error;
-  }
-  const { limits, slots, loadQueue } = services.listen;
-  const flagFor = { ttlMs: limits.flagTtlMs };
+  if (listenRequiresTasksExtension(params))
+    assertTasksExtension(ctx.meta, 'subscriptions/listen with taskIds');
   const requested = [...new Set(params.notifications.taskIds ?? [])];
   if (requested.length > limits.maxTaskIds) {
     throw new ProtocolError(
@@ -53,55 +41,87 @@ export const subscriptionsListen: MethodHandler = async (
       { limit: limits.maxTaskIds },
     );
   }
-  const { tenant, principal } = ctx.identity;
-  const subscriptionId = ctx.id;
-  const watching = new Set(requested.filter(isWellFormedTaskId));
-  // Before any query: a refused stream must cost nothing.
-  const releaseSlot = slots.take(`${tenant}\u0000${principal}`);
+  return { requested, namesTasks: params.notifications.taskIds !== undefined };
+}
 
-  // Subscribe before the first read so a change committed in between is not missed.
-  const changed = new Set<string>();
-  let resyncAll = false;
-  let wake: (() => void) | undefined;
-  const unsubscribe = services.changes.subscribe(
-    (taskId) => {
-      if (!watching.has(taskId)) return;
-      changed.add(taskId);
-      wake?.();
-    },
-    () => {
-      resyncAll = true;
-      wake?.();
-    },
+/**
+ * What changed among the watched tasks since the pump last looked, and the pump's wake-up: a
+ * change, a listener reconnect (every snapshot again), the stream closing or the replica shutting
+ * down each wake it.
+ */
+class ChangeInbox {
+  readonly changed = new Set<string>();
+  resyncAll = false;
+  #wake: (() => void) | undefined;
+
+  constructor(private readonly watching: ReadonlySet<string>) {}
+
+  readonly onChange = (taskId: string): void => {
+    if (!this.watching.has(taskId)) return;
+    this.changed.add(taskId);
+    this.wake();
+  };
+
+  readonly onResync = (): void => {
+    this.resyncAll = true;
+    this.wake();
+  };
+
+  wake(): void {
+    this.#wake?.();
+  }
+
+  get empty(): boolean {
+    return this.changed.size === 0 && !this.resyncAll;
+  }
+
+  /** Until the next wake. */
+  async waitForWork(): Promise<void> {
+    await new Promise<void>((resolve) => (this.#wake = resolve));
+    this.#wake = undefined;
+  }
+
+  /** Until `ms` have passed or the next wake, whichever is first. */
+  async waitToRetry(ms: number): Promise<void> {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.#wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    this.#wake = undefined;
+  }
+}
+
+/**
+ * Flags the watched tasks and reads them: the caller's own, in the order the client named them.
+ * Only flagged tasks announce their changes (ADR 0002); the flag commits before the first read,
+ * so a change is either in that read or announced after it.
+ */
+async function loadAcceptedTasks(
+  ctx: RequestContext,
+  services: McpServices,
+  watching: ReadonlySet<string>,
+  load: (taskIds: readonly string[]) => Promise<Task[]>,
+): Promise<Task[]> {
+  const { limits, loadQueue } = services.listen;
+  await loadQueue(() =>
+    services.taskService.flagListened(ctx.identity, [...watching], { ttlMs: limits.flagTtlMs }),
   );
+  const found = new Map((await load([...watching])).map((task) => [task.id, task]));
+  // In the order the client named them (one query returns rows in any order).
+  return [...watching].flatMap((id) => found.get(id) ?? []);
+}
 
-  // One query per load, through the replica's bounded listen queue.
-  const load = (taskIds: readonly string[]): Promise<Task[]> =>
-    loadQueue(() => services.taskService.getTasks(ctx.identity, taskIds));
-  let accepted: Task[];
-  try {
-    // Only flagged tasks announce their changes (ADR 0002); the flag commits before the first
-    // read, so a change is either in that read or announced after it.
-    await loadQueue(() => services.taskService.flagListened(ctx.identity, [...watching], flagFor));
-    const found = new Map((await load([...watching])).map((task) => [task.id, task]));
-    // In the order the client named them (one query returns rows in any order).
-    accepted = [...watching].flatMap((id) => found.get(id) ?? []);
-  } catch (error) {
-    unsubscribe();
-    releaseSlot();
-    throw error;
-  }
-  // A client that left during the loads would never see the stream, and its abort has already
-  // fired, so nothing would ever close it: stop before building it.
-  if (ctx.signal.aborted) {
-    unsubscribe();
-    releaseSlot();
-    throw new ProtocolError(ErrorCode.InternalError, 'Client went away');
-  }
-  const acceptedIds = new Set(accepted.map((task) => task.id));
-  for (const id of watching) if (!acceptedIds.has(id)) watching.delete(id);
-
-  const stream = createSseStream({
+/** The SSE stream, dropped with a last error message once the client falls too far behind. */
+function openListenStream(
+  ctx: RequestContext,
+  services: McpServices,
+  subscriptionId: RequestId,
+): SseStream {
+  const { limits } = services.listen;
+  return createSseStream({
     keepAliveMs: services.settings.sseKeepAliveMs,
     overflow: {
       maxBufferedBytes: limits.maxBufferedBytes,
@@ -120,39 +140,72 @@ export const subscriptionsListen: MethodHandler = async (
       },
     },
   });
-  services.metrics.openStreams.inc();
-  const lastSent = new Map<string, string>();
-  const terminal = new Set<string>();
+}
 
-  const sendSnapshot = (task: Task): void => {
+/** Sends each task's snapshot when it differs from the last one sent; knows which are terminal. */
+class SnapshotSender {
+  readonly #lastSent = new Map<string, string>();
+  readonly terminal = new Set<string>();
+
+  constructor(
+    private readonly stream: SseStream,
+    private readonly subscriptionId: RequestId,
+    private readonly serverInfo: Implementation,
+  ) {}
+
+  send(task: Task): void {
     const message = buildTaskStatusNotification(
-      subscriptionId,
+      this.subscriptionId,
       buildTaskSnapshot(task),
-      services.serverInfo,
+      this.serverInfo,
     );
     const serialized = JSON.stringify(message);
-    if (lastSent.get(task.id) === serialized) return;
-    lastSent.set(task.id, serialized);
-    if (isTerminalStatus(task.status)) terminal.add(task.id);
-    stream.send(message);
-  };
-  const endGracefully = (): void => {
-    stream.send(
-      jsonRpcResult(subscriptionId, buildSubscriptionEnd(subscriptionId, services.serverInfo)),
-    );
-    stream.close();
-  };
-  // A listen naming no task (or none of the caller's) has nothing it could ever be sent: it
-  // ends right after the acknowledgement instead of holding a connection open forever.
-  const allSettled = (): boolean => terminal.size === watching.size;
+    if (this.#lastSent.get(task.id) === serialized) return;
+    this.#lastSent.set(task.id, serialized);
+    if (isTerminalStatus(task.status)) this.terminal.add(task.id);
+    this.stream.send(message);
+  }
 
+  /** After a listener reconnect every snapshot is sent again, changed or not. */
+  forgetSent(): void {
+    this.#lastSent.clear();
+  }
+
+  endGracefully(): void {
+    this.stream.send(
+      jsonRpcResult(
+        this.subscriptionId,
+        buildSubscriptionEnd(this.subscriptionId, this.serverInfo),
+      ),
+    );
+    this.stream.close();
+  }
+}
+
+/**
+ * The stream's life around the pump: ends gracefully on shutdown, closes when the client goes,
+ * renews the listen flags while open, and on close releases everything it held.
+ */
+function attachLifecycle(
+  ctx: RequestContext,
+  services: McpServices,
+  parts: {
+    stream: SseStream;
+    snapshots: SnapshotSender;
+    inbox: ChangeInbox;
+    watching: ReadonlySet<string>;
+    release: () => void;
+  },
+): { onShutdown: () => void } {
+  const { stream, snapshots, inbox, watching } = parts;
+  const { limits, loadQueue } = services.listen;
   const onShutdown = (): void => {
-    endGracefully();
-    wake?.();
+    snapshots.endGracefully();
+    inbox.wake();
   };
   const onClientGone = (): void => {
     stream.close();
-    wake?.();
+    inbox.wake();
   };
   services.shutdownSignal.addEventListener('abort', onShutdown, { once: true });
   ctx.signal.addEventListener('abort', onClientGone, { once: true });
@@ -161,81 +214,158 @@ export const subscriptionsListen: MethodHandler = async (
   // time left is not written again, so only every other renewal writes).
   const renewFlags = setInterval(
     () => {
-      const active = [...watching].filter((id) => !terminal.has(id));
+      const active = [...watching].filter((id) => !snapshots.terminal.has(id));
       if (active.length === 0) return;
-      loadQueue(() => services.taskService.flagListened(ctx.identity, active, flagFor)).catch(
-        (error: unknown) => ctx.log.warn({ err: error }, 'could not renew listen flags'),
-      );
+      loadQueue(() =>
+        services.taskService.flagListened(ctx.identity, active, { ttlMs: limits.flagTtlMs }),
+      ).catch((error: unknown) => ctx.log.warn({ err: error }, 'could not renew listen flags'));
     },
     Math.max(1, Math.floor(limits.flagTtlMs / 3)),
   );
   renewFlags.unref();
   stream.onClose(() => {
     clearInterval(renewFlags);
-    unsubscribe();
-    releaseSlot();
+    parts.release();
     services.shutdownSignal.removeEventListener('abort', onShutdown);
     ctx.signal.removeEventListener('abort', onClientGone);
     services.metrics.openStreams.dec();
-    wake?.();
+    inbox.wake();
+  });
+  return { onShutdown };
+}
+
+/**
+ * One loop per stream keeps its messages in commit order and its queries one at a time: waits
+ * for changes, loads the changed tasks, sends their snapshots; ends gracefully once every
+ * watched task is terminal. A store outage does not end the stream: the snapshots are loaded
+ * again once it is back (the keep-alives go on meanwhile). Anything else is a bug and rejects.
+ */
+async function pumpChanges(
+  ctx: RequestContext,
+  parts: {
+    stream: SseStream;
+    snapshots: SnapshotSender;
+    inbox: ChangeInbox;
+    watching: ReadonlySet<string>;
+    load: (taskIds: readonly string[]) => Promise<Task[]>;
+    subscriptionId: RequestId;
+  },
+): Promise<void> {
+  const { stream, snapshots, inbox, watching } = parts;
+  // A listen naming no task (or none of the caller's) has nothing it could ever be sent: it
+  // ends right after the acknowledgement instead of holding a connection open forever.
+  const allSettled = (): boolean => snapshots.terminal.size === watching.size;
+  while (!stream.closed) {
+    if (allSettled()) {
+      snapshots.endGracefully();
+      return;
+    }
+    if (inbox.empty) {
+      await inbox.waitForWork();
+      continue;
+    }
+    // After a listener reconnect every snapshot is sent again, changed or not: the client may
+    // have missed changes during the gap and must not have to diff to find out.
+    if (inbox.resyncAll) snapshots.forgetSent();
+    const ids = inbox.resyncAll ? [...watching] : [...inbox.changed];
+    inbox.resyncAll = false;
+    inbox.changed.clear();
+    const pending = ids.filter((id) => !snapshots.terminal.has(id));
+    if (pending.length === 0 || stream.closed) continue;
+    let loaded: Task[];
+    try {
+      loaded = await parts.load(pending);
+    } catch (error) {
+      if (infrastructureFailure(error) === undefined) throw error;
+      ctx.log.warn(
+        { err: error, subscriptionId: parts.subscriptionId },
+        'listen load failed; retrying',
+      );
+      for (const id of pending) inbox.changed.add(id);
+      await inbox.waitToRetry(STORE_RETRY_AFTER_MS);
+      continue;
+    }
+    for (const task of loaded) {
+      if (stream.closed) break;
+      snapshots.send(task);
+    }
+  }
+}
+
+/**
+ * subscriptions/listen (R21): the POST's response is an SSE stream. Order on the stream:
+ * the acknowledgement (only the caller's own tasks), then each task's current snapshot, then a
+ * snapshot after every committed change any worker or replica makes (Postgres LISTEN; the tasks
+ * are flagged `listened` first, since only flagged tasks are announced), and on
+ * a listener reconnect every snapshot again, since changes during the gap were not delivered.
+ * Only taskIds are honoured: this server has no list-changed or resource notifications to send.
+ * The stream ends with the graceful end message once every accepted task is terminal (nothing
+ * more can happen; at once when none was named or accepted), or when the replica shuts down; the
+ * client closing it ends it silently. A client that stops reading is dropped with an error once
+ * its stream holds more than the buffer bound. Limits: see listen-limits.ts.
+ */
+export const subscriptionsListen: MethodHandler = async (
+  ctx,
+  services,
+): Promise<HandlerOutcome> => {
+  const { limits, slots, loadQueue } = services.listen;
+  const { requested, namesTasks } = parseListenRequest(ctx, limits);
+  const { tenant, principal } = ctx.identity;
+  const subscriptionId = ctx.id;
+  const watching = new Set(requested.filter(isWellFormedTaskId));
+  // Before any query: a refused stream must cost nothing.
+  const releaseSlot = slots.take(`${tenant}\u0000${principal}`);
+
+  // Subscribe before the first read so a change committed in between is not missed.
+  const inbox = new ChangeInbox(watching);
+  const unsubscribe = services.changes.subscribe(inbox.onChange, inbox.onResync);
+  const release = (): void => {
+    unsubscribe();
+    releaseSlot();
+  };
+
+  // One query per load, through the replica's bounded listen queue.
+  const load = (taskIds: readonly string[]): Promise<Task[]> =>
+    loadQueue(() => services.taskService.getTasks(ctx.identity, taskIds));
+  let accepted: Task[];
+  try {
+    accepted = await loadAcceptedTasks(ctx, services, watching, load);
+  } catch (error) {
+    release();
+    throw error;
+  }
+  // A client that left during the loads would never see the stream, and its abort has already
+  // fired, so nothing would ever close it: stop before building it.
+  if (ctx.signal.aborted) {
+    release();
+    throw new ProtocolError(ErrorCode.InternalError, 'Client went away');
+  }
+  const acceptedIds = new Set(accepted.map((task) => task.id));
+  for (const id of watching) if (!acceptedIds.has(id)) watching.delete(id);
+
+  const stream = openListenStream(ctx, services, subscriptionId);
+  services.metrics.openStreams.inc();
+  const snapshots = new SnapshotSender(stream, subscriptionId, services.serverInfo);
+  const { onShutdown } = attachLifecycle(ctx, services, {
+    stream,
+    snapshots,
+    inbox,
+    watching,
+    release,
   });
 
   // Echo only what was asked for and is honoured (SUB: never announce unrequested types).
-  const honoured =
-    params.notifications.taskIds === undefined ? {} : { taskIds: accepted.map((task) => task.id) };
+  const honoured = namesTasks ? { taskIds: accepted.map((task) => task.id) } : {};
   stream.send(buildSubscriptionsAcknowledged(subscriptionId, honoured));
-  for (const task of accepted) sendSnapshot(task);
+  for (const task of accepted) snapshots.send(task);
 
-  // One loop per stream keeps its messages in commit order and its queries one at a time.
-  const pump = async (): Promise<void> => {
-    while (!stream.closed) {
-      if (allSettled()) {
-        endGracefully();
-        return;
-      }
-      if (changed.size === 0 && !resyncAll) {
-        await new Promise<void>((resolve) => (wake = resolve));
-        wake = undefined;
-        continue;
-      }
-      // After a listener reconnect every snapshot is sent again, changed or not: the client may
-      // have missed changes during the gap and must not have to diff to find out.
-      if (resyncAll) lastSent.clear();
-      const ids = resyncAll ? [...watching] : [...changed];
-      resyncAll = false;
-      changed.clear();
-      const pending = ids.filter((id) => !terminal.has(id));
-      if (pending.length === 0 || stream.closed) continue;
-      let loaded: Task[];
-      try {
-        loaded = await load(pending);
-      } catch (error) {
-        // A store outage does not end the stream: the snapshots are loaded again once it is
-        // back (the keep-alives go on meanwhile). Anything else is a bug and ends it below.
-        if (infrastructureFailure(error) === undefined) throw error;
-        ctx.log.warn({ err: error, subscriptionId }, 'listen load failed; retrying');
-        for (const id of pending) changed.add(id);
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, STORE_RETRY_AFTER_MS);
-          wake = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
-        wake = undefined;
-        continue;
-      }
-      for (const task of loaded) {
-        if (stream.closed) break;
-        sendSnapshot(task);
-      }
-    }
-  };
   if (services.shutdownSignal.aborted) onShutdown();
-  pump().catch((error: unknown) => {
-    ctx.log.error({ err: error }, 'listen stream failed; closing it');
-    stream.close();
-  });
+  pumpChanges(ctx, { stream, snapshots, inbox, watching, load, subscriptionId }).catch(
+    (error: unknown) => {
+      ctx.log.error({ err: error }, 'listen stream failed; closing it');
+      stream.close();
+    },
+  );
   ctx.log.debug({ accepted: accepted.length, requested: requested.length }, 'listen stream opened');
   return { kind: 'stream', response: stream.response };
 };

@@ -23,13 +23,12 @@ export function taskNotFound(): ProtocolError {
 }
 
 function tooFast(intervalMs: number, waitMs: number): HttpProtocolError {
-  return new HttpProtocolError(
-    429,
-    ErrorCode.InvalidRequest,
-    `Polling faster than pollIntervalMs (${intervalMs} ms); retry in ${waitMs} ms`,
-    { retryAfterMs: waitMs },
-    { 'Retry-After': String(Math.ceil(waitMs / 1000)) },
-  );
+  return new HttpProtocolError(429, {
+    code: ErrorCode.InvalidRequest,
+    message: `Polling faster than pollIntervalMs (${intervalMs} ms); retry in ${waitMs} ms`,
+    data: { retryAfterMs: waitMs },
+    headers: { 'Retry-After': String(Math.ceil(waitMs / 1000)) },
+  });
 }
 
 export const tasksGet: MethodHandler = async (ctx, services) => {

@@ -11,7 +11,7 @@ import {
   describeIssues,
   invalidParamsError,
   parseParams,
-  requireTasksExtension,
+  assertTasksExtension,
   type ToolDescriptor,
 } from '@mcp-tasks/protocol';
 import {
@@ -176,10 +176,7 @@ export const toolsCall: MethodHandler = async (ctx, services) => {
   }
   const rawArguments = params.arguments ?? {};
   const args = parseArguments(tool, rawArguments);
-  if (tool.mode === 'task') {
-    const check = requireTasksExtension(ctx.meta, `Tool "${tool.name}"`);
-    if (!check.ok) throw check.error;
-  }
+  if (tool.mode === 'task') assertTasksExtension(ctx.meta, `Tool "${tool.name}"`);
   const call = new RequestCallContext(ctx);
   const gathered = gatherInput(ctx, services, tool, args, rawArguments, params, call);
   if ('round' in gathered) return result(gathered.round);

@@ -17,7 +17,7 @@ import {
 import { TOOL_PACKS, createToolCatalogue, type ToolDefinition } from '@mcp-tasks/tools';
 import { pino, type Logger } from 'pino';
 import { afterAll, beforeAll } from 'vitest';
-import { createGateway, type GatewayAppConfig, type GatewayOptions } from '../../src/app.js';
+import { createGatewayApp, type GatewayAppConfig, type GatewayAppOptions } from '../../src/app.js';
 import { createAuthenticator } from '../../src/auth/index.js';
 import { parseTokenList } from '../../src/env.js';
 import { createMetrics, type GatewayMetrics } from '../../src/metrics.js';
@@ -74,7 +74,7 @@ export async function startInfrastructure(label: string): Promise<Infrastructure
 }
 
 export interface GatewayUnderTest {
-  app: ReturnType<typeof createGateway>;
+  app: ReturnType<typeof createGatewayApp>;
   metrics: GatewayMetrics;
   shutdown: AbortController;
 }
@@ -85,13 +85,13 @@ export interface GatewayOverrides {
   taskService?: TaskService;
   queue?: { ping(): Promise<void> };
   logger?: Logger;
-  workerLiveness?: GatewayOptions['workerLiveness'];
+  workerLiveness?: GatewayAppOptions['workerLiveness'];
   /** Tools beside the built-in packs (test fixtures). */
   tools?: readonly ToolDefinition[];
   /** Instead of the test tokens (MCP_TOKENS of rpc.ts). */
-  auth?: GatewayOptions['auth'];
-  resourceMetadata?: GatewayOptions['resourceMetadata'];
-  console?: GatewayOptions['console'];
+  auth?: GatewayAppOptions['auth'];
+  resourceMetadata?: GatewayAppOptions['resourceMetadata'];
+  console?: GatewayAppOptions['console'];
 }
 
 export function buildGateway(
@@ -100,7 +100,7 @@ export function buildGateway(
 ): GatewayUnderTest {
   const metrics = createMetrics();
   const shutdown = new AbortController();
-  const app = createGateway({
+  const app = createGatewayApp({
     taskService:
       overrides.taskService ??
       createTaskService({ db: infra.db, dispatcher: overrides.dispatcher ?? infra.queue }),
