@@ -21,8 +21,8 @@ export function isJsonRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /**
- * `{ ...value }` for a copy that is about to take more keys. On V8 (Node 20), adding a key to a
- * spread copy costs about 50 times as much as to an Object.assign copy (µs per reply). A JSON
+ * `{ ...value }` for a copy that is about to take more keys: on V8, adding a key to a spread copy
+ * is far dearer than to an Object.assign copy (a spread copy's hidden class is made to fit). A JSON
  * `"__proto__"` key is an own property that Object.assign would turn into a prototype, so such
  * an object is still spread.
  */

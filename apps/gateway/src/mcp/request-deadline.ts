@@ -39,8 +39,7 @@ export function createRequestDeadline(
  * A class, not an object literal with `get signal()`: V8 gives each such literal a hidden class
  * of its own in the old generation, holding the getter, and that keeps everything the getter's
  * closure reaches (the whole request) alive through every young-generation collection until the
- * next full one. Per request, that promoted a create's every object and paced the gateway's
- * mark-compacts (docs/benchmarks.md, "Requests promoted by a getter").
+ * next full one: made per request, it would promote every request's objects.
  */
 class TimedRequestDeadline implements RequestDeadline {
   #expired: HttpProtocolError | undefined;

@@ -143,9 +143,8 @@ function gatherInput(
 }
 
 /**
- * What a tool sees of the request. The signal is read on demand: building it (AbortSignal.any
- * over the client's and the deadline's) cost a create ~60 µs, and only a tool that runs in the
- * request reads it. A class, not an object literal with `get signal()`: such a literal gets a
+ * What a tool sees of the request. The signal is built on demand (AbortSignal.any over the
+ * client's and the deadline's is dear), since only a tool that runs in the request reads it. A class, not an object literal with `get signal()`: such a literal gets a
  * hidden class of its own per request, which keeps the whole request alive until the next full
  * collection (see request-deadline.ts).
  */
