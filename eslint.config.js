@@ -25,7 +25,7 @@ export default tseslint.config(
     // hidden class of its own, in the old generation, which keeps whatever the accessor's closure
     // reaches alive through young-generation collections. Made per request, that promoted whole
     // requests (docs/benchmarks.md, "Requests promoted by a getter"). Use a class.
-    files: ['apps/*/src/**/*.ts', 'packages/*/src/**/*.ts'],
+    files: ['apps/*/src/**/*.ts', 'packages/*/src/**/*.ts', 'tooling/*/src/**/*.ts'],
     ignores: ['**/*.test.ts', '**/testing/**', '**/test/**'],
     rules: {
       'no-restricted-syntax': [

@@ -4,7 +4,7 @@ import { defineConfig } from 'vitest/config';
 // The JSON report lets CI print a plain "N passed, N failed" line after the run.
 export default defineConfig({
   test: {
-    projects: ['packages/*', 'apps/*', 'examples/*'],
+    projects: ['packages/*', 'tooling/*', 'apps/*', 'examples/*'],
     // Files may run side by side: every file has its own database, Redis prefix, ports and temp
     // dirs, and most of a file's time is spent waiting on the processes it starts (issue 31:
     // the whole suite took 428 s with 3 at once, against 879 s one at a time). Held at 1 for
