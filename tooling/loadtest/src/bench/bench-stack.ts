@@ -1,5 +1,4 @@
-import { join } from 'node:path';
-import { freePort, launchProcess, type LaunchedProcess } from '@mcp-tasks/testing';
+import { appEntry, launchTopology, type LaunchedProcess } from '@mcp-tasks/testing';
 import { BENCH_TOKENS } from './mcp-requests.js';
 
 export interface BenchStack {
@@ -35,85 +34,47 @@ export async function startBenchStack(options: {
    */
   appsRoot?: string;
 }): Promise<BenchStack> {
-  const appEntry = (app: 'gateway' | 'worker') =>
-    options.appsRoot === undefined
-      ? `apps/${app}/dist/main.js`
-      : join(options.appsRoot, 'apps', app, 'dist', 'main.js');
-  const common = {
-    DATABASE_URL: options.databaseUrl,
-    REDIS_URL: options.redisUrl,
-    REDIS_PREFIX: options.redisPrefix,
-    LOG_LEVEL: 'warn',
-    ...options.env,
+  const topology = await launchTopology({
+    gateways: options.gateways,
+    workers: options.workers,
+    build: 'dist',
+    gatewayEntry: appEntry('gateway', 'dist', options.appsRoot),
+    workerEntry: options.workerEntry ?? appEntry('worker', 'dist', options.appsRoot),
+    env: {
+      DATABASE_URL: options.databaseUrl,
+      REDIS_URL: options.redisUrl,
+      REDIS_PREFIX: options.redisPrefix,
+      LOG_LEVEL: 'warn',
+      ...options.env,
+    },
+    gatewayEnv: {
+      MCP_AUTH: 'tokens',
+      MCP_TOKENS: BENCH_TOKENS,
+      REQUEST_STATE_SECRET: 'bench-request-state-secret-0123456789abcdef',
+      // Nothing routes to it: stop at once, well within the launcher's kill grace (a killed
+      // process writes no CPU profile).
+      MCP_SHUTDOWN_DELAY_MS: '0',
+      // The per-tenant limits run, far out of the way: the bench's one tenant measures their
+      // cost (a recount a second, a token lease), never their refusals.
+      TENANT_MAX_IN_FLIGHT: '100000000',
+      TENANT_CREATE_RATE: '1000000',
+      TENANT_CREATE_BURST: '1000000',
+    },
+    workerEnv: { WORKER_CONCURRENCY: String(options.workerConcurrency) },
+    workerId: (index) => `bench-worker-${index + 1}`,
+    readyTimeoutMs: 60_000,
+    nodeArgs: [
+      ...(options.nodeArgs ?? []),
+      ...(options.cpuProfileDir === undefined
+        ? []
+        : ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`]),
+    ],
+  });
+  return {
+    gateways: topology.gateways.map(({ url, process }) => ({ url, process })),
+    workers: topology.workers.map((worker) => worker.process),
+    stop: () => topology.stop(),
   };
-  const nodeArgs = [
-    ...(options.nodeArgs ?? []),
-    ...(options.cpuProfileDir === undefined
-      ? []
-      : ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`]),
-  ];
-  const started: LaunchedProcess[] = [];
-  try {
-    const gateways = await Promise.all(
-      Array.from({ length: options.gateways }, async () => {
-        const port = await freePort();
-        const url = `http://127.0.0.1:${port}`;
-        const process = await launchProcess({
-          entry: appEntry('gateway'),
-          env: {
-            ...common,
-            PORT: String(port),
-            HOST: '127.0.0.1',
-            MCP_AUTH: 'tokens',
-            MCP_TOKENS: BENCH_TOKENS,
-            REQUEST_STATE_SECRET: 'bench-request-state-secret-0123456789abcdef',
-            // Nothing routes to it: stop at once, well within the launcher's kill grace (a
-            // killed process writes no CPU profile).
-            MCP_SHUTDOWN_DELAY_MS: '0',
-            // The per-tenant limits run, far out of the way: the bench's one tenant measures
-            // their cost (a recount a second, a token lease), never their refusals.
-            TENANT_MAX_IN_FLIGHT: '100000000',
-            TENANT_CREATE_RATE: '1000000',
-            TENANT_CREATE_BURST: '1000000',
-          },
-          readyUrl: `${url}/healthz`,
-          readyTimeoutMs: 60_000,
-          nodeArgs,
-        });
-        started.push(process);
-        return { url, process };
-      }),
-    );
-    const workers = await Promise.all(
-      Array.from({ length: options.workers }, async (_, i) => {
-        const port = await freePort();
-        const process = await launchProcess({
-          entry: options.workerEntry ?? appEntry('worker'),
-          env: {
-            ...common,
-            WORKER_ID: `bench-worker-${i + 1}`,
-            WORKER_CONCURRENCY: String(options.workerConcurrency),
-            METRICS_PORT: String(port),
-          },
-          readyUrl: `http://127.0.0.1:${port}/healthz`,
-          readyTimeoutMs: 60_000,
-          nodeArgs,
-        });
-        started.push(process);
-        return process;
-      }),
-    );
-    return {
-      gateways,
-      workers,
-      stop: async () => {
-        await Promise.allSettled(started.map((p) => p.stop()));
-      },
-    };
-  } catch (error) {
-    await Promise.allSettled(started.map((p) => p.stop()));
-    throw error;
-  }
 }
 
 /** What a same-stack cost figure (effects, traces) needs: the bench's database, Redis and stacks. */
