@@ -27,8 +27,14 @@ export interface LaunchAppOptions {
   build?: AppBuild;
   /** Another entry than `appEntry(app, build)`, e.g. another checkout's build. */
   entry?: string;
-  /** How long `/healthz` may take; default launchProcess's (20 s). */
+  /** Polled until it answers 200: default `/healthz`; a gateway's `/readyz` also checks its stores. */
+  readyPath?: string;
+  /** Default true; false resolves once the process is spawned. */
+  waitReady?: boolean;
+  /** How long readiness may take; default launchProcess's (20 s). */
   readyTimeoutMs?: number;
+  /** Default `pipe` (output collected); `inherit` writes it to this process's. */
+  stdio?: 'pipe' | 'inherit';
   /** Node flags before the entry (e.g. `--cpu-prof`). */
   nodeArgs?: readonly string[];
 }
@@ -56,9 +62,10 @@ export async function launchGateway(options: LaunchAppOptions): Promise<GatewayH
   const process = await launchProcess({
     entry: options.entry ?? appEntry('gateway', options.build),
     env: { ...options.env, PORT: String(port), HOST: '127.0.0.1' },
-    readyUrl: `${url}/healthz`,
+    readyUrl: readyUrl(url, options),
     readyTimeoutMs: options.readyTimeoutMs,
     nodeArgs: options.nodeArgs,
+    stdio: options.stdio,
   });
   return { url, port, process };
 }
@@ -78,9 +85,10 @@ export async function launchWorker(options: LaunchWorkerOptions): Promise<Worker
   const process = await launchProcess({
     entry: options.entry ?? appEntry('worker', options.build),
     env: { ...options.env, METRICS_PORT: String(port), WORKER_ID: id, ...options.overrides },
-    readyUrl: `${metricsUrl}/healthz`,
+    readyUrl: readyUrl(metricsUrl, options),
     readyTimeoutMs: options.readyTimeoutMs,
     nodeArgs: options.nodeArgs,
+    stdio: options.stdio,
   });
   return { id, port, metricsUrl, process };
 }
@@ -222,3 +230,6 @@ export async function launchTopology(options: TopologyOptions = {}): Promise<Top
 }
 
 type WorkerLaunchId = LaunchWorkerOptions['id'];
+
+const readyUrl = (base: string, options: LaunchAppOptions): string | undefined =>
+  options.waitReady === false ? undefined : `${base}${options.readyPath ?? '/healthz'}`;

@@ -11,14 +11,12 @@
  * URL, or `--stack-state FILE`) it also kill -9s the worker holding the lease mid-render and says
  * which worker took over from which checkpoint. Without it, it says how to do that by hand.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { once } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createClient, McpError, type McpTasksClient, type TaskSnapshot } from '@mcp-tasks/client';
+import { launchGateway, launchWorker } from '@mcp-tasks/testing';
 import pg from 'pg';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
@@ -119,17 +117,7 @@ async function waitFor(
   throw new Error(`task ${taskId} stopped before ${label}`);
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  server.close();
-  return port;
-}
-
 // --- spawn mode: today's self-contained stack -------------------------------------------------
-
-const children = new Map<string, ChildProcess>();
 
 async function spawnStack(): Promise<{
   url: string;
@@ -142,8 +130,6 @@ async function spawnStack(): Promise<{
   const suffix = `${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
   const dbName = `mcpt_demo_${suffix}`;
   const databaseUrl = Object.assign(new URL(baseUrl), { pathname: `/${dbName}` }).toString();
-  // Ephemeral ports: the demo never collides with a running stack or another run.
-  const ports = { a: await freePort(), b: await freePort() };
   const shared = {
     DATABASE_URL: databaseUrl,
     REDIS_URL: redisUrl,
@@ -152,7 +138,6 @@ async function spawnStack(): Promise<{
   };
   const gatewayEnv = {
     ...shared,
-    HOST: '127.0.0.1',
     MCP_AUTH: 'tokens',
     MCP_TOKENS: `${DEMO_TOKENS.alice}:acme:alice,${DEMO_TOKENS.mallory}:globex:mallory`,
     REQUEST_STATE_SECRET: randomBytes(32).toString('hex'),
@@ -162,66 +147,54 @@ async function spawnStack(): Promise<{
     LEASE_MS: '3000',
     SWEEP_INTERVAL_MS: '500',
     REPORT_STEP_MS: '700',
-    METRICS_PORT: '0',
   };
-  const start = (name: string, entry: string, env: Record<string, string>) => {
-    children.set(
-      name,
-      spawn(process.execPath, [entry], {
-        cwd: root,
-        env: { ...process.env, ...env },
-        stdio: ['ignore', 'inherit', 'inherit'],
-      }),
-    );
-  };
-  const ready = async (port: number) => {
-    for (let i = 0; i < 200; i++) {
-      try {
-        if ((await fetch(`http://127.0.0.1:${port}/readyz`)).ok) return;
-      } catch {
-        // not listening yet
-      }
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error(`gateway on port ${port} never became ready`);
-  };
+  // The builds on plain node, their output straight to this terminal; the gateways on ephemeral
+  // ports (the demo never collides with a running stack or another run), ready at /readyz.
+  const launch = { build: 'dist', stdio: 'inherit', readyPath: '/readyz' } as const;
+  // The workers are not waited for (the first task waits for them) and bind their metrics to a
+  // port of the system's choosing.
+  const worker = (id: string) =>
+    launchWorker({
+      ...launch,
+      env: workerEnv,
+      id,
+      overrides: { METRICS_PORT: '0' },
+      waitReady: false,
+    });
 
   const admin = new pg.Client({ connectionString: baseUrl });
   await admin.connect();
   await admin.query(`CREATE DATABASE "${dbName}"`);
   await admin.end();
-  start('gateway-a', 'apps/gateway/dist/main.js', {
-    ...gatewayEnv,
-    PORT: String(ports.a),
-    MCP_MIGRATE_ON_START: 'true',
+  const a = await launchGateway({
+    ...launch,
+    env: { ...gatewayEnv, MCP_MIGRATE_ON_START: 'true' },
   });
-  await ready(ports.a);
-  start('gateway-b', 'apps/gateway/dist/main.js', { ...gatewayEnv, PORT: String(ports.b) });
-  start('worker-1', 'apps/worker/dist/main.js', { ...workerEnv, WORKER_ID: 'worker-1' });
-  start('worker-2', 'apps/worker/dist/main.js', { ...workerEnv, WORKER_ID: 'worker-2' });
-  await ready(ports.b);
+  const [b, ...workers] = await Promise.all([
+    launchGateway({ ...launch, env: gatewayEnv }),
+    worker('worker-1'),
+    worker('worker-2'),
+  ] as const);
   say(
-    `started gateway A :${ports.a}, gateway B :${ports.b}, worker-1, worker-2 (database ${dbName})`,
+    `started gateway A :${a.port}, gateway B :${b.port}, worker-1, worker-2 (database ${dbName})`,
   );
+  const processes = [a.process, b.process, ...workers.map((w) => w.process)];
   return {
-    url: `http://127.0.0.1:${ports.a}/mcp`,
-    secondUrl: `http://127.0.0.1:${ports.b}/mcp`,
+    url: `${a.url}/mcp`,
+    secondUrl: `${b.url}/mcp`,
     control: {
       databaseUrl,
       describe: 'the processes this demo started',
       killWorker(workerId) {
-        const child = children.get(workerId);
+        const child = workers.find((w) => w.id === workerId);
         if (child === undefined) return false;
-        child.kill('SIGKILL');
+        child.process.kill('SIGKILL');
         return true;
       },
     },
     async stop() {
-      for (const child of children.values()) child.kill('SIGTERM');
-      const running = [...children.values()].filter(
-        (c) => c.exitCode === null && c.signalCode === null,
-      );
-      await Promise.all(running.map((c) => once(c, 'exit')));
+      for (const launched of processes) launched.kill('SIGTERM');
+      await Promise.all(processes.map((launched) => launched.exited));
       const cleanup = new pg.Client({ connectionString: baseUrl });
       await cleanup.connect();
       await cleanup.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
