@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 # One image for every role: `gateway` (default), `worker` or `migrate` as the command.
-# Checked in CI by packages/deploy-checks/test/dockerfile.test.ts (hadolint is not in Debian).
+# Checked in CI by tooling/deploy-checks/test/dockerfile.test.ts (hadolint is not in Debian).
 
 ARG NODE_IMAGE=node:22-bookworm-slim
 

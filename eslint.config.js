@@ -25,7 +25,7 @@ export default tseslint.config(
     // hidden class of its own, in the old generation, which keeps whatever the accessor's closure
     // reaches alive through young-generation collections; made per request, it promotes whole
     // requests. Use a class.
-    files: ['apps/*/src/**/*.ts', 'packages/*/src/**/*.ts'],
+    files: ['apps/*/src/**/*.ts', 'packages/*/src/**/*.ts', 'tooling/*/src/**/*.ts'],
     ignores: ['**/*.test.ts', '**/testing/**', '**/test/**'],
     rules: {
       'no-restricted-syntax': [

@@ -4,7 +4,7 @@ import { defineConfig } from 'vitest/config';
 // The JSON report lets CI print a plain "N passed, N failed" line after the run.
 export default defineConfig({
   test: {
-    projects: ['packages/*', 'apps/*', 'examples/*'],
+    projects: ['packages/*', 'tooling/*', 'apps/*', 'examples/*'],
     // Three files at once: every file has its own database, Redis prefix, ports and temp dirs,
     // and most of a file's time is spent waiting on the processes it starts. More would press on
     // the shared Postgres's 100 connections.

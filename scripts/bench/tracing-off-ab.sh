@@ -43,4 +43,4 @@ args=(--baseline-root "$baseline_dir" --baseline-name "$(git rev-parse --short "
 if [ -n "${CANDIDATE:-}" ]; then
   args+=(--candidate-root "$(prepare "$CANDIDATE")" --candidate-name "$(git rev-parse --short "$CANDIDATE^{commit}")")
 fi
-exec pnpm exec tsx --conditions=@mcp-tasks/source packages/loadtest/src/bench/cpu-ab.ts "${args[@]}" "$@"
+exec pnpm exec tsx --conditions=@mcp-tasks/source tooling/loadtest/src/bench/cpu-ab.ts "${args[@]}" "$@"

@@ -8,4 +8,4 @@ if ! command -v tmux >/dev/null; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >/dev/null
 fi
 tmux -V
-node --conditions=@mcp-tasks/source --import tsx scripts/demo.ts --spawn
+node --conditions=@mcp-tasks/source --import tsx tooling/demo/src/demo.ts --spawn

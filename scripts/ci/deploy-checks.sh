@@ -7,7 +7,7 @@
 #     with the pooler override (docker-compose.pooler.yml);
 #   - `kubectl kustomize` renders the four overlays (dev, prod, oauth, pooler).
 # The schema, unknown-key, no-drift, .env.example, Dockerfile, KEDA-plan, nginx and stack checks
-# are tests (packages/deploy-checks, packages/stack) that `pnpm test` runs right after.
+# are tests (tooling/deploy-checks, tooling/stack) that `pnpm test` runs right after.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 

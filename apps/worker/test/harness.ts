@@ -12,8 +12,7 @@ import { newTaskId, type JsonObject, type Task, type TaskOwner } from '@mcp-task
 import {
   createTestDatabase,
   createTestRedis,
-  freePort,
-  launchProcess,
+  launchWorker,
   type LaunchedProcess,
   type TestDatabase,
   type TestRedis,
@@ -106,12 +105,14 @@ export async function createHarness(label: string): Promise<Harness> {
     admin,
     workers,
     async startWorker(env = {}) {
-      const port = await freePort();
-      const id = `w${workers.length + 1}-${port}`;
-      const launched = await launchProcess({
-        entry: 'apps/worker/src/main.ts',
-        env: workerEnv({ METRICS_PORT: String(port), WORKER_ID: id, ...env }),
-        readyUrl: `http://127.0.0.1:${port}/healthz`,
+      const {
+        id,
+        port,
+        process: launched,
+      } = await launchWorker({
+        env: workerEnv({}),
+        id: (metricsPort) => `w${workers.length + 1}-${metricsPort}`,
+        overrides: env,
         readyTimeoutMs: 30_000,
       });
       const worker: WorkerProcess = {

@@ -16,6 +16,20 @@ export {
   type LaunchedProcess,
 } from './processes.js';
 export {
+  appEntry,
+  launchGateway,
+  launchTopology,
+  launchWorker,
+  type AppBuild,
+  type AppName,
+  type GatewayHandle,
+  type LaunchAppOptions,
+  type LaunchWorkerOptions,
+  type Topology,
+  type TopologyOptions,
+  type WorkerHandle,
+} from './topology.js';
+export {
   FAST_WORKER_ENV,
   isTerminalTask,
   startToolStack,

@@ -43,6 +43,11 @@ export interface LaunchOptions {
   /** Polled until it answers 200, if given. */
   readyUrl?: string;
   readyTimeoutMs?: number;
+  /**
+   * `pipe` (default): the output is collected for `output()` and `stderr()`. `inherit`: it goes
+   * to this process's stdout and stderr as it comes (a command-line run), and is not collected.
+   */
+  stdio?: 'pipe' | 'inherit';
   /** Extra node flags before the entry, e.g. `--cpu-prof` (not allowed in NODE_OPTIONS on Node 20). */
   nodeArgs?: readonly string[];
 }
@@ -62,7 +67,7 @@ export async function launchProcess(options: LaunchOptions): Promise<LaunchedPro
     {
       cwd: repoRoot,
       env: { ...process.env, LOG_LEVEL: 'warn', ...options.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['ignore', options.stdio ?? 'pipe', options.stdio ?? 'pipe'],
     },
   );
   let output = '';

@@ -1,11 +1,12 @@
 import { Redis } from 'ioredis';
-import { freePort, launchProcess, type LaunchedProcess } from './processes.js';
+import type { LaunchedProcess } from './processes.js';
 import {
   createTestDatabase,
   createTestRedis,
   type TestDatabase,
   type TestRedis,
 } from './services.js';
+import { launchTopology, type Topology } from './topology.js';
 
 /**
  * One helper for a tool author's end-to-end test: a real gateway process and real worker
@@ -108,47 +109,33 @@ export async function startToolStack(options: ToolStackOptions): Promise<ToolSta
     MCP_VISIBILITY_TIMEOUT_MS: '500',
     ...options.env,
   };
-  const port = await freePort();
-  const gatewayUrl = `http://127.0.0.1:${port}`;
-  const workers: LaunchedProcess[] = [];
-  const workerMetricsUrls: string[] = [];
-  let gateway: LaunchedProcess;
+  let topology: Topology;
   try {
-    gateway = await launchProcess({
-      entry: 'apps/gateway/src/main.ts',
+    topology = await launchTopology({
+      gateways: 1,
+      workers: 0,
+      env: shared,
       // `env` may choose another auth mode (the stack's own rpc() sends no credentials).
-      env: {
-        MCP_AUTH: 'none',
-        MCP_MIGRATE_ON_START: 'true',
-        ...shared,
-        PORT: String(port),
-        HOST: '127.0.0.1',
-      },
-      readyUrl: `${gatewayUrl}/healthz`,
+      gatewayEnv: { MCP_AUTH: 'none', MCP_MIGRATE_ON_START: 'true', ...shared },
+      workerEnv: FAST_WORKER_ENV,
+      workerId: (index, metricsPort) => `stack-w${index + 1}-${metricsPort}`,
       readyTimeoutMs: 60_000,
+      order: 'sequential',
     });
   } catch (error) {
     await database.drop();
     throw error;
   }
+  const gateway = topology.gateways[0]!.process;
+  const gatewayUrl = topology.gateways[0]!.url;
+  const workers: LaunchedProcess[] = [];
+  const workerMetricsUrls: string[] = [];
 
   async function startWorker(env: Record<string, string> = {}): Promise<LaunchedProcess> {
-    const metricsPort = await freePort();
-    const worker = await launchProcess({
-      entry: 'apps/worker/src/main.ts',
-      env: {
-        ...shared,
-        ...FAST_WORKER_ENV,
-        METRICS_PORT: String(metricsPort),
-        WORKER_ID: `stack-w${workers.length + 1}-${metricsPort}`,
-        ...env,
-      },
-      readyUrl: `http://127.0.0.1:${metricsPort}/healthz`,
-      readyTimeoutMs: 60_000,
-    });
-    workers.push(worker);
-    workerMetricsUrls.push(`http://127.0.0.1:${metricsPort}`);
-    return worker;
+    const worker = await topology.addWorker(env);
+    workers.push(worker.process);
+    workerMetricsUrls.push(worker.metricsUrl);
+    return worker.process;
   }
 
   let nextId = 1;
@@ -231,7 +218,7 @@ export async function startToolStack(options: ToolStackOptions): Promise<ToolSta
       }
     },
     async stop() {
-      await Promise.allSettled([gateway, ...workers].map((p) => p.stop(5_000)));
+      await topology.stop(5_000);
       const admin = new Redis(redis.url);
       try {
         const keys = await admin.keys(`${redis.prefix}*`);

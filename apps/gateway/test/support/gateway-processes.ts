@@ -2,8 +2,7 @@ import { createDb, migrateToLatest, type Db } from '@mcp-tasks/store';
 import {
   createTestDatabase,
   createTestRedis,
-  freePort,
-  launchProcess,
+  launchGateway,
   type LaunchedProcess,
   type TestDatabase,
   type TestRedis,
@@ -56,13 +55,7 @@ export async function createGatewayInfra(
     db,
     env: shared,
     async startGateway(extra = {}) {
-      const port = await freePort();
-      const url = `http://127.0.0.1:${port}`;
-      const process = await launchProcess({
-        entry: 'apps/gateway/src/main.ts',
-        env: { ...shared, ...extra, PORT: String(port), HOST: '127.0.0.1' },
-        readyUrl: `${url}/healthz`,
-      });
+      const { process, url } = await launchGateway({ env: { ...shared, ...extra } });
       const gateway = { process, url };
       started.push(gateway);
       return gateway;

@@ -6,7 +6,7 @@ import { sql, type Kysely, type Migration } from 'kysely';
  * that are due, never the (possibly many) tasks held by live workers, which the older
  * `tasks_working_by_enqueue` index made it walk on every sweep. That index stays: the KEDA
  * trigger's count of runnable tasks is an index-only scan of it (docs/deployment.md, tested in
- * packages/deploy-checks/test/keda-query.test.ts).
+ * tooling/deploy-checks/test/keda-query.test.ts).
  */
 export const orphanIndexes: Migration = {
   async up(db: Kysely<unknown>): Promise<void> {

@@ -1,4 +1,0 @@
-import { fileURLToPath } from 'node:url';
-
-/** The repository root, from this file's place in packages/deploy-checks/src. */
-export const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));

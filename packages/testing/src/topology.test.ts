@@ -1,0 +1,150 @@
+// The launcher itself: real gateway and worker processes (from source) on a real Postgres
+// database and Redis prefix; a task called over HTTP runs to the end before and after the worker
+// is killed and restarted.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createTestDatabase,
+  createTestRedis,
+  type TestDatabase,
+  type TestRedis,
+} from './services.js';
+import { FAST_WORKER_ENV } from './tool-stack.js';
+import { appEntry, launchTopology, type Topology } from './topology.js';
+
+const PROTOCOL_VERSION = '2026-07-28';
+
+let database: TestDatabase;
+let redis: TestRedis;
+let topology: Topology;
+
+beforeAll(async () => {
+  database = await createTestDatabase('topology');
+  redis = await createTestRedis('topology');
+  topology = await launchTopology({
+    gateways: 1,
+    workers: 1,
+    env: {
+      DATABASE_URL: database.connectionString,
+      REDIS_URL: redis.url,
+      REDIS_PREFIX: redis.prefix,
+      MCP_TOOL_PACKS: 'reports,conformance',
+    },
+    gatewayEnv: { MCP_AUTH: 'none', MCP_MIGRATE_ON_START: 'true' },
+    workerEnv: FAST_WORKER_ENV,
+    workerId: (index) => `topology-w${index + 1}`,
+    readyTimeoutMs: 60_000,
+    // The gateway migrates; the worker starts once it is healthy.
+    order: 'sequential',
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await topology?.stop(5_000);
+  await redis?.deleteKeys();
+  await database?.drop();
+});
+
+let nextId = 1;
+async function rpc(method: string, params: Record<string, unknown>) {
+  const name = method === 'tools/call' ? params.name : params.taskId;
+  const response = await fetch(`${topology.gateways[0]!.url}/mcp`, {
+    method: 'POST',
+    headers: {
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+      'MCP-Protocol-Version': PROTOCOL_VERSION,
+      'Mcp-Method': method,
+      'Mcp-Name': String(name),
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: nextId++,
+      method,
+      params: {
+        ...params,
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': PROTOCOL_VERSION,
+          'io.modelcontextprotocol/clientCapabilities': {
+            extensions: { 'io.modelcontextprotocol/tasks': {} },
+          },
+        },
+      },
+    }),
+  });
+  const text = await response.text();
+  // A JSON body, or an SSE stream whose last data line is the response.
+  const payload = response.headers.get('content-type')?.includes('text/event-stream')
+    ? text
+        .split('\n')
+        .filter((line) => line.startsWith('data:'))
+        .map((line) => line.slice(5).trim())
+        .at(-1)
+    : text;
+  const body = JSON.parse(payload ?? 'null') as {
+    result?: Record<string, unknown>;
+    error?: unknown;
+  };
+  if (body.result === undefined) throw new Error(`${method}: ${JSON.stringify(body.error)}`);
+  return body.result;
+}
+
+/** slow_compute called as a task through the gateway, polled until it ends. */
+async function runReport(label: string): Promise<Record<string, unknown>> {
+  const created = await rpc('tools/call', {
+    name: 'slow_compute',
+    arguments: { seconds: 1, label },
+  });
+  const taskId = created.taskId as string;
+  expect(typeof taskId).toBe('string');
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const task = await rpc('tasks/get', { taskId });
+    if (['completed', 'failed', 'cancelled'].includes(task.status as string)) return task;
+    if (Date.now() > deadline) {
+      const logs = [topology.gateways[0]!, ...topology.workers]
+        .map((handle) => handle.process.output().slice(-2000))
+        .join('\n---\n');
+      throw new Error(`task ${taskId} still ${String(task.status)}\n${logs}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+describe('launchTopology', () => {
+  it('starts a gateway and a worker that run a task called over HTTP', async () => {
+    expect(topology.gateways).toHaveLength(1);
+    expect(topology.workers).toHaveLength(1);
+    expect(topology.workers[0]!.id).toBe('topology-w1');
+    expect((await fetch(`${topology.workers[0]!.metricsUrl}/healthz`)).ok).toBe(true);
+    expect((await runReport('before')).status).toBe('completed');
+  });
+
+  it('a killed worker restarts with its id and the next task completes', async () => {
+    const worker = topology.workers[0]!;
+    worker.process.kill('SIGKILL');
+    expect(await worker.process.exited).toBe('SIGKILL');
+
+    const again = await topology.restartWorker(worker);
+    expect(again.id).toBe('topology-w1');
+    expect(again.process.child.pid).not.toBe(worker.process.child.pid);
+    expect(topology.workers).toEqual([again]);
+    expect(topology.pids()).toHaveLength(3);
+    expect((await runReport('after')).status).toBe('completed');
+  });
+
+  it('stop ends every process', async () => {
+    await topology.stop(5_000);
+    const exits = [topology.gateways[0]!, ...topology.workers].map(
+      (handle) => handle.process.child.exitCode ?? handle.process.child.signalCode,
+    );
+    expect(exits.every((exit) => exit !== null)).toBe(true);
+  });
+});
+
+describe('appEntry', () => {
+  it('names the source or the build of an app, here or under another tree', () => {
+    expect(appEntry('gateway')).toBe('apps/gateway/src/main.ts');
+    expect(appEntry('worker', 'dist')).toBe('apps/worker/dist/main.js');
+    expect(appEntry('worker', 'dist', '/tmp/old')).toBe('/tmp/old/apps/worker/dist/main.js');
+  });
+});
