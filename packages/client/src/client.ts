@@ -25,6 +25,7 @@ import {
   type BuiltRequest,
   type Framing,
   type JsonRpcReplyBody,
+  type StreamMessage,
 } from './wire.js';
 
 /** Where the client gets its bearer token: an async function, so tokens can be refreshed. */
@@ -117,7 +118,6 @@ function bearerOf(built: BuiltRequest): string | undefined {
 }
 
 export function createClient(options: ClientOptions): McpTasksClient {
-  const fetchFn = options.fetch ?? globalThis.fetch.bind(globalThis);
   const framing: Framing = {
     protocolVersion: options.protocolVersion ?? DEFAULT_FRAMING.protocolVersion,
     clientCapabilities: options.capabilities ?? DEFAULT_FRAMING.clientCapabilities,
@@ -125,6 +125,65 @@ export function createClient(options: ClientOptions): McpTasksClient {
   };
   const backoff: BackoffPolicy = { ...DEFAULT_BACKOFF, ...options.backoff };
   const store = options.store ?? new MemoryHandleStore();
+  const endpoint = openEndpoint(options, framing);
+
+  const send = (
+    method: string,
+    params: Record<string, unknown> = {},
+    signal?: AbortSignal,
+  ): Promise<RawReply> => sendRequest(endpoint, method, params, signal);
+
+  const request = async (
+    method: string,
+    params: Record<string, unknown> = {},
+    signal?: AbortSignal,
+  ): Promise<Record<string, unknown>> => resultOf(await send(method, params, signal));
+
+  const client: McpTasksClient = {
+    url: options.url,
+    framing,
+    backoff,
+    store,
+    buildRequest: endpoint.build,
+    send,
+    request,
+    listen: (taskIds, signal) =>
+      openListenStream(endpoint, taskIds, signal, options.streamIdleTimeoutMs),
+    discover: (signal) => request('server/discover', {}, signal),
+    listTools: (signal) => listAllTools(request, signal),
+    callTool: (name, args = {}, callOptions = {}) =>
+      callToolRounds({ client, request, url: options.url }, name, args, callOptions),
+    task: (taskId) => new TaskHandle(client, taskId),
+    async unfinished() {
+      const stored = await store.list();
+      return stored
+        .filter((t) => t.url === options.url)
+        .map((t) => new TaskHandle(client, t.taskId, t));
+    },
+    async resumeAll(waitOptions) {
+      const handles = await client.unfinished();
+      return Promise.allSettled(handles.map((h) => h.wait(waitOptions)));
+    },
+  };
+  return client;
+}
+
+/** One client's way to its endpoint: numbers, frames and authorizes requests, and posts them. */
+interface Endpoint {
+  readonly url: string;
+  /** Whether a token the server refused can be asked for again (`getToken` is set). */
+  readonly refreshes: boolean;
+  readonly build: (
+    method: string,
+    params?: Record<string, unknown>,
+    id?: RequestId,
+    rejected?: string,
+  ) => Promise<BuiltRequest>;
+  readonly post: (built: BuiltRequest, signal?: AbortSignal) => Promise<Response>;
+}
+
+function openEndpoint(options: ClientOptions, framing: Framing): Endpoint {
+  const fetchFn = options.fetch ?? globalThis.fetch.bind(globalThis);
   let nextId = 1;
 
   const token = async (rejected?: string): Promise<string | undefined> =>
@@ -166,133 +225,124 @@ export function createClient(options: ClientOptions): McpTasksClient {
     }
   };
 
-  const send = async (
-    method: string,
-    params: Record<string, unknown> = {},
-    signal?: AbortSignal,
-  ): Promise<RawReply> => {
-    let built = await build(method, params);
-    let response = await post(built, signal);
-    const refused = bearerOf(built);
-    if (response.status === 401 && options.getToken !== undefined && refused !== undefined) {
-      const again = await build(method, params, built.body.id, refused);
-      if (bearerOf(again) !== refused) {
-        await response.body?.cancel();
-        built = again;
-        response = await post(built, signal);
-      }
+  return { url: options.url, refreshes: options.getToken !== undefined, build, post };
+}
+
+/** Sends one request; after a 401 asks for another token once and, given one, sends again. */
+async function sendRequest(
+  endpoint: Endpoint,
+  method: string,
+  params: Record<string, unknown>,
+  signal?: AbortSignal,
+): Promise<RawReply> {
+  let built = await endpoint.build(method, params);
+  let response = await endpoint.post(built, signal);
+  const refused = bearerOf(built);
+  if (response.status === 401 && endpoint.refreshes && refused !== undefined) {
+    const again = await endpoint.build(method, params, built.body.id, refused);
+    if (bearerOf(again) !== refused) {
+      await response.body?.cancel();
+      built = again;
+      response = await endpoint.post(built, signal);
     }
-    let text: string;
-    try {
-      text = await response.text();
-    } catch (error) {
-      throw new ConnectionError(`the reply from ${options.url} was cut`, { cause: error });
-    }
-    return {
+  }
+  let text: string;
+  try {
+    text = await response.text();
+  } catch (error) {
+    throw new ConnectionError(`the reply from ${endpoint.url} was cut`, { cause: error });
+  }
+  return {
+    request: built,
+    status: response.status,
+    headers: response.headers,
+    text,
+    ...decodeReply(response.headers.get('content-type'), text, built.body.id),
+  };
+}
+
+async function openListenStream(
+  endpoint: Endpoint,
+  taskIds: string[],
+  signal: AbortSignal | undefined,
+  idleTimeoutMs: number | undefined,
+): Promise<AsyncGenerator<StreamMessage>> {
+  const built = await endpoint.build('subscriptions/listen', { notifications: { taskIds } });
+  const response = await endpoint.post(built, signal);
+  const type = response.headers.get('content-type') ?? '';
+  if (!type.includes('text/event-stream') || response.body === null) {
+    // An error (or a server that answers listen with plain JSON): surface it as such.
+    const text = await response.text();
+    const reply = decodeReply(type, text, built.body.id);
+    resultOf({
       request: built,
       status: response.status,
       headers: response.headers,
       text,
-      ...decodeReply(response.headers.get('content-type'), text, built.body.id),
-    };
-  };
+      ...reply,
+    });
+    throw new HttpError(
+      response.status,
+      'subscriptions/listen did not answer with an event stream',
+    );
+  }
+  // Unset, readSseMessages applies DEFAULT_STREAM_IDLE_TIMEOUT_MS.
+  return readSseMessages(response.body, { idleTimeoutMs });
+}
 
-  const request = async (
-    method: string,
-    params: Record<string, unknown> = {},
-    signal?: AbortSignal,
-  ): Promise<Record<string, unknown>> => resultOf(await send(method, params, signal));
+type RequestFn = McpTasksClient['request'];
 
-  const client: McpTasksClient = {
-    url: options.url,
-    framing,
-    backoff,
-    store,
-    buildRequest: build,
-    send,
-    request,
-    async listen(taskIds, signal) {
-      const built = await build('subscriptions/listen', { notifications: { taskIds } });
-      const response = await post(built, signal);
-      const type = response.headers.get('content-type') ?? '';
-      if (!type.includes('text/event-stream') || response.body === null) {
-        // An error (or a server that answers listen with plain JSON): surface it as such.
-        const text = await response.text();
-        const reply = decodeReply(type, text, built.body.id);
-        resultOf({
-          request: built,
-          status: response.status,
-          headers: response.headers,
-          text,
-          ...reply,
-        });
-        throw new HttpError(
-          response.status,
-          'subscriptions/listen did not answer with an event stream',
-        );
-      }
-      // Unset, readSseMessages applies DEFAULT_STREAM_IDLE_TIMEOUT_MS.
-      return readSseMessages(response.body, { idleTimeoutMs: options.streamIdleTimeoutMs });
-    },
-    discover: (signal) => request('server/discover', {}, signal),
-    async listTools(signal) {
-      const tools: ToolInfo[] = [];
-      let cursor: string | undefined;
-      do {
-        const page = await request('tools/list', cursor === undefined ? {} : { cursor }, signal);
-        tools.push(...((page.tools as ToolInfo[] | undefined) ?? []));
-        cursor = typeof page.nextCursor === 'string' ? page.nextCursor : undefined;
-      } while (cursor !== undefined);
-      return tools;
-    },
-    async callTool(name, args = {}, callOptions = {}) {
-      let params: Record<string, unknown> = { name, arguments: args };
-      const seen = new Set<string>();
-      for (;;) {
-        const result = await request('tools/call', params, callOptions.signal);
-        if (result.resultType === 'task') {
-          const created = result as unknown as TaskSnapshot;
-          const handle = client.task(created.taskId);
-          await store.save({
-            taskId: created.taskId,
-            url: options.url,
-            toolName: name,
-            createdAt: new Date().toISOString(),
-            answeredKeys: [],
-            lastStatus: created.status,
-          });
-          return { kind: 'task', handle, created };
-        }
-        if (result.resultType !== 'input_required') {
-          return { kind: 'complete', result: result };
-        }
-        const requests = (result.inputRequests ?? {}) as Record<string, InputRequest>;
-        const fresh = Object.fromEntries(Object.entries(requests).filter(([k]) => !seen.has(k)));
-        if (callOptions.onInput === undefined || Object.keys(fresh).length === 0) {
-          throw new InputRequiredError(requests);
-        }
-        for (const key of Object.keys(fresh)) seen.add(key);
-        const answers = await callOptions.onInput(fresh, {
-          ...(callOptions.signal === undefined ? {} : { signal: callOptions.signal }),
-        });
-        // MRTR: the retry carries the answers and the opaque state back, nothing else new (R13).
-        params = { name, arguments: args, inputResponses: answers };
-        if (typeof result.requestState === 'string') params.requestState = result.requestState;
-      }
-    },
-    task: (taskId) => new TaskHandle(client, taskId),
-    async unfinished() {
-      const stored = await store.list();
-      return stored
-        .filter((t) => t.url === options.url)
-        .map((t) => new TaskHandle(client, t.taskId, t));
-    },
-    async resumeAll(waitOptions) {
-      const handles = await client.unfinished();
-      return Promise.allSettled(handles.map((h) => h.wait(waitOptions)));
-    },
-  };
-  return client;
+async function listAllTools(request: RequestFn, signal?: AbortSignal): Promise<ToolInfo[]> {
+  const tools: ToolInfo[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await request('tools/list', cursor === undefined ? {} : { cursor }, signal);
+    tools.push(...((page.tools as ToolInfo[] | undefined) ?? []));
+    cursor = typeof page.nextCursor === 'string' ? page.nextCursor : undefined;
+  } while (cursor !== undefined);
+  return tools;
+}
+
+/** `tools/call`, answering synchronous MRTR rounds until a result or a task comes back. */
+async function callToolRounds(
+  on: { client: McpTasksClient; request: RequestFn; url: string },
+  name: string,
+  args: Record<string, unknown>,
+  callOptions: CallOptions,
+): Promise<CallOutcome> {
+  let params: Record<string, unknown> = { name, arguments: args };
+  const seen = new Set<string>();
+  for (;;) {
+    const result = await on.request('tools/call', params, callOptions.signal);
+    if (result.resultType === 'task') {
+      const created = result as unknown as TaskSnapshot;
+      const handle = on.client.task(created.taskId);
+      await on.client.store.save({
+        taskId: created.taskId,
+        url: on.url,
+        toolName: name,
+        createdAt: new Date().toISOString(),
+        answeredKeys: [],
+        lastStatus: created.status,
+      });
+      return { kind: 'task', handle, created };
+    }
+    if (result.resultType !== 'input_required') {
+      return { kind: 'complete', result: result };
+    }
+    const requests = (result.inputRequests ?? {}) as Record<string, InputRequest>;
+    const fresh = Object.fromEntries(Object.entries(requests).filter(([k]) => !seen.has(k)));
+    if (callOptions.onInput === undefined || Object.keys(fresh).length === 0) {
+      throw new InputRequiredError(requests);
+    }
+    for (const key of Object.keys(fresh)) seen.add(key);
+    const answers = await callOptions.onInput(fresh, {
+      ...(callOptions.signal === undefined ? {} : { signal: callOptions.signal }),
+    });
+    // MRTR: the retry carries the answers and the opaque state back, nothing else new (R13).
+    params = { name, arguments: args, inputResponses: answers };
+    if (typeof result.requestState === 'string') params.requestState = result.requestState;
+  }
 }
 
 function decodeReply(

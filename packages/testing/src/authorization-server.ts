@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
-import type { Configuration } from 'oidc-provider';
+import type { Configuration, errors as OidcErrors } from 'oidc-provider';
 
 /** A client of the authorization server: its tokens carry `tenant` in the tenant claim. */
 export interface AuthorizationServerClient {
@@ -76,14 +76,8 @@ export async function startAuthorizationServer(
   // Loaded here, not at the top: every test importing @mcp-tasks/testing would load it (and see
   // its runtime warnings) otherwise.
   const { default: Provider, errors } = await import('oidc-provider');
-  const tenantClaim = options.tenantClaim ?? 'tenant';
-  const tenants = new Map(options.clients.map((client) => [client.clientId, client.tenant]));
-  const claimsOf = new Map(options.clients.map((client) => [client.clientId, client.claims ?? {}]));
+  const configuration = providerConfiguration(options, errors);
   let keys: JWK[] = [await signingKey()];
-  const ttlOf = (clientId: string): number =>
-    options.clients.find((entry) => entry.clientId === clientId)?.accessTokenTtlS ??
-    options.accessTokenTtlS ??
-    300;
   let handler: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => {
     res.statusCode = 503;
     res.end();
@@ -103,7 +97,45 @@ export async function startAuthorizationServer(
   await once(server, 'listening');
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
-  const configuration = (): Configuration => ({
+  const install = (): void => {
+    const callback = new Provider(issuer, configuration(keys)).callback();
+    // Koa's handler returns a promise it handles itself (errors become HTTP answers).
+    handler = (req, res) => void callback(req, res);
+  };
+  install();
+
+  const tokenEndpoint = `${issuer}/token`;
+  return {
+    issuer,
+    tokenEndpoint,
+    clientCredentialsToken: (request) =>
+      clientCredentialsToken(tokenEndpoint, options.clients, request),
+    async rotateKeys() {
+      keys = [await signingKey(), ...keys];
+      install();
+    },
+    currentKid: () => keys[0]?.kid ?? '',
+    approve: (authorizationUrl, accountId) => playBrowser(issuer, authorizationUrl, accountId),
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** The provider's configuration for a set of signing keys (newest first). */
+function providerConfiguration(
+  options: AuthorizationServerOptions,
+  errors: typeof OidcErrors,
+): (keys: JWK[]) => Configuration {
+  const tenantClaim = options.tenantClaim ?? 'tenant';
+  const tenants = new Map(options.clients.map((client) => [client.clientId, client.tenant]));
+  const claimsOf = new Map(options.clients.map((client) => [client.clientId, client.claims ?? {}]));
+  const ttlOf = (clientId: string): number =>
+    options.clients.find((entry) => entry.clientId === clientId)?.accessTokenTtlS ??
+    options.accessTokenTtlS ??
+    300;
+  return (keys) => ({
     clients: options.clients.map((client) => ({
       client_id: client.clientId,
       client_secret: client.clientSecret,
@@ -158,90 +190,80 @@ export async function startAuthorizationServer(
       return tenant === undefined ? extra : { ...extra, [tenantClaim]: tenant };
     },
   });
-  const install = (): void => {
-    const callback = new Provider(issuer, configuration()).callback();
-    // Koa's handler returns a promise it handles itself (errors become HTTP answers).
-    handler = (req, res) => void callback(req, res);
-  };
-  install();
+}
 
-  const tokenEndpoint = `${issuer}/token`;
-  return {
-    issuer,
-    tokenEndpoint,
-    async clientCredentialsToken(request) {
-      const client = options.clients.find((entry) => entry.clientId === request.clientId);
-      const secret = request.clientSecret ?? client?.clientSecret ?? '';
-      const body = new URLSearchParams({
-        grant_type: 'client_credentials',
-        resource: request.resource,
-      });
-      if (request.scope !== undefined) body.set('scope', request.scope);
-      const response = await fetch(tokenEndpoint, {
-        method: 'POST',
-        headers: {
-          authorization: `Basic ${Buffer.from(`${encodeURIComponent(request.clientId)}:${encodeURIComponent(secret)}`).toString('base64')}`,
-          'content-type': 'application/x-www-form-urlencoded',
-        },
-        body,
-      });
-      const json = (await response.json()) as Record<string, unknown>;
-      if (!response.ok || typeof json.access_token !== 'string') {
-        throw new Error(`token endpoint answered ${response.status}: ${JSON.stringify(json)}`);
-      }
-      return json.access_token;
+async function clientCredentialsToken(
+  tokenEndpoint: string,
+  clients: readonly AuthorizationServerClient[],
+  request: TokenRequest,
+): Promise<string> {
+  const client = clients.find((entry) => entry.clientId === request.clientId);
+  const secret = request.clientSecret ?? client?.clientSecret ?? '';
+  const body = new URLSearchParams({
+    grant_type: 'client_credentials',
+    resource: request.resource,
+  });
+  if (request.scope !== undefined) body.set('scope', request.scope);
+  const response = await fetch(tokenEndpoint, {
+    method: 'POST',
+    headers: {
+      authorization: `Basic ${Buffer.from(`${encodeURIComponent(request.clientId)}:${encodeURIComponent(secret)}`).toString('base64')}`,
+      'content-type': 'application/x-www-form-urlencoded',
     },
-    async rotateKeys() {
-      keys = [await signingKey(), ...keys];
-      install();
-    },
-    currentKid: () => keys[0]?.kid ?? '',
-    async approve(authorizationUrl, accountId) {
-      const cookies = new Map<string, string>();
-      const go = async (url: string, init: RequestInit = {}): Promise<Response> => {
-        const response = await fetch(url, {
-          ...init,
-          redirect: 'manual',
-          headers: {
-            ...(init.headers as Record<string, string> | undefined),
-            cookie: [...cookies].map(([name, value]) => `${name}=${value}`).join('; '),
-          },
-        });
-        for (const line of response.headers.getSetCookie()) {
-          const [pair = ''] = line.split(';');
-          const at = pair.indexOf('=');
-          cookies.set(pair.slice(0, at), pair.slice(at + 1));
-        }
-        return response;
-      };
-      let response = await go(authorizationUrl);
-      let current = authorizationUrl;
-      for (let step = 0; step < 20; step += 1) {
-        const location = response.headers.get('location');
-        if (location !== null) {
-          current = new URL(location, current).href;
-          if (!current.startsWith(issuer)) return current;
-          response = await go(current);
-          continue;
-        }
-        const page = await response.text();
-        const action = /action="([^"]+)"/.exec(page)?.[1];
-        if (action === undefined) throw new Error(`no form at ${current}: ${page.slice(0, 300)}`);
-        const form: Record<string, string> = page.includes('value="login"')
-          ? { prompt: 'login', login: accountId, password: 'any' }
-          : { prompt: 'consent' };
-        current = new URL(action, current).href;
-        response = await go(current, {
-          method: 'POST',
-          headers: { 'content-type': 'application/x-www-form-urlencoded' },
-          body: new URLSearchParams(form).toString(),
-        });
-      }
-      throw new Error(`the authorization did not end in a redirect: ${current}`);
-    },
-    async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
+    body,
+  });
+  const json = (await response.json()) as Record<string, unknown>;
+  if (!response.ok || typeof json.access_token !== 'string') {
+    throw new Error(`token endpoint answered ${response.status}: ${JSON.stringify(json)}`);
+  }
+  return json.access_token;
+}
+
+/** `approve()`: follows redirects and submits the login and consent forms, keeping cookies. */
+async function playBrowser(
+  issuer: string,
+  authorizationUrl: string,
+  accountId: string,
+): Promise<string> {
+  const cookies = new Map<string, string>();
+  const go = async (url: string, init: RequestInit = {}): Promise<Response> => {
+    const response = await fetch(url, {
+      ...init,
+      redirect: 'manual',
+      headers: {
+        ...(init.headers as Record<string, string> | undefined),
+        cookie: [...cookies].map(([name, value]) => `${name}=${value}`).join('; '),
+      },
+    });
+    for (const line of response.headers.getSetCookie()) {
+      const [pair = ''] = line.split(';');
+      const at = pair.indexOf('=');
+      cookies.set(pair.slice(0, at), pair.slice(at + 1));
+    }
+    return response;
   };
+  let response = await go(authorizationUrl);
+  let current = authorizationUrl;
+  for (let step = 0; step < 20; step += 1) {
+    const location = response.headers.get('location');
+    if (location !== null) {
+      current = new URL(location, current).href;
+      if (!current.startsWith(issuer)) return current;
+      response = await go(current);
+      continue;
+    }
+    const page = await response.text();
+    const action = /action="([^"]+)"/.exec(page)?.[1];
+    if (action === undefined) throw new Error(`no form at ${current}: ${page.slice(0, 300)}`);
+    const form: Record<string, string> = page.includes('value="login"')
+      ? { prompt: 'login', login: accountId, password: 'any' }
+      : { prompt: 'consent' };
+    current = new URL(action, current).href;
+    response = await go(current, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(form).toString(),
+    });
+  }
+  throw new Error(`the authorization did not end in a redirect: ${current}`);
 }

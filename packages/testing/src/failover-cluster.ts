@@ -106,11 +106,7 @@ export async function startFailoverCluster(
 ): Promise<FailoverCluster> {
   const synchronous = options.synchronous ?? true;
   const dir = await makePostgresDir('mcpt-failover-');
-  let generation = 1;
-  let primary = await startPostgresServer({ dir, name: 'pg-1' });
-  let standby: PostgresServer | undefined;
-  let failovers = 0;
-  const retired: PostgresServer[] = [];
+  const primary = await startPostgresServer({ dir, name: 'pg-1' });
   await admin(primary.url(), async (client) => {
     // In postgresql.auto.conf, so every standby copied from it inherits the setting.
     if (synchronous) await client.query("ALTER SYSTEM SET synchronous_commit = 'remote_apply'");
@@ -120,82 +116,113 @@ export async function startFailoverCluster(
   });
   const writeProxy: TcpProxy = await startTcpProxy({ target: primary.url() });
   const readProxy: TcpProxy = await startTcpProxy({ target: primary.url() });
+  const state: ClusterState = {
+    dir,
+    synchronous,
+    generation: 1,
+    primary,
+    standby: undefined,
+    failovers: 0,
+    retired: [],
+    writeProxy,
+    readProxy,
+  };
 
   const cluster: FailoverCluster = {
-    writeUrl: (database) => writeProxy.urlFor(primary.url(database)),
-    readUrl: (database) => readProxy.urlFor(primary.url(database)),
+    writeUrl: (database) => writeProxy.urlFor(state.primary.url(database)),
+    readUrl: (database) => readProxy.urlFor(state.primary.url(database)),
     get primary() {
-      return primary;
+      return state.primary;
     },
     get standby() {
-      return standby;
+      return state.standby;
     },
     get failovers() {
-      return failovers;
+      return state.failovers;
     },
-    async addStandby() {
-      if (standby !== undefined) throw new Error(`${standby.name} is already the standby`);
-      generation += 1;
-      const next = await startPostgresServer({
-        dir,
-        name: `pg-${generation}`,
-        // Its copy of postgresql.auto.conf names standbys ('*'): ignored until it is promoted,
-        // and reset then (failover()).
-        standbyOf: primary,
-      });
-      standby = next;
-      await waitUntilCaughtUp(primary, next);
-      if (synchronous) await setSynchronousStandbys(primary, '*');
-      // Everything the read endpoint could have shown (on the primary) is now on the standby.
-      await waitUntilCaughtUp(primary, next);
-      readProxy.retarget(next.url());
-      readProxy.cut();
-      return { standby: next.name, pid: (await next.pid()) ?? null };
-    },
-    async failover() {
-      const promoted = standby;
-      if (promoted === undefined) throw new Error('no standby to fail over to');
-      const old = primary;
-      const oldPid = (await old.pid()) ?? null;
-      const began = Date.now();
-      await old.stop('immediate');
-      const killMs = Date.now() - began;
-      retired.push(old);
-      const promotedAtLsn = await admin(promoted.url(), async (client) => {
-        const { rows } = await client.query<{ lsn: string | null }>(
-          'SELECT pg_last_wal_replay_lsn()::text AS lsn',
-        );
-        return rows[0]?.lsn ?? null;
-      });
-      await promoted.promote();
-      // It has no standby yet: with '*' still set it would wait for one on every commit.
-      await setSynchronousStandbys(promoted, '');
-      const promoteMs = Date.now() - began - killMs;
-      primary = promoted;
-      standby = undefined;
-      failovers += 1;
-      writeProxy.retarget(promoted.url());
-      writeProxy.cut();
-      // The read endpoint already names the promoted server (addStandby pointed it there).
-      return {
-        oldPrimary: old.name,
-        oldPrimaryPid: oldPid,
-        newPrimary: promoted.name,
-        newPrimaryPid: (await promoted.pid()) ?? null,
-        promotedAtLsn,
-        killMs,
-        promoteMs,
-      };
-    },
+    addStandby: () => addStandby(state),
+    failover: () => failOver(state),
     async restartPrimary() {
-      await primary.stop('immediate');
-      await primary.start();
+      await state.primary.stop('immediate');
+      await state.primary.start();
     },
     async stop() {
       await Promise.allSettled([writeProxy.close(), readProxy.close()]);
-      for (const server of [primary, standby, ...retired]) await server?.destroy();
+      for (const server of [state.primary, state.standby, ...state.retired])
+        await server?.destroy();
       await rm(dir, { recursive: true, force: true });
     },
   };
   return cluster;
+}
+
+/** What a failover cluster is now: which server is which, and the endpoints in front of them. */
+interface ClusterState {
+  readonly dir: string;
+  readonly synchronous: boolean;
+  /** The last server's number (`pg-<generation>`). */
+  generation: number;
+  primary: PostgresServer;
+  standby: PostgresServer | undefined;
+  failovers: number;
+  /** Killed primaries, destroyed on stop. */
+  readonly retired: PostgresServer[];
+  readonly writeProxy: TcpProxy;
+  readonly readProxy: TcpProxy;
+}
+
+async function addStandby(state: ClusterState): Promise<{ standby: string; pid: number | null }> {
+  if (state.standby !== undefined) throw new Error(`${state.standby.name} is already the standby`);
+  state.generation += 1;
+  const next = await startPostgresServer({
+    dir: state.dir,
+    name: `pg-${state.generation}`,
+    // Its copy of postgresql.auto.conf names standbys ('*'): ignored until it is promoted,
+    // and reset then (failover()).
+    standbyOf: state.primary,
+  });
+  state.standby = next;
+  await waitUntilCaughtUp(state.primary, next);
+  if (state.synchronous) await setSynchronousStandbys(state.primary, '*');
+  // Everything the read endpoint could have shown (on the primary) is now on the standby.
+  await waitUntilCaughtUp(state.primary, next);
+  state.readProxy.retarget(next.url());
+  state.readProxy.cut();
+  return { standby: next.name, pid: (await next.pid()) ?? null };
+}
+
+async function failOver(state: ClusterState): Promise<FailoverEvidence> {
+  const promoted = state.standby;
+  if (promoted === undefined) throw new Error('no standby to fail over to');
+  const old = state.primary;
+  const oldPid = (await old.pid()) ?? null;
+  const began = Date.now();
+  await old.stop('immediate');
+  const killMs = Date.now() - began;
+  state.retired.push(old);
+  const promotedAtLsn = await admin(promoted.url(), async (client) => {
+    const { rows } = await client.query<{ lsn: string | null }>(
+      'SELECT pg_last_wal_replay_lsn()::text AS lsn',
+    );
+    return rows[0]?.lsn ?? null;
+  });
+  await promoted.promote();
+  // It has no standby yet: with '*' still set it would wait for one on every commit.
+  await setSynchronousStandbys(promoted, '');
+  const promoteMs = Date.now() - began - killMs;
+  state.primary = promoted;
+  state.standby = undefined;
+  state.failovers += 1;
+  state.writeProxy.retarget(promoted.url());
+  state.writeProxy.cut();
+  // The read endpoint already names the promoted server (addStandby pointed it there).
+  return {
+    oldPrimary: old.name,
+    oldPrimaryPid: oldPid,
+    newPrimary: promoted.name,
+    newPrimaryPid: (await promoted.pid()) ?? null,
+    promotedAtLsn,
+    killMs,
+    promoteMs,
+  };
 }

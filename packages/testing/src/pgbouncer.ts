@@ -99,6 +99,53 @@ export async function startPgBouncer(options: PgBouncerOptions): Promise<PgBounc
   const runuser = RUNUSER;
   const dir = await makePostgresDir('mcpt-pgbouncer-');
   const port = await freePort();
+  const files = await writeConfig(dir, port, options);
+
+  const pid = (): Promise<number | undefined> => readPid(files.pidFile);
+  const start = (): Promise<void> => startDaemon(runuser, files);
+  const stop = (): Promise<void> => stopDaemon(files.pidFile);
+
+  try {
+    await start();
+  } catch (error) {
+    await rm(dir, { recursive: true, force: true });
+    throw error;
+  }
+  return {
+    port,
+    url: (database) => `postgres://postgres@127.0.0.1:${port}/${database}`,
+    urlFor(url) {
+      const parsed = new URL(url);
+      parsed.hostname = '127.0.0.1';
+      parsed.port = String(port);
+      return parsed.toString();
+    },
+    pid,
+    start,
+    stop,
+    async restart() {
+      await stop();
+      await start();
+    },
+    async destroy() {
+      await stop().catch(() => undefined);
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+interface PgBouncerFiles {
+  iniFile: string;
+  pidFile: string;
+  logFile: string;
+}
+
+/** pgbouncer.ini (every database to the target) and a userlist for `postgres`, in `dir`. */
+async function writeConfig(
+  dir: string,
+  port: number,
+  options: PgBouncerOptions,
+): Promise<PgBouncerFiles> {
   const target = targetOf(options.target);
   const pidFile = join(dir, 'pgbouncer.pid');
   const iniFile = join(dir, 'pgbouncer.ini');
@@ -130,70 +177,44 @@ export async function startPgBouncer(options: PgBouncerOptions): Promise<PgBounc
   ].join('\n');
   await writeFile(iniFile, ini, { mode: 0o644 });
   await writeFile(join(dir, 'userlist.txt'), '"postgres" ""\n', { mode: 0o644 });
+  return { iniFile, pidFile, logFile: settings.logfile! };
+}
 
-  const pid = async (): Promise<number | undefined> => {
-    const text = await readFile(pidFile, 'utf8').catch(() => undefined);
-    const value = Number(text?.trim());
-    return Number.isInteger(value) && value > 0 && alive(value) ? value : undefined;
-  };
+/** The daemon's pid, when its pid file names a live process. */
+async function readPid(pidFile: string): Promise<number | undefined> {
+  const text = await readFile(pidFile, 'utf8').catch(() => undefined);
+  const value = Number(text?.trim());
+  return Number.isInteger(value) && value > 0 && alive(value) ? value : undefined;
+}
 
-  const start = async (): Promise<void> => {
-    try {
-      await run(runuser, ['-u', 'postgres', '--', PGBOUNCER_BIN, '-d', '-q', iniFile], {
-        timeout: 30_000,
-      });
-    } catch (error) {
-      const log = await readFile(settings.logfile!, 'utf8').catch(() => '');
-      throw new Error(`pgbouncer did not start:\n${log.split('\n').slice(-10).join('\n')}`, {
-        cause: error,
-      });
-    }
-    // Daemonised: ready once the pid file names a live process and the port accepts.
-    const deadline = Date.now() + 10_000;
-    while ((await pid()) === undefined) {
-      if (Date.now() > deadline) throw new Error('pgbouncer wrote no pid file within 10 s');
-      await sleep(20);
-    }
-  };
-
-  const stop = async (): Promise<void> => {
-    const current = await pid();
-    if (current === undefined) return;
-    process.kill(current, 'SIGTERM');
-    const deadline = Date.now() + 10_000;
-    while (alive(current)) {
-      if (Date.now() > deadline) process.kill(current, 'SIGKILL');
-      await sleep(20);
-    }
-  };
-
+async function startDaemon(runuser: string, files: PgBouncerFiles): Promise<void> {
   try {
-    await start();
+    await run(runuser, ['-u', 'postgres', '--', PGBOUNCER_BIN, '-d', '-q', files.iniFile], {
+      timeout: 30_000,
+    });
   } catch (error) {
-    await rm(dir, { recursive: true, force: true });
-    throw error;
+    const log = await readFile(files.logFile, 'utf8').catch(() => '');
+    throw new Error(`pgbouncer did not start:\n${log.split('\n').slice(-10).join('\n')}`, {
+      cause: error,
+    });
   }
-  return {
-    port,
-    url: (database) => `postgres://postgres@127.0.0.1:${port}/${database}`,
-    urlFor(url) {
-      const parsed = new URL(url);
-      parsed.hostname = '127.0.0.1';
-      parsed.port = String(port);
-      return parsed.toString();
-    },
-    pid,
-    start,
-    stop,
-    async restart() {
-      await stop();
-      await start();
-    },
-    async destroy() {
-      await stop().catch(() => undefined);
-      await rm(dir, { recursive: true, force: true });
-    },
-  };
+  // Daemonised: ready once the pid file names a live process and the port accepts.
+  const deadline = Date.now() + 10_000;
+  while ((await readPid(files.pidFile)) === undefined) {
+    if (Date.now() > deadline) throw new Error('pgbouncer wrote no pid file within 10 s');
+    await sleep(20);
+  }
+}
+
+async function stopDaemon(pidFile: string): Promise<void> {
+  const current = await readPid(pidFile);
+  if (current === undefined) return;
+  process.kill(current, 'SIGTERM');
+  const deadline = Date.now() + 10_000;
+  while (alive(current)) {
+    if (Date.now() > deadline) process.kill(current, 'SIGKILL');
+    await sleep(20);
+  }
 }
 
 /** The per-statement bound a transaction pooler cannot carry, set on the database itself. */

@@ -154,55 +154,115 @@ function parseClusterNodes(text: string): NodeLine[] {
 }
 
 export async function startRedisCluster(options: RedisClusterOptions = {}): Promise<RedisCluster> {
-  const nodeTimeoutMs = options.nodeTimeoutMs ?? 1_000;
   const dir = await mkdtemp(join(tmpdir(), 'mcpt-redis-cluster-'));
-  const servers = new Map<string, ChildProcess>();
-  const dead = new Set<string>();
+  const cluster = new ClusterNodes(dir, options.nodeTimeoutMs ?? 1_000);
   const taken = new Set<number>();
+  try {
+    for (let index = 0; index < 6; index++) {
+      const port = await freeClusterPort(taken);
+      taken.add(port);
+      cluster.start(port);
+    }
+    const nodes = cluster.all();
+    for (const node of nodes) await cluster.waitForPing(node);
+    await run('redis-cli', [
+      '--cluster',
+      'create',
+      ...nodes,
+      '--cluster-replicas',
+      '1',
+      '--cluster-yes',
+    ]);
+    await cluster.waitUntilHealthy();
+    await cluster.waitForReplicasInSync();
+  } catch (error) {
+    await cluster.stop();
+    throw error;
+  }
 
-  const stop = async (): Promise<void> => {
-    for (const child of servers.values()) {
+  const nodes = cluster.all();
+  return {
+    nodes,
+    nodesSetting: nodes.join(','),
+    masters: () => cluster.masters(),
+    killMaster: (node) => cluster.killMaster(node),
+    killMasterOf: (key) => cluster.killMasterOf(key),
+    revive: (node) => cluster.revive(node),
+    waitUntilHealthy: (timeoutMs) => cluster.waitUntilHealthy(timeoutMs),
+    stop: () => cluster.stop(),
+  };
+}
+
+/** The cluster's `redis-server` processes, by `host:port`, and which of them were killed. */
+class ClusterNodes {
+  private readonly servers = new Map<string, ChildProcess>();
+  private readonly dead = new Set<string>();
+
+  constructor(
+    private readonly dir: string,
+    private readonly nodeTimeoutMs: number,
+  ) {}
+
+  all(): string[] {
+    return [...this.servers.keys()];
+  }
+
+  private live(): string[] {
+    return [...this.servers.keys()].filter((node) => !this.dead.has(node));
+  }
+
+  start(port: number): void {
+    this.servers.set(`127.0.0.1:${port}`, spawnNode(this.dir, port, this.nodeTimeoutMs));
+  }
+
+  async stop(): Promise<void> {
+    for (const child of this.servers.values()) {
       if (child.exitCode === null && child.signalCode === null) {
         child.kill('SIGKILL');
         await once(child, 'exit');
       }
     }
-    servers.clear();
-    await rm(dir, { recursive: true, force: true });
-  };
+    this.servers.clear();
+    await rm(this.dir, { recursive: true, force: true });
+  }
 
-  const ask = async (node: string, ...command: string[]): Promise<string> => {
-    const [host, port] = node.split(':');
-    const client = new Redis({
-      host,
-      port: Number(port),
-      lazyConnect: true,
-      maxRetriesPerRequest: 0,
-      retryStrategy: () => null,
-      connectTimeout: 1_000,
-    });
-    client.on('error', () => undefined);
-    try {
-      await client.connect();
-      return String(await client.call(command[0]!, ...command.slice(1)));
-    } finally {
-      client.disconnect();
+  async waitForPing(node: string): Promise<void> {
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      try {
+        await ask(node, 'PING');
+        return;
+      } catch (error) {
+        // A node that exited (its port taken, say) never answers: say why from its log.
+        const child = this.servers.get(node);
+        const exited = child !== undefined && (child.exitCode ?? child.signalCode) !== null;
+        if (exited || Date.now() > deadline) {
+          const log = await readFile(
+            join(this.dir, `redis-${node.split(':')[1]}.log`),
+            'utf8',
+          ).catch(() => '');
+          const tail = log.trim().split('\n').slice(-3).join(' | ');
+          throw new Error(
+            `Redis Cluster node ${node} ${exited ? 'exited' : 'did not answer in 10 s'}: ${(error as Error).message}; log: ${tail}`,
+          );
+        }
+        await sleep(50);
+      }
     }
-  };
-  const live = (): string[] => [...servers.keys()].filter((node) => !dead.has(node));
+  }
 
-  const waitUntilHealthy = async (timeoutMs = 30_000): Promise<void> => {
+  async waitUntilHealthy(timeoutMs = 30_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     let last = '';
     while (Date.now() < deadline) {
       try {
-        const states = await Promise.all(live().map((node) => ask(node, 'CLUSTER', 'INFO')));
-        const table = parseClusterNodes(await ask(live()[0]!, 'CLUSTER', 'NODES'));
+        const states = await Promise.all(this.live().map((node) => ask(node, 'CLUSTER', 'INFO')));
+        const table = parseClusterNodes(await ask(this.live()[0]!, 'CLUSTER', 'NODES'));
         const servingDead = table.some(
           (line) =>
             line.flags.includes('master') &&
             line.slots.length > 0 &&
-            (line.flags.includes('fail') || dead.has(line.address)),
+            (line.flags.includes('fail') || this.dead.has(line.address)),
         );
         if (states.every((info) => info.includes('cluster_state:ok')) && !servingDead) return;
         last = states.find((info) => !info.includes('cluster_state:ok')) ?? 'a master is failed';
@@ -212,15 +272,17 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
       await sleep(100);
     }
     throw new Error(`the Redis Cluster did not become healthy in ${timeoutMs} ms: ${last}`);
-  };
+  }
 
   // A replica that never finished its first sync cannot take over: wait for every link.
-  const waitForReplicasInSync = async (timeoutMs = 30_000): Promise<void> => {
+  async waitForReplicasInSync(timeoutMs = 30_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     let last = '';
     for (;;) {
       try {
-        const infos = await Promise.all(live().map((node) => ask(node, 'INFO', 'replication')));
+        const infos = await Promise.all(
+          this.live().map((node) => ask(node, 'INFO', 'replication')),
+        );
         const replicas = infos.filter((info) => info.includes('role:slave'));
         if (
           replicas.length === 3 &&
@@ -236,133 +298,105 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
         throw new Error(`the cluster's replicas did not sync in ${timeoutMs} ms: ${last}`);
       await sleep(100);
     }
-  };
+  }
 
   // Each node's own line ("myself") is authoritative; another node's view may lag the gossip.
-  const selfViews = async (): Promise<NodeLine[]> =>
-    Promise.all(
-      live().map(async (node) => {
+  private async selfViews(): Promise<NodeLine[]> {
+    return Promise.all(
+      this.live().map(async (node) => {
         const table = parseClusterNodes(await ask(node, 'CLUSTER', 'NODES'));
         return { ...table.find((line) => line.flags.includes('myself'))!, address: node };
       }),
     );
-  const masters = async (): Promise<string[]> =>
-    (await selfViews())
+  }
+
+  async masters(): Promise<string[]> {
+    return (await this.selfViews())
       .filter((line) => line.flags.includes('master') && line.slots.length > 0)
       .map((line) => line.address);
-  const masterOfSlot = async (slot: number): Promise<string | undefined> =>
-    (await selfViews()).find((line) => line.flags.includes('master') && servesSlot(line, slot))
-      ?.address;
+  }
 
-  const killMaster = async (node?: string): Promise<string> => {
-    const target = node ?? (await masters())[0]!;
-    const child = servers.get(target);
+  private async masterOfSlot(slot: number): Promise<string | undefined> {
+    return (await this.selfViews()).find(
+      (line) => line.flags.includes('master') && servesSlot(line, slot),
+    )?.address;
+  }
+
+  async killMaster(node?: string): Promise<string> {
+    const target = node ?? (await this.masters())[0]!;
+    const child = this.servers.get(target);
     if (child === undefined) throw new Error(`${target} is not a node of this cluster`);
-    dead.add(target);
+    this.dead.add(target);
     child.kill('SIGKILL');
     await once(child, 'exit');
     return target;
-  };
-
-  const spawnNode = (port: number): ChildProcess =>
-    spawn(
-      'redis-server',
-      [
-        '--port',
-        String(port),
-        '--bind',
-        '127.0.0.1',
-        '--cluster-enabled',
-        'yes',
-        '--cluster-config-file',
-        join(dir, `nodes-${port}.conf`),
-        '--cluster-node-timeout',
-        String(nodeTimeoutMs),
-        '--dir',
-        dir,
-        '--save',
-        '',
-        '--appendonly',
-        'no',
-        // A replica is synced at once (not 5 s later), so a master killed early can fail over.
-        '--repl-diskless-sync-delay',
-        '0',
-        '--logfile',
-        join(dir, `redis-${port}.log`),
-      ],
-      { stdio: 'ignore' },
-    );
-  const waitForPing = async (node: string): Promise<void> => {
-    const deadline = Date.now() + 10_000;
-    for (;;) {
-      try {
-        await ask(node, 'PING');
-        return;
-      } catch (error) {
-        // A node that exited (its port taken, say) never answers: say why from its log.
-        const child = servers.get(node);
-        const exited = child !== undefined && (child.exitCode ?? child.signalCode) !== null;
-        if (exited || Date.now() > deadline) {
-          const log = await readFile(join(dir, `redis-${node.split(':')[1]}.log`), 'utf8').catch(
-            () => '',
-          );
-          const tail = log.trim().split('\n').slice(-3).join(' | ');
-          throw new Error(
-            `Redis Cluster node ${node} ${exited ? 'exited' : 'did not answer in 10 s'}: ${(error as Error).message}; log: ${tail}`,
-          );
-        }
-        await sleep(50);
-      }
-    }
-  };
-
-  try {
-    for (let index = 0; index < 6; index++) {
-      const port = await freeClusterPort(taken);
-      taken.add(port);
-      const node = `127.0.0.1:${port}`;
-      servers.set(node, spawnNode(port));
-    }
-    const nodes = [...servers.keys()];
-    for (const node of nodes) await waitForPing(node);
-    await run('redis-cli', [
-      '--cluster',
-      'create',
-      ...nodes,
-      '--cluster-replicas',
-      '1',
-      '--cluster-yes',
-    ]);
-    await waitUntilHealthy();
-    await waitForReplicasInSync();
-  } catch (error) {
-    await stop();
-    throw error;
   }
 
-  const nodes = [...servers.keys()];
-  return {
-    nodes,
-    nodesSetting: nodes.join(','),
-    masters,
-    killMaster,
-    async killMasterOf(key) {
-      const slot = Number(await ask(live()[0]!, 'CLUSTER', 'KEYSLOT', key));
-      const owner = await masterOfSlot(slot);
-      if (owner === undefined) throw new Error(`no master serves slot ${slot}`);
-      const killed = await killMaster(owner);
-      await waitUntilHealthy();
-      return { killed, promoted: (await masterOfSlot(slot)) ?? 'none' };
-    },
-    async revive(node) {
-      if (!dead.has(node)) throw new Error(`${node} is not a killed node of this cluster`);
-      servers.set(node, spawnNode(Number(node.split(':')[1])));
-      dead.delete(node);
-      await waitForPing(node);
-      await waitUntilHealthy();
-      await waitForReplicasInSync();
-    },
-    waitUntilHealthy,
-    stop,
-  };
+  async killMasterOf(key: string): Promise<{ killed: string; promoted: string }> {
+    const slot = Number(await ask(this.live()[0]!, 'CLUSTER', 'KEYSLOT', key));
+    const owner = await this.masterOfSlot(slot);
+    if (owner === undefined) throw new Error(`no master serves slot ${slot}`);
+    const killed = await this.killMaster(owner);
+    await this.waitUntilHealthy();
+    return { killed, promoted: (await this.masterOfSlot(slot)) ?? 'none' };
+  }
+
+  async revive(node: string): Promise<void> {
+    if (!this.dead.has(node)) throw new Error(`${node} is not a killed node of this cluster`);
+    this.servers.set(node, spawnNode(this.dir, Number(node.split(':')[1]), this.nodeTimeoutMs));
+    this.dead.delete(node);
+    await this.waitForPing(node);
+    await this.waitUntilHealthy();
+    await this.waitForReplicasInSync();
+  }
+}
+
+/** One command to one node on a connection of its own (no retries, a 1 s connect). */
+async function ask(node: string, ...command: string[]): Promise<string> {
+  const [host, port] = node.split(':');
+  const client = new Redis({
+    host,
+    port: Number(port),
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    connectTimeout: 1_000,
+  });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    return String(await client.call(command[0]!, ...command.slice(1)));
+  } finally {
+    client.disconnect();
+  }
+}
+
+function spawnNode(dir: string, port: number, nodeTimeoutMs: number): ChildProcess {
+  return spawn(
+    'redis-server',
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--cluster-enabled',
+      'yes',
+      '--cluster-config-file',
+      join(dir, `nodes-${port}.conf`),
+      '--cluster-node-timeout',
+      String(nodeTimeoutMs),
+      '--dir',
+      dir,
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      // A replica is synced at once (not 5 s later), so a master killed early can fail over.
+      '--repl-diskless-sync-delay',
+      '0',
+      '--logfile',
+      join(dir, `redis-${port}.log`),
+    ],
+    { stdio: 'ignore' },
+  );
 }

@@ -70,66 +70,26 @@ function targetsOf(target: TcpProxyOptions['target']): { host: string; port: num
  * and cut, refuse, black-hole and heal the link on demand, without touching the shared server.
  */
 export async function startTcpProxy(options: TcpProxyOptions): Promise<TcpProxy> {
-  let targets = targetsOf(options.target);
-  let turn = 0;
-  const pairs = new Set<Pair>();
-  let mode: TcpProxyMode = 'forward';
-  let accepted = 0;
-
-  /** Copies a → b while forwarding, with backpressure; drops the bytes otherwise. */
-  const relay = (from: Socket, to: Socket): void => {
-    from.on('data', (chunk: Buffer) => {
-      if (mode !== 'forward' || to.destroyed) return;
-      if (!to.write(chunk)) {
-        from.pause();
-        to.once('drain', () => from.resume());
-      }
-    });
+  const state: ProxyState = {
+    targets: targetsOf(options.target),
+    turn: 0,
+    pairs: new Set<Pair>(),
+    mode: 'forward',
+    accepted: 0,
   };
-
-  const server = createServer((client) => {
-    accepted += 1;
-    if (mode === 'refuse') {
-      client.on('error', () => undefined);
-      client.resetAndDestroy();
-      return;
-    }
-    const upstream = createConnection(targets[turn++ % targets.length]!);
-    const pair: Pair = { client, upstream };
-    pairs.add(pair);
-    const close = (): void => {
-      if (!pairs.delete(pair)) return;
-      client.destroy();
-      upstream.destroy();
-    };
-    for (const socket of [client, upstream]) {
-      socket.on('error', close);
-      socket.on('close', close);
-    }
-    // A half-close is passed on as a full close: enough for request/response protocols.
-    client.on('end', close);
-    upstream.on('end', close);
-    relay(client, upstream);
-    relay(upstream, client);
-  });
+  const server = createServer((client) => accept(state, client));
   server.listen(options.listenPort ?? 0, options.listenHost ?? '127.0.0.1');
   await once(server, 'listening');
   const address = server.address();
   if (address === null || typeof address === 'string') throw new Error('proxy has no port');
 
-  const resetAll = (): void => {
-    for (const pair of [...pairs]) {
-      pairs.delete(pair);
-      pair.client.resetAndDestroy();
-      pair.upstream.resetAndDestroy();
-    }
-  };
+  const resetAll = (): void => resetPairs(state.pairs);
 
   return {
     host: address.address,
     port: address.port,
     get mode() {
-      return mode;
+      return state.mode;
     },
     urlFor(url) {
       const parsed = new URL(url);
@@ -139,22 +99,79 @@ export async function startTcpProxy(options: TcpProxyOptions): Promise<TcpProxy>
     },
     cut: resetAll,
     refuse() {
-      mode = 'refuse';
+      state.mode = 'refuse';
     },
     blackhole() {
-      mode = 'blackhole';
+      state.mode = 'blackhole';
     },
     heal() {
-      mode = 'forward';
+      state.mode = 'forward';
     },
     retarget(next) {
-      targets = targetsOf(next);
+      state.targets = targetsOf(next);
     },
-    openConnections: () => pairs.size,
-    acceptedConnections: () => accepted,
+    openConnections: () => state.pairs.size,
+    acceptedConnections: () => state.accepted,
     async close() {
       resetAll();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** What the proxy's connections share: where new ones go, what it does now, what is open. */
+interface ProxyState {
+  targets: { host: string; port: number }[];
+  /** New connections go to `targets[turn % targets.length]`, round robin. */
+  turn: number;
+  readonly pairs: Set<Pair>;
+  mode: TcpProxyMode;
+  accepted: number;
+}
+
+/** One accepted connection: refused, or paired with a new upstream connection and relayed. */
+function accept(state: ProxyState, client: Socket): void {
+  state.accepted += 1;
+  if (state.mode === 'refuse') {
+    client.on('error', () => undefined);
+    client.resetAndDestroy();
+    return;
+  }
+  const upstream = createConnection(state.targets[state.turn++ % state.targets.length]!);
+  const pair: Pair = { client, upstream };
+  state.pairs.add(pair);
+  const close = (): void => {
+    if (!state.pairs.delete(pair)) return;
+    client.destroy();
+    upstream.destroy();
+  };
+  for (const socket of [client, upstream]) {
+    socket.on('error', close);
+    socket.on('close', close);
+  }
+  // A half-close is passed on as a full close: enough for request/response protocols.
+  client.on('end', close);
+  upstream.on('end', close);
+  relay(state, client, upstream);
+  relay(state, upstream, client);
+}
+
+/** Copies a → b while forwarding, with backpressure; drops the bytes otherwise. */
+function relay(state: ProxyState, from: Socket, to: Socket): void {
+  from.on('data', (chunk: Buffer) => {
+    if (state.mode !== 'forward' || to.destroyed) return;
+    if (!to.write(chunk)) {
+      from.pause();
+      to.once('drain', () => from.resume());
+    }
+  });
+}
+
+/** Resets every open connection, both sides. */
+function resetPairs(pairs: Set<Pair>): void {
+  for (const pair of [...pairs]) {
+    pairs.delete(pair);
+    pair.client.resetAndDestroy();
+    pair.upstream.resetAndDestroy();
+  }
 }

@@ -2,7 +2,13 @@ import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { discoverAuthorization, OAuthError, postTokenRequest } from '../oauth.js';
+import {
+  discoverAuthorization,
+  OAuthError,
+  postTokenRequest,
+  type AuthorizationInfo,
+  type TokenResponse,
+} from '../oauth.js';
 import type { StoredLogin } from './credential-store.js';
 
 export interface BrowserLoginOptions {
@@ -34,26 +40,8 @@ export async function loginWithBrowser(options: BrowserLoginOptions): Promise<St
   const verifier = base64url(randomBytes(32));
   const challenge = base64url(createHash('sha256').update(verifier).digest());
 
-  let deliver: (query: URLSearchParams) => void = () => undefined;
-  const received = new Promise<URLSearchParams>((resolve) => (deliver = resolve));
-  const server = createServer((req, res) => {
-    const query = new URL(req.url ?? '/', 'http://127.0.0.1').searchParams;
-    if (!req.url?.startsWith('/callback') || query.get('state') !== state) {
-      res.statusCode = 404;
-      res.end();
-      return;
-    }
-    res.setHeader('content-type', 'text/plain; charset=utf-8');
-    res.end(
-      query.has('code')
-        ? 'Logged in. You can close this window and go back to the terminal.\n'
-        : `Login failed: ${query.get('error') ?? 'no code'}\n`,
-    );
-    deliver(query);
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const redirectUri = `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback`;
+  const callback = await listenForCallback(state);
+  const redirectUri = callback.redirectUri;
   try {
     const clientId =
       options.clientId ??
@@ -75,23 +63,7 @@ export async function loginWithBrowser(options: BrowserLoginOptions): Promise<St
       authorize.searchParams.set(key, value);
     }
     await options.onAuthorizationUrl(authorize.href);
-    let timer: NodeJS.Timeout | undefined;
-    const query = await Promise.race([
-      received,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () => reject(new OAuthError('no answer from the browser in time; run login again')),
-          options.timeoutMs ?? 300_000,
-        );
-      }),
-    ]).finally(() => clearTimeout(timer));
-    const code = query.get('code');
-    if (code === null) {
-      const description = query.get('error_description');
-      throw new OAuthError(
-        `the authorization server refused the login (${query.get('error') ?? 'no code'}${description === null ? '' : `: ${description}`})`,
-      );
-    }
+    const code = codeOf(await inTime(callback.received, options.timeoutMs ?? 300_000));
     const token = await postTokenRequest(
       authorization.tokenEndpoint,
       new URLSearchParams({
@@ -103,22 +75,94 @@ export async function loginWithBrowser(options: BrowserLoginOptions): Promise<St
         resource: authorization.resource,
       }),
     );
-    return {
-      grant: 'authorization_code',
-      url: options.url,
-      issuer: authorization.issuer,
-      tokenEndpoint: authorization.tokenEndpoint,
-      resource: authorization.resource,
-      clientId,
-      ...(token.scope === undefined ? {} : { scope: token.scope }),
-      accessToken: token.accessToken,
-      ...(token.expiresAt === undefined ? {} : { expiresAt: token.expiresAt }),
-      ...(token.refreshToken === undefined ? {} : { refreshToken: token.refreshToken }),
-    };
+    return storedLogin(options.url, authorization, clientId, token);
   } finally {
-    server.closeAllConnections();
-    server.close();
+    callback.close();
   }
+}
+
+/** The one-shot loopback server: answers the browser and hands over the callback's query. */
+async function listenForCallback(state: string): Promise<{
+  redirectUri: string;
+  received: Promise<URLSearchParams>;
+  close: () => void;
+}> {
+  let deliver: (query: URLSearchParams) => void = () => undefined;
+  const received = new Promise<URLSearchParams>((resolve) => (deliver = resolve));
+  const server = createServer((req, res) => {
+    const query = new URL(req.url ?? '/', 'http://127.0.0.1').searchParams;
+    if (!req.url?.startsWith('/callback') || query.get('state') !== state) {
+      res.statusCode = 404;
+      res.end();
+      return;
+    }
+    res.setHeader('content-type', 'text/plain; charset=utf-8');
+    res.end(
+      query.has('code')
+        ? 'Logged in. You can close this window and go back to the terminal.\n'
+        : `Login failed: ${query.get('error') ?? 'no code'}\n`,
+    );
+    deliver(query);
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return {
+    redirectUri: `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback`,
+    received,
+    close: () => {
+      server.closeAllConnections();
+      server.close();
+    },
+  };
+}
+
+/** The browser's answer, or an OAuthError once the user has taken too long. */
+async function inTime(
+  received: Promise<URLSearchParams>,
+  timeoutMs: number,
+): Promise<URLSearchParams> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    received,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new OAuthError('no answer from the browser in time; run login again')),
+        timeoutMs,
+      );
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+/** The authorization code from the callback's query, or the server's refusal as an OAuthError. */
+function codeOf(query: URLSearchParams): string {
+  const code = query.get('code');
+  if (code === null) {
+    const description = query.get('error_description');
+    throw new OAuthError(
+      `the authorization server refused the login (${query.get('error') ?? 'no code'}${description === null ? '' : `: ${description}`})`,
+    );
+  }
+  return code;
+}
+
+function storedLogin(
+  url: string,
+  authorization: AuthorizationInfo,
+  clientId: string,
+  token: TokenResponse,
+): StoredLogin {
+  return {
+    grant: 'authorization_code',
+    url,
+    issuer: authorization.issuer,
+    tokenEndpoint: authorization.tokenEndpoint,
+    resource: authorization.resource,
+    clientId,
+    ...(token.scope === undefined ? {} : { scope: token.scope }),
+    accessToken: token.accessToken,
+    ...(token.expiresAt === undefined ? {} : { expiresAt: token.expiresAt }),
+    ...(token.refreshToken === undefined ? {} : { refreshToken: token.refreshToken }),
+  };
 }
 
 /** RFC 7591: a public native client for this one redirect URI. */

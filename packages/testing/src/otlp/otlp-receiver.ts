@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { once } from 'node:events';
 import { gunzipSync } from 'node:zlib';
 import { decodeJsonExport, decodeProtobufExport, type CollectedSpan } from './otlp-trace.js';
@@ -56,89 +56,113 @@ export async function startOtlpReceiver(
     keepSpans?: boolean;
   } = {},
 ): Promise<OtlpReceiver> {
-  const keep = options.keepSpans ?? true;
-  const collected: CollectedSpan[] = [];
-  let count = 0;
-  const accept = (spans: CollectedSpan[]): void => {
-    count += spans.length;
-    if (keep) collected.push(...spans);
+  const received: Received = {
+    keep: options.keepSpans ?? true,
+    collected: [],
+    count: 0,
+    types: [],
+    waiters: new Set<() => void>(),
   };
-  const types: string[] = [];
-  const waiters = new Set<() => void>();
-  const server = createServer((request, response) => {
-    if (request.method !== 'POST' || request.url !== '/v1/traces') {
-      response.writeHead(404).end();
-      return;
-    }
-    const type = (request.headers['content-type'] ?? '').split(';')[0]!.trim();
-    if (type !== 'application/x-protobuf' && type !== 'application/json') {
-      response.writeHead(415).end();
-      return;
-    }
-    readBody(request)
-      .then((body) => {
-        if (type === 'application/x-protobuf') {
-          accept(decodeProtobufExport(body));
-          response.writeHead(200, { 'content-type': type }).end();
-        } else {
-          accept(decodeJsonExport(parseJson(body)));
-          response.writeHead(200, { 'content-type': type }).end('{}');
-        }
-        types.push(type);
-        for (const wake of waiters) wake();
-      })
-      .catch((error: unknown) => {
-        // OTLP/HTTP: undecodable data is 400 with a google.rpc.Status in the request's encoding.
-        const message = error instanceof Error ? error.message : String(error);
-        response
-          .writeHead(400, { 'content-type': type })
-          .end(
-            type === 'application/json'
-              ? JSON.stringify({ code: INVALID_ARGUMENT, message })
-              : encodeStatus(INVALID_ARGUMENT, message),
-          );
-      });
-  });
+  const server = createServer((request, response) => receiveExport(received, request, response));
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const address = server.address();
   if (address === null || typeof address === 'string') throw new Error('no port');
   return {
     endpoint: `http://127.0.0.1:${address.port}`,
-    spans: () => collected,
-    spanCount: () => count,
-    contentTypes: () => types,
-    waitFor(done, timeoutMs = 30_000) {
-      return new Promise((resolve, reject) => {
-        const check = (): void => {
-          if (!done(collected)) return;
-          cleanup();
-          resolve(collected);
-        };
-        const timer = setTimeout(() => {
-          cleanup();
-          reject(
-            new Error(
-              `spans not as expected after ${timeoutMs} ms; received:\n${collected
-                .map(
-                  (s) =>
-                    `  ${s.serviceName} ${s.name} ${s.traceId}/${s.spanId} <- ${s.parentSpanId}`,
-                )
-                .join('\n')}`,
-            ),
-          );
-        }, timeoutMs);
-        const cleanup = (): void => {
-          clearTimeout(timer);
-          waiters.delete(check);
-        };
-        waiters.add(check);
-        check();
-      });
-    },
+    spans: () => received.collected,
+    spanCount: () => received.count,
+    contentTypes: () => received.types,
+    waitFor: (done, timeoutMs) => waitForSpans(received, done, timeoutMs),
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** What the receiver has taken in so far, and who waits for more. */
+interface Received {
+  readonly keep: boolean;
+  readonly collected: CollectedSpan[];
+  count: number;
+  readonly types: string[];
+  readonly waiters: Set<() => void>;
+}
+
+/** One request: an export on POST /v1/traces is decoded and its spans taken in; else 404 or 415. */
+function receiveExport(
+  received: Received,
+  request: IncomingMessage,
+  response: ServerResponse,
+): void {
+  if (request.method !== 'POST' || request.url !== '/v1/traces') {
+    response.writeHead(404).end();
+    return;
+  }
+  const type = (request.headers['content-type'] ?? '').split(';')[0]!.trim();
+  if (type !== 'application/x-protobuf' && type !== 'application/json') {
+    response.writeHead(415).end();
+    return;
+  }
+  const accept = (spans: CollectedSpan[]): void => {
+    received.count += spans.length;
+    if (received.keep) received.collected.push(...spans);
+  };
+  readBody(request)
+    .then((body) => {
+      if (type === 'application/x-protobuf') {
+        accept(decodeProtobufExport(body));
+        response.writeHead(200, { 'content-type': type }).end();
+      } else {
+        accept(decodeJsonExport(parseJson(body)));
+        response.writeHead(200, { 'content-type': type }).end('{}');
+      }
+      received.types.push(type);
+      for (const wake of received.waiters) wake();
+    })
+    .catch((error: unknown) => {
+      // OTLP/HTTP: undecodable data is 400 with a google.rpc.Status in the request's encoding.
+      const message = error instanceof Error ? error.message : String(error);
+      response
+        .writeHead(400, { 'content-type': type })
+        .end(
+          type === 'application/json'
+            ? JSON.stringify({ code: INVALID_ARGUMENT, message })
+            : encodeStatus(INVALID_ARGUMENT, message),
+        );
+    });
+}
+
+function waitForSpans(
+  received: Received,
+  done: (spans: readonly CollectedSpan[]) => boolean,
+  timeoutMs = 30_000,
+): Promise<readonly CollectedSpan[]> {
+  const { collected, waiters } = received;
+  return new Promise((resolve, reject) => {
+    const check = (): void => {
+      if (!done(collected)) return;
+      cleanup();
+      resolve(collected);
+    };
+    const timer = setTimeout(() => {
+      cleanup();
+      reject(
+        new Error(
+          `spans not as expected after ${timeoutMs} ms; received:\n${collected
+            .map(
+              (s) => `  ${s.serviceName} ${s.name} ${s.traceId}/${s.spanId} <- ${s.parentSpanId}`,
+            )
+            .join('\n')}`,
+        ),
+      );
+    }, timeoutMs);
+    const cleanup = (): void => {
+      clearTimeout(timer);
+      waiters.delete(check);
+    };
+    waiters.add(check);
+    check();
+  });
 }

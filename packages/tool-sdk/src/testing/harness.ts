@@ -229,133 +229,7 @@ function attach(
 ): ToolRun {
   const maybeProgram = tool.task;
   if (maybeProgram === undefined) throw new Error(`${tool.name} has no task program`);
-  const program = maybeProgram;
-  let controller: AbortController | undefined;
-  // The state this attempt steps from: the checkpoint, upgraded once if an older version wrote it.
-  let attemptState: JsonValue | undefined;
-
-  /** The state to step from, or undefined when the checkpoint is unreadable (the task failed). */
-  function stateForStep(): JsonValue | undefined {
-    if (attemptState !== undefined) return attemptState;
-    const resolution = resolveCheckpoint(tool, row.args, row.checkpoint, row.checkpointVersion);
-    switch (resolution.kind) {
-      case 'current':
-        attemptState = resolution.state;
-        break;
-      case 'migrated':
-        row.checkpoint = resolution.state;
-        row.checkpointVersion = toolVersion(tool);
-        attemptState = resolution.state;
-        break;
-      case 'newer':
-        throw new Error(
-          `${tool.name} version ${toolVersion(tool)} cannot run a checkpoint of version ${resolution.recordedVersion}; a worker with the newer tool would take it`,
-        );
-      case 'unreadable':
-        row.status = 'failed';
-        row.error = { code: ErrorCode.InternalError, message: resolution.message };
-        row.statusMessage = `Failed: ${resolution.message}`;
-        return undefined;
-    }
-    return attemptState;
-  }
-
-  function requireWorking(action: string): void {
-    if (row.status !== 'working')
-      throw new Error(`cannot ${action}: the task is ${row.status}, not working`);
-  }
-
-  async function runStep(save: boolean): Promise<StepOutcome | undefined> {
-    requireWorking('step');
-    if (row.cancelRequested) {
-      row.status = 'cancelled';
-      row.statusMessage = CANCELLED_BY_REQUEST;
-      return undefined;
-    }
-    const state = stateForStep();
-    if (state === undefined) return undefined;
-    controller = new AbortController();
-    const signal = controller.signal;
-    row.stepsRun += 1;
-    const effects = stepEffects(database);
-    let outcome: StepOutcome;
-    try {
-      outcome = await program.step(state, row.args, {
-        taskId: row.taskId,
-        stepIndex: row.stepsSaved,
-        idempotencyKey: `${row.taskId}:${row.stepsSaved}`,
-        signal,
-        inputResponses: { ...row.inputResponses },
-        settings,
-        transaction: effects.transaction,
-      });
-      // A transaction that failed fails the step, whatever it returned (as in the worker).
-      const failed = effects.failure();
-      if (failed !== undefined) throw failed.error;
-    } catch (error) {
-      await effects.end('rollback');
-      if (!save) return undefined;
-      if (signal.aborted && row.cancelRequested) {
-        row.status = 'cancelled';
-        row.statusMessage = CANCELLED_BY_REQUEST;
-        return undefined;
-      }
-      if (error instanceof ProtocolError) {
-        const wire = error.toJsonRpcError();
-        row.status = 'failed';
-        row.error = wire;
-        row.statusMessage = `Failed: ${error.message}`;
-        return undefined;
-      }
-      throw error;
-    } finally {
-      controller = undefined;
-    }
-    if (!save) {
-      await effects.end('rollback');
-      return outcome;
-    }
-    apply(outcome);
-    await effects.end('commit');
-    return outcome;
-  }
-
-  function apply(outcome: StepOutcome): void {
-    switch (outcome.kind) {
-      case 'continue':
-        // Saved even when a cancel is pending; the cancel takes effect before the next step.
-        row.checkpoint = outcome.state;
-        row.checkpointVersion = toolVersion(tool);
-        row.stepsSaved += 1;
-        attemptState = outcome.state;
-        if (outcome.statusMessage !== undefined) row.statusMessage = outcome.statusMessage;
-        return;
-      case 'input':
-        row.issuedKeys = issueInputKeys(row.issuedKeys, outcome.inputRequests);
-        row.stepsSaved += 1;
-        row.checkpoint = outcome.state;
-        row.checkpointVersion = toolVersion(tool);
-        attemptState = undefined;
-        if (row.cancelRequested) {
-          row.status = 'cancelled';
-          row.statusMessage = CANCELLED_BY_REQUEST;
-          return;
-        }
-        row.status = 'input_required';
-        row.inputRequests = outcome.inputRequests;
-        if (outcome.statusMessage !== undefined) row.statusMessage = outcome.statusMessage;
-        return;
-      case 'complete':
-        row.status = 'completed';
-        row.result = outcome.result;
-        row.statusMessage = outcome.statusMessage ?? 'Completed.';
-        return;
-      case 'cancel':
-        row.status = 'cancelled';
-        row.statusMessage = outcome.statusMessage;
-        return;
-    }
-  }
+  const attempt = new Attempt(tool, maybeProgram, row, settings, database);
 
   const run: ToolRun = {
     get taskId() {
@@ -391,38 +265,11 @@ function attach(
     get stepsSaved() {
       return row.stepsSaved;
     },
-    step: () => runStep(true),
-    async runUntilStop(maxSteps = 1_000) {
-      for (let i = 0; i < maxSteps; i += 1) {
-        if (row.status !== 'working') return row.status;
-        await runStep(true);
-      }
-      if (row.status !== 'working') return row.status;
-      throw new Error(`${tool.name} did not stop within ${maxSteps} steps`);
-    },
-    async stepAndCrash() {
-      await runStep(false);
-      // The next attempt re-reads the checkpoint, as a new worker would.
-      attemptState = undefined;
-    },
-    answer(responses) {
-      if (row.status !== 'input_required')
-        throw new Error(`cannot answer: the task is ${row.status}, not input_required`);
-      const { accepted, stillPending } = acceptInputResponses(row.inputRequests, responses);
-      row.inputResponses = { ...row.inputResponses, ...accepted };
-      row.inputRequests = stillPending;
-      if (Object.keys(stillPending).length === 0) row.status = 'working';
-    },
-    cancel() {
-      if (TERMINAL.includes(row.status)) return;
-      row.cancelRequested = true;
-      if (controller !== undefined) {
-        controller.abort('cancel');
-        return;
-      }
-      row.status = 'cancelled';
-      row.statusMessage = CANCELLED_BY_REQUEST;
-    },
+    step: () => attempt.runStep(true),
+    runUntilStop: (maxSteps) => attempt.runUntilStop(maxSteps),
+    stepAndCrash: () => attempt.stepAndCrash(),
+    answer: (responses) => attempt.answer(responses),
+    cancel: () => attempt.cancel(),
     resumeOn(next) {
       if (TERMINAL.includes(row.status))
         throw new Error(`cannot resume: the task is ${row.status}`);
@@ -430,4 +277,183 @@ function attach(
     },
   };
   return run;
+}
+
+/** One worker's attempt at the row: steps the program and saves each outcome as the worker does. */
+class Attempt {
+  private controller: AbortController | undefined;
+  // The state this attempt steps from: the checkpoint, upgraded once if an older version wrote it.
+  private attemptState: JsonValue | undefined;
+
+  constructor(
+    private readonly tool: ToolDefinition,
+    private readonly program: NonNullable<ToolDefinition['task']>,
+    private readonly row: Row,
+    private readonly settings: ToolSettings,
+    private readonly database: HarnessDatabase | undefined,
+  ) {}
+
+  /** The state to step from, or undefined when the checkpoint is unreadable (the task failed). */
+  private stateForStep(): JsonValue | undefined {
+    const { tool, row } = this;
+    if (this.attemptState !== undefined) return this.attemptState;
+    const resolution = resolveCheckpoint(tool, row.args, row.checkpoint, row.checkpointVersion);
+    switch (resolution.kind) {
+      case 'current':
+        this.attemptState = resolution.state;
+        break;
+      case 'migrated':
+        row.checkpoint = resolution.state;
+        row.checkpointVersion = toolVersion(tool);
+        this.attemptState = resolution.state;
+        break;
+      case 'newer':
+        throw new Error(
+          `${tool.name} version ${toolVersion(tool)} cannot run a checkpoint of version ${resolution.recordedVersion}; a worker with the newer tool would take it`,
+        );
+      case 'unreadable':
+        row.status = 'failed';
+        row.error = { code: ErrorCode.InternalError, message: resolution.message };
+        row.statusMessage = `Failed: ${resolution.message}`;
+        return undefined;
+    }
+    return this.attemptState;
+  }
+
+  private requireWorking(action: string): void {
+    if (this.row.status !== 'working')
+      throw new Error(`cannot ${action}: the task is ${this.row.status}, not working`);
+  }
+
+  async runStep(save: boolean): Promise<StepOutcome | undefined> {
+    const { row } = this;
+    this.requireWorking('step');
+    if (row.cancelRequested) {
+      row.status = 'cancelled';
+      row.statusMessage = CANCELLED_BY_REQUEST;
+      return undefined;
+    }
+    const state = this.stateForStep();
+    if (state === undefined) return undefined;
+    this.controller = new AbortController();
+    const signal = this.controller.signal;
+    row.stepsRun += 1;
+    const effects = stepEffects(this.database);
+    let outcome: StepOutcome;
+    try {
+      outcome = await this.program.step(state, row.args, {
+        taskId: row.taskId,
+        stepIndex: row.stepsSaved,
+        idempotencyKey: `${row.taskId}:${row.stepsSaved}`,
+        signal,
+        inputResponses: { ...row.inputResponses },
+        settings: this.settings,
+        transaction: effects.transaction,
+      });
+      // A transaction that failed fails the step, whatever it returned (as in the worker).
+      const failed = effects.failure();
+      if (failed !== undefined) throw failed.error;
+    } catch (error) {
+      await effects.end('rollback');
+      if (!save) return undefined;
+      if (signal.aborted && row.cancelRequested) {
+        row.status = 'cancelled';
+        row.statusMessage = CANCELLED_BY_REQUEST;
+        return undefined;
+      }
+      if (error instanceof ProtocolError) {
+        const wire = error.toJsonRpcError();
+        row.status = 'failed';
+        row.error = wire;
+        row.statusMessage = `Failed: ${error.message}`;
+        return undefined;
+      }
+      throw error;
+    } finally {
+      this.controller = undefined;
+    }
+    if (!save) {
+      await effects.end('rollback');
+      return outcome;
+    }
+    this.apply(outcome);
+    await effects.end('commit');
+    return outcome;
+  }
+
+  private apply(outcome: StepOutcome): void {
+    const { row } = this;
+    switch (outcome.kind) {
+      case 'continue':
+        // Saved even when a cancel is pending; the cancel takes effect before the next step.
+        row.checkpoint = outcome.state;
+        row.checkpointVersion = toolVersion(this.tool);
+        row.stepsSaved += 1;
+        this.attemptState = outcome.state;
+        if (outcome.statusMessage !== undefined) row.statusMessage = outcome.statusMessage;
+        return;
+      case 'input':
+        row.issuedKeys = issueInputKeys(row.issuedKeys, outcome.inputRequests);
+        row.stepsSaved += 1;
+        row.checkpoint = outcome.state;
+        row.checkpointVersion = toolVersion(this.tool);
+        this.attemptState = undefined;
+        if (row.cancelRequested) {
+          row.status = 'cancelled';
+          row.statusMessage = CANCELLED_BY_REQUEST;
+          return;
+        }
+        row.status = 'input_required';
+        row.inputRequests = outcome.inputRequests;
+        if (outcome.statusMessage !== undefined) row.statusMessage = outcome.statusMessage;
+        return;
+      case 'complete':
+        row.status = 'completed';
+        row.result = outcome.result;
+        row.statusMessage = outcome.statusMessage ?? 'Completed.';
+        return;
+      case 'cancel':
+        row.status = 'cancelled';
+        row.statusMessage = outcome.statusMessage;
+        return;
+    }
+  }
+
+  async runUntilStop(maxSteps = 1_000): Promise<HarnessStatus> {
+    const { row } = this;
+    for (let i = 0; i < maxSteps; i += 1) {
+      if (row.status !== 'working') return row.status;
+      await this.runStep(true);
+    }
+    if (row.status !== 'working') return row.status;
+    throw new Error(`${this.tool.name} did not stop within ${maxSteps} steps`);
+  }
+
+  async stepAndCrash(): Promise<void> {
+    await this.runStep(false);
+    // The next attempt re-reads the checkpoint, as a new worker would.
+    this.attemptState = undefined;
+  }
+
+  answer(responses: InputResponses): void {
+    const { row } = this;
+    if (row.status !== 'input_required')
+      throw new Error(`cannot answer: the task is ${row.status}, not input_required`);
+    const { accepted, stillPending } = acceptInputResponses(row.inputRequests, responses);
+    row.inputResponses = { ...row.inputResponses, ...accepted };
+    row.inputRequests = stillPending;
+    if (Object.keys(stillPending).length === 0) row.status = 'working';
+  }
+
+  cancel(): void {
+    const { row } = this;
+    if (TERMINAL.includes(row.status)) return;
+    row.cancelRequested = true;
+    if (this.controller !== undefined) {
+      this.controller.abort('cancel');
+      return;
+    }
+    row.status = 'cancelled';
+    row.statusMessage = CANCELLED_BY_REQUEST;
+  }
 }
