@@ -10,8 +10,8 @@ import {
 import { redisEndpointFromEnv, type RedisEndpoint } from '@mcp-tasks/queue';
 import { TOOL_PACKS, type ToolPack } from '@mcp-tasks/tools';
 import { z } from 'zod';
-import type { RetryPolicy } from './retry-policy.js';
-import { DEFAULT_TOOL_MISSING_FAIL_AFTER_MS } from './tool-mismatch.js';
+import type { RetryPolicy } from './attempt/retry-policy.js';
+import { DEFAULT_TOOL_MISSING_FAIL_AFTER_MS } from './attempt/tool-mismatch.js';
 
 const int = (min: number) => z.coerce.number().int().min(min);
 

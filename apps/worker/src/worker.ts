@@ -18,20 +18,20 @@ import {
   type TaskChangeListener,
 } from '@mcp-tasks/store';
 import { createToolCatalogue, loadToolModules } from '@mcp-tasks/tools';
-import { watchForCancellation, type CancelWatcher } from './cancellation.js';
+import { watchForCancellation, type CancelWatcher } from './attempt/cancellation.js';
 import type { WorkerConfig } from './env.js';
 import { startHealthServer, type HealthServer } from './health-server.js';
-import { createHeldTasks } from './held-tasks.js';
-import { createJobHandler } from './job-handler.js';
+import { createHeldTasks } from './attempt/held-tasks.js';
+import { createJobHandler } from './attempt/job-handler.js';
 import type { Logger } from './logger.js';
 import { createWorkerMetrics } from './metrics.js';
 import { createRedisErrorReporter } from './redis-error-reporter.js';
-import { createRequeue } from './requeue.js';
+import { createRequeue } from './attempt/requeue.js';
 import { StartupError } from './startup-errors.js';
-import { createStepLog } from './step-log.js';
-import { createSweepDispatcher } from './sweep-dispatcher.js';
-import { createSweeper, type Sweeper } from './sweeper.js';
-import { createTaskRunner, type TaskRunner } from './task-runner.js';
+import { createStepLog } from './attempt/step-log.js';
+import { createSweepDispatcher } from './sweeper/sweep-dispatcher.js';
+import { createSweeper, type Sweeper } from './sweeper/sweeper.js';
+import { createTaskRunner, type TaskRunner } from './attempt/task-runner.js';
 
 export interface WorkerOptions {
   config: WorkerConfig;

@@ -2,8 +2,8 @@ import { createTaskService } from '@mcp-tasks/store';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/logger.js';
 import { createWorkerMetrics } from '../src/metrics.js';
-import { createSweepDispatcher } from '../src/sweep-dispatcher.js';
-import { createSweeper, type Sweeper } from '../src/sweeper.js';
+import { createSweepDispatcher } from '../src/sweeper/sweep-dispatcher.js';
+import { createSweeper, type Sweeper } from '../src/sweeper/sweeper.js';
 import {
   FAST_ENV,
   OWNER,

@@ -3,8 +3,8 @@ import { newTaskId } from '@mcp-tasks/tasks';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../src/logger.js';
 import { createWorkerMetrics } from '../src/metrics.js';
-import { createSweepDispatcher } from '../src/sweep-dispatcher.js';
-import { createSweeper } from '../src/sweeper.js';
+import { createSweepDispatcher } from '../src/sweeper/sweep-dispatcher.js';
+import { createSweeper } from '../src/sweeper/sweeper.js';
 import { OWNER, createHarness, sleep, type Harness } from './harness.js';
 
 let h: Harness;

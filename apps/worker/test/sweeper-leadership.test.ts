@@ -2,8 +2,8 @@ import { LEADERSHIP_APPLICATION_NAME, createTaskService } from '@mcp-tasks/store
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/logger.js';
 import { createWorkerMetrics } from '../src/metrics.js';
-import { createSweepDispatcher } from '../src/sweep-dispatcher.js';
-import { createSweeper } from '../src/sweeper.js';
+import { createSweepDispatcher } from '../src/sweeper/sweep-dispatcher.js';
+import { createSweeper } from '../src/sweeper/sweeper.js';
 import { createHarness, sleep, type Harness } from './harness.js';
 
 let h: Harness;

@@ -10,7 +10,7 @@ import {
 } from '@opentelemetry/api';
 import { recordAttemptSpan, type Claim, type Db } from '@mcp-tasks/store';
 import { carrierOf, contextFromCarrier, linkTo } from '@mcp-tasks/tracing';
-import type { JobOutcome } from './metrics.js';
+import type { JobOutcome } from '../metrics.js';
 import type { OutcomeSettler } from './settle-outcome.js';
 
 const tracer = trace.getTracer('@mcp-tasks/worker');

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Fence } from '@mcp-tasks/store';
 import type { JsonValue } from '@mcp-tasks/tasks';
-import type { Logger } from './logger.js';
+import type { Logger } from '../logger.js';
 
 /**
  * STEP_LOG=on: one JSON line when a step starts and one when it ends, for audits and load tests

@@ -1,5 +1,5 @@
 import { createOutbox, type Db, type TaskDispatcher } from '@mcp-tasks/store';
-import type { Logger } from './logger.js';
+import type { Logger } from '../logger.js';
 
 /** A wake-up the worker sends itself: a retry after backoff, or a task given back at shutdown. */
 export type Requeue = (

@@ -1,7 +1,7 @@
 import { getTask, type Db, type TaskChangeListener } from '@mcp-tasks/store';
 import type { Task } from '@mcp-tasks/tasks';
 import { abortWith, type HeldTasks } from './held-tasks.js';
-import type { Logger } from './logger.js';
+import type { Logger } from '../logger.js';
 
 // How a cancel request reaches a running attempt, all in this module. The claim reads the flag (a
 // cancel requested before it is settled before any step runs); after it, three paths, fastest

@@ -1,8 +1,8 @@
 import { ErrorCode } from '@mcp-tasks/protocol';
 import { failTask, recordToolMissing, releaseLease, type Db, type Fence } from '@mcp-tasks/store';
 import type { Task } from '@mcp-tasks/tasks';
-import type { Logger } from './logger.js';
-import type { JobOutcome, WorkerMetrics } from './metrics.js';
+import type { Logger } from '../logger.js';
+import type { JobOutcome, WorkerMetrics } from '../metrics.js';
 import { requeueOrLeaveToSweeper, type Requeue } from './requeue.js';
 
 /** Why this worker cannot run a task's tool. */

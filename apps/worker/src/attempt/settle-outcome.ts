@@ -17,8 +17,8 @@ import {
 import type { JsonObject, JsonValue, Task, TaskError } from '@mcp-tasks/tasks';
 import type { StepOutcome } from '@mcp-tasks/tools';
 import type { AbortReason } from './held-tasks.js';
-import type { Logger } from './logger.js';
-import type { JobOutcome, WorkerMetrics } from './metrics.js';
+import type { Logger } from '../logger.js';
+import type { JobOutcome, WorkerMetrics } from '../metrics.js';
 import { requeueOrLeaveToSweeper, type Requeue } from './requeue.js';
 import { decideAfterUnexpectedError, type RetryPolicy } from './retry-policy.js';
 import { ToolStepError } from './tool-step-error.js';

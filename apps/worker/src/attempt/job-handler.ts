@@ -1,7 +1,7 @@
 import type { RunTaskJob } from '@mcp-tasks/queue';
 import { isTransientInfrastructureError } from '@mcp-tasks/store';
-import type { Logger } from './logger.js';
-import type { WorkerMetrics } from './metrics.js';
+import type { Logger } from '../logger.js';
+import type { WorkerMetrics } from '../metrics.js';
 import { requeueOrLeaveToSweeper, type Requeue } from './requeue.js';
 import type { TaskRunner } from './task-runner.js';
 

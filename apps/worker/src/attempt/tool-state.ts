@@ -8,7 +8,7 @@ import {
 } from '@mcp-tasks/store';
 import type { JsonObject, JsonValue, Task } from '@mcp-tasks/tasks';
 import { resolveCheckpoint, toolVersion, type ToolDefinition } from '@mcp-tasks/tools';
-import type { Logger } from './logger.js';
+import type { Logger } from '../logger.js';
 import type { ToolMismatch } from './tool-mismatch.js';
 
 /** The state the attempt steps from, or why it cannot run here. */

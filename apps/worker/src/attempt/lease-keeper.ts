@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { StaleLeaseError, renewLease, type Db, type Fence } from '@mcp-tasks/store';
-import type { Logger } from './logger.js';
+import type { Logger } from '../logger.js';
 
 export interface LeaseKeeper {
   /**

@@ -11,8 +11,8 @@ import {
 } from '@mcp-tasks/store';
 import { performance } from 'node:perf_hooks';
 import { runInBatches } from './batch-loop.js';
-import type { Logger } from './logger.js';
-import type { WorkerMetrics } from './metrics.js';
+import type { Logger } from '../logger.js';
+import type { WorkerMetrics } from '../metrics.js';
 
 export const SWEEPER_LOCK_NAME = 'mcp-tasks-sweeper';
 /** Default time one sweep step may keep taking batches before it leaves the rest to the next sweep. */

@@ -5,7 +5,7 @@ import type { TaskProgram, ToolSettings } from '@mcp-tasks/tools';
 import type { AttemptCancellation } from './cancellation.js';
 import type { AbortReason } from './held-tasks.js';
 import type { LeaseKeeper } from './lease-keeper.js';
-import type { JobOutcome, WorkerMetrics } from './metrics.js';
+import type { JobOutcome, WorkerMetrics } from '../metrics.js';
 import type { OutcomeSettler } from './settle-outcome.js';
 import { LEASE_EXPIRED_OUTCOME, type StepLog } from './step-log.js';
 import { openStepEffects } from './step-transaction.js';
