@@ -8,9 +8,9 @@ import { performance } from 'node:perf_hooks';
 import { sql } from 'kysely';
 import { newTaskId } from '@mcp-tasks/tasks';
 import { createTestDatabase } from '@mcp-tasks/testing';
-import { createDb } from '../src/database.js';
-import { migrateToLatest } from '../src/migrate.js';
-import { databaseNow, findOrphans } from '../src/sweeper-repository.js';
+import { createDb } from '../src/db/database.js';
+import { migrateToLatest } from '../src/db/migrate.js';
+import { databaseNow, findOrphans } from '../src/sweeper/sweeper-repository.js';
 
 const held = Number(process.env.EXPLAIN_HELD ?? 70_000);
 const database = await createTestDatabase('explain');

@@ -9,7 +9,7 @@ export type Requeue = (
 ) => Promise<void>;
 
 /**
- * The outbox's requeue (packages/store/src/outbox.ts): add the job, then mark the task enqueued,
+ * The outbox's requeue (packages/store/src/wake-up/outbox.ts): add the job, then mark the task enqueued,
  * so the sweeper leaves the backoff alone for its enqueue grace.
  */
 export function createRequeue(options: { db: Db; queue: TaskDispatcher }): Requeue {
