@@ -3,7 +3,7 @@ import {
   DEFAULT_IDLE_TIMEOUT_MS,
   DEFAULT_MAX_CREATE_WAIT_MS,
   DEFAULT_MAX_WAITING_CREATES,
-  enqueueGraceProblem,
+  wakeUpGraceProblem,
   parseDatabaseSettings,
   type DatabaseSettings,
 } from '@mcp-tasks/store';
@@ -412,7 +412,7 @@ export function parseEnv(source: Record<string, string | undefined>): EnvResult 
   }
 
   if (env.ENQUEUE_GRACE_MS !== undefined && env.MCP_VISIBILITY_TIMEOUT_MS !== undefined) {
-    const problem = enqueueGraceProblem(env.ENQUEUE_GRACE_MS, env.MCP_VISIBILITY_TIMEOUT_MS);
+    const problem = wakeUpGraceProblem(env.ENQUEUE_GRACE_MS, env.MCP_VISIBILITY_TIMEOUT_MS);
     if (problem !== undefined) problems.push(problem);
   }
 

@@ -26,10 +26,10 @@ import { createJobHandler } from './attempt/job-handler.js';
 import type { Logger } from './logger.js';
 import { createWorkerMetrics } from './metrics.js';
 import { createRedisErrorReporter } from './redis-error-reporter.js';
-import { createRequeue } from './attempt/requeue.js';
+import { createWakeAgain } from './attempt/wake-again.js';
 import { StartupError } from './startup-errors.js';
 import { createStepLog } from './attempt/step-log.js';
-import { createSweepDispatcher } from './sweeper/sweep-dispatcher.js';
+import { createSweepWakeUpQueue } from './sweeper/sweep-wake-up-queue.js';
 import { createSweeper, type Sweeper } from './sweeper/sweeper.js';
 import { createTaskRunner, type TaskRunner } from './attempt/task-runner.js';
 
@@ -104,7 +104,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
   const metrics = createWorkerMetrics();
   const heldTasks = createHeldTasks();
   let draining = false;
-  const requeue = createRequeue({ db, queue });
+  const wakeAgain = createWakeAgain({ db, queue });
 
   const runner = createTaskRunner({
     db,
@@ -116,7 +116,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     toolMissingFailAfterMs: config.toolMissingFailAfterMs,
     heldTasks,
     isDraining: () => draining,
-    requeue,
+    wakeAgain,
     logger,
     metrics,
     stepLog: config.stepLog ? createStepLog(logger) : undefined,
@@ -147,7 +147,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
       concurrency: config.concurrency,
       // Redeliver a dead worker's job on the lease's time scale; the lease decides who works.
       lockDurationMs: Math.max(1_000, Math.floor(config.leaseMs / 2)),
-      handle: createJobHandler({ runner, requeue, leaseMs: config.leaseMs, logger, metrics }),
+      handle: createJobHandler({ runner, wakeAgain, leaseMs: config.leaseMs, logger, metrics }),
       onInvalidPayload: (jobId, issues) =>
         logger.warn({ jobId, issues }, 'dropped a job with an invalid payload'),
       onStall: (stall) =>
@@ -170,9 +170,9 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
       db,
       taskService: createTaskService({
         db,
-        dispatcher: createSweepDispatcher(queue),
-        enqueueGraceMs: config.enqueueGraceMs,
-        onDispatchError: (taskId, error) =>
+        wakeUpQueue: createSweepWakeUpQueue(queue),
+        wakeUpGraceMs: config.wakeUpGraceMs,
+        onWakeUpError: (taskId, error) =>
           logger.warn({ err: error, taskId }, 'sweeper could not re-dispatch'),
         onSweepBatchError: (taskIds, error) =>
           logger.warn(

@@ -4,7 +4,7 @@ import { newTaskId } from '@mcp-tasks/tasks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/logger.js';
 import { createWorkerMetrics } from '../src/metrics.js';
-import { createSweepDispatcher } from '../src/sweeper/sweep-dispatcher.js';
+import { createSweepWakeUpQueue } from '../src/sweeper/sweep-wake-up-queue.js';
 import { createSweeper } from '../src/sweeper/sweeper.js';
 import { createHarness, sleep, type Harness } from './harness.js';
 
@@ -40,8 +40,8 @@ describe('re-dispatch of a large orphan backlog', () => {
       db: h.db,
       taskService: createTaskService({
         db: h.db,
-        dispatcher: createSweepDispatcher(h.queue),
-        enqueueGraceMs: 60_000,
+        wakeUpQueue: createSweepWakeUpQueue(h.queue),
+        wakeUpGraceMs: 60_000,
       }),
       intervalMs: 1_000,
       retentionMs: 60_000,

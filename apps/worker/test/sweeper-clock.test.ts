@@ -1,9 +1,9 @@
-import { createTask, createTaskService, markEnqueued } from '@mcp-tasks/store';
+import { createTask, createTaskService, markWakeUpSent } from '@mcp-tasks/store';
 import { newTaskId } from '@mcp-tasks/tasks';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../src/logger.js';
 import { createWorkerMetrics } from '../src/metrics.js';
-import { createSweepDispatcher } from '../src/sweeper/sweep-dispatcher.js';
+import { createSweepWakeUpQueue } from '../src/sweeper/sweep-wake-up-queue.js';
 import { createSweeper } from '../src/sweeper/sweeper.js';
 import { OWNER, createHarness, sleep, type Harness } from './harness.js';
 
@@ -38,7 +38,7 @@ describe('the sweeper clock', () => {
     const fresh = await newSlowTask(10 * 60_000);
     const unenqueued = await newSlowTask(null);
     const due = await newSlowTask(1);
-    await markEnqueued(h.db, [fresh.id]);
+    await markWakeUpSent(h.db, [fresh.id]);
     await sleep(20);
 
     // Only Date is faked: timers, sockets and Postgres keep real time.
@@ -51,8 +51,8 @@ describe('the sweeper clock', () => {
       db: h.db,
       taskService: createTaskService({
         db: h.db,
-        dispatcher: createSweepDispatcher(h.queue),
-        enqueueGraceMs: 60_000,
+        wakeUpQueue: createSweepWakeUpQueue(h.queue),
+        wakeUpGraceMs: 60_000,
       }),
       intervalMs: 50,
       retentionMs: 60_000,

@@ -1,32 +1,32 @@
 import { Queue } from 'bullmq';
 import { withDeadline } from './deadline.js';
 import {
-  RUN_TASK_JOB_NAME,
+  WAKE_UP_JOB_NAME,
   TASK_QUEUE_NAME,
   jobIdFor,
-  type RunTaskJob,
-  type RunTaskReason,
+  type WakeUpJob,
+  type WakeUpReason,
 } from './wake-up-job.js';
 import { asBullConnection, createProducerConnection } from './redis-connection.js';
 import { effectivePrefix, type RedisEndpoint } from './redis-endpoint.js';
 
-export interface EnqueueOptions {
+export interface WakeUpOptions {
   /** Deliver no earlier than this many ms from now (a retry's backoff). */
   delayMs?: number;
 }
 
-/** Satisfies the store's TaskDispatcher structurally (this package imports no store). */
+/** Satisfies the store's WakeUpQueue structurally (this package imports no store). */
 export interface TaskQueue {
   /** Idempotent for `created` (the job id is the task id); see jobIdFor for the other reasons. */
-  enqueue(taskId: string, reason: RunTaskReason, options?: EnqueueOptions): Promise<void>;
+  wake(taskId: string, reason: WakeUpReason, options?: WakeUpOptions): Promise<void>;
   /** Many wake-ups in one round trip (BullMQ addBulk), e.g. the sweeper's batch of orphans. */
-  enqueueMany(taskIds: readonly string[], reason: RunTaskReason): Promise<void>;
-  /** enqueueMany(taskIds, 'created'): the task service's batch of new tasks, idempotent per id. */
-  enqueueCreated(taskIds: readonly string[]): Promise<void>;
+  wakeMany(taskIds: readonly string[], reason: WakeUpReason): Promise<void>;
+  /** wakeMany(taskIds, 'created'): the task service's batch of new tasks, idempotent per id. */
+  wakeCreated(taskIds: readonly string[]): Promise<void>;
   /**
    * A waiting or delayed wake-up exists (active ones do not count). The sweeper asks this: for a
    * task Postgres calls orphaned, an active job is a dead or finishing worker's, not a delivery
-   * still to come, so only a pending job makes a re-dispatch redundant.
+   * still to come, so only a pending job makes another wake-up redundant.
    */
   hasPendingJob(taskId: string): Promise<boolean>;
   /** hasPendingJob for a batch, the lookups pipelined; resolves with the ids that have one. */
@@ -43,7 +43,7 @@ export interface TaskQueueOptions {
    * cluster it is hash-tagged when it has no tag (effectivePrefix).
    */
   prefix?: string;
-  /** Bound on one enqueue or ping (a batch gets 2 ms more per task); default 2000 ms. */
+  /** Bound on one wake-up or ping (a batch gets 2 ms more per task); default 2000 ms. */
   commandTimeoutMs?: number;
 }
 
@@ -71,7 +71,7 @@ export function createTaskQueue(options: TaskQueueOptions): TaskQueue {
   // Errors surface through the rejected commands; the event only needs a listener so ioredis
   // does not report "unhandled error event" while reconnecting.
   connection.on('error', () => undefined);
-  const queue = new Queue<RunTaskJob, void, string>(TASK_QUEUE_NAME, {
+  const queue = new Queue<WakeUpJob, void, string>(TASK_QUEUE_NAME, {
     connection: asBullConnection(connection),
     prefix,
     defaultJobOptions: { removeOnComplete: true, removeOnFail: true, attempts: 1 },
@@ -82,7 +82,7 @@ export function createTaskQueue(options: TaskQueueOptions): TaskQueue {
     PENDING_STATES.has(await queue.getJobState(jobId));
 
   /**
-   * Looks at the created job and the latest later wake-up (a pointer written by enqueue): older
+   * Looks at the created job and the latest later wake-up (a pointer written by wake): older
    * wake-ups of a task are superseded by the latest one for this purpose.
    */
   const checkJob = async (taskId: string): Promise<boolean> => {
@@ -102,17 +102,17 @@ export function createTaskQueue(options: TaskQueueOptions): TaskQueue {
     );
   const batchTimeoutMs = (size: number): number => timeoutMs + 2 * size;
 
-  const enqueueOne = async (
+  const wakeOne = async (
     taskId: string,
-    reason: RunTaskReason,
-    enqueueOptions: EnqueueOptions = {},
+    reason: WakeUpReason,
+    wakeUpOptions: WakeUpOptions = {},
   ): Promise<void> => {
     const jobId = jobIdFor(taskId, reason);
     const add = async () => {
       const adding = queue.add(
-        RUN_TASK_JOB_NAME,
+        WAKE_UP_JOB_NAME,
         { taskId, reason },
-        { jobId, ...(enqueueOptions.delayMs ? { delay: enqueueOptions.delayMs } : {}) },
+        { jobId, ...(wakeUpOptions.delayMs ? { delay: wakeUpOptions.delayMs } : {}) },
       );
       if (jobId === taskId) {
         await adding;
@@ -133,13 +133,13 @@ export function createTaskQueue(options: TaskQueueOptions): TaskQueue {
     );
   };
 
-  const enqueueMany = async (taskIds: readonly string[], reason: RunTaskReason): Promise<void> => {
+  const wakeMany = async (taskIds: readonly string[], reason: WakeUpReason): Promise<void> => {
     if (taskIds.length === 0) return;
     // A lone wake-up (every create at low load) skips the pipeline: ioredis builds a Pipeline
     // object per call, copying every command onto it, a third of the add's CPU (profiled).
-    if (taskIds.length === 1) return await enqueueOne(taskIds[0]!, reason);
+    if (taskIds.length === 1) return await wakeOne(taskIds[0]!, reason);
     const jobs = taskIds.map((taskId) => ({
-      name: RUN_TASK_JOB_NAME,
+      name: WAKE_UP_JOB_NAME,
       data: { taskId, reason },
       opts: { jobId: jobIdFor(taskId, reason) },
     }));
@@ -147,7 +147,7 @@ export function createTaskQueue(options: TaskQueueOptions): TaskQueue {
     const later = jobs.filter((job) => job.opts.jobId !== job.data.taskId);
     const add = async () => {
       // One pipeline (one write); an id already in Redis (waiting, active, delayed) is left as it
-      // is. The pointers go out alongside, as in enqueue.
+      // is. The pointers go out alongside, as in wake.
       const adding = queue.addBulk(jobs);
       if (later.length === 0) {
         await adding;
@@ -176,9 +176,9 @@ export function createTaskQueue(options: TaskQueueOptions): TaskQueue {
   };
 
   return {
-    enqueue: enqueueOne,
-    enqueueMany,
-    enqueueCreated: (taskIds) => enqueueMany(taskIds, 'created'),
+    wake: wakeOne,
+    wakeMany,
+    wakeCreated: (taskIds) => wakeMany(taskIds, 'created'),
     async pendingJobs(taskIds) {
       // Issued together, ioredis pipelines them on the one connection.
       const lookups = Promise.all(taskIds.map((taskId) => checkJob(taskId)));

@@ -86,12 +86,12 @@ export {
 } from './sweeper/sweeper-repository.js';
 export {
   createOutbox,
-  markEnqueued,
+  markWakeUpSent,
   type OrphanWakeUp,
   type Outbox,
   type OutboxOptions,
-  type TaskDispatcher,
-  type WakeReason,
+  type WakeUpQueue,
+  type WakeUpReason,
 } from './wake-up/outbox.js';
 export {
   LEADERSHIP_APPLICATION_NAME,
@@ -118,14 +118,14 @@ export {
   DEFAULT_MAX_WAITING_CREATES,
   createTaskService,
   type DatabaseCheck,
-  type RedispatchResult,
+  type OrphanSweep,
   type TaskService,
   type TaskServiceOptions,
   type CreateOptions,
   type ReadOptions,
 } from './service/task-service.js';
 export { recordToolMissing, recordToolVersion } from './lease/tool-record.js';
-export { enqueueGraceProblem, minimumEnqueueGraceMs } from './service/create-window.js';
+export { wakeUpGraceProblem, minimumWakeUpGraceMs } from './service/create-window.js';
 export { describeConnectionFailure, maskPassword } from './db/connection-failure.js';
 export { countTasksInFlight } from './rows/tenant-load.js';
 export {

@@ -1,24 +1,24 @@
-import type { RunTaskJob } from '@mcp-tasks/queue';
+import type { WakeUpJob } from '@mcp-tasks/queue';
 import { isTransientInfrastructureError } from '@mcp-tasks/store';
 import type { Logger } from '../logger.js';
 import type { WorkerMetrics } from '../metrics.js';
-import { requeueOrLeaveToSweeper, type Requeue } from './requeue.js';
+import { wakeAgainOrLeaveToSweeper, type WakeAgain } from './wake-again.js';
 import type { TaskRunner } from './task-runner.js';
 
 /**
  * One BullMQ delivery. The task's fate is settled in Postgres by the runner; what reaches here is
  * infrastructure trouble. A transient outage sends the wake-up again after a lease period (by then
  * any lease this attempt held has expired); anything else is logged and the job dropped, since
- * Postgres still says `working` and the sweeper re-dispatches it.
+ * Postgres still says `working` and the sweeper wakes it again.
  */
 export function createJobHandler(options: {
   runner: TaskRunner;
-  requeue: Requeue;
+  wakeAgain: WakeAgain;
   leaseMs: number;
   logger: Logger;
   metrics: WorkerMetrics;
-}): (job: RunTaskJob) => Promise<void> {
-  const { runner, requeue, logger, metrics } = options;
+}): (job: WakeUpJob) => Promise<void> {
+  const { runner, wakeAgain, logger, metrics } = options;
   return async (job) => {
     // The attempt may hold another task than the wake-up named (claimFairly): both need one.
     let claimedTaskId: string | undefined;
@@ -37,7 +37,7 @@ export function createJobHandler(options: {
       logger.warn({ err: error, taskId }, 'infrastructure unavailable; retrying the wake-up');
       const taskIds = new Set([job.taskId, taskId]);
       for (const retried of taskIds) {
-        await requeueOrLeaveToSweeper(requeue, logger, {
+        await wakeAgainOrLeaveToSweeper(wakeAgain, logger, {
           taskId: retried,
           reason: 'retry',
           delayMs: options.leaseMs,

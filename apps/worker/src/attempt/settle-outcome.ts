@@ -19,7 +19,7 @@ import type { StepOutcome } from '@mcp-tasks/tools';
 import type { AbortReason } from './held-tasks.js';
 import type { Logger } from '../logger.js';
 import type { JobOutcome, WorkerMetrics } from '../metrics.js';
-import { requeueOrLeaveToSweeper, type Requeue } from './requeue.js';
+import { wakeAgainOrLeaveToSweeper, type WakeAgain } from './wake-again.js';
 import { decideAfterUnexpectedError, type RetryPolicy } from './retry-policy.js';
 import { ToolStepError } from './tool-step-error.js';
 
@@ -70,7 +70,7 @@ export function createOutcomeSettler(options: {
   leaseWrites: BatchedLeaseWrites;
   leaseMs: number;
   retry: RetryPolicy;
-  requeue: Requeue;
+  wakeAgain: WakeAgain;
   logger: Logger;
   metrics: WorkerMetrics;
 }): OutcomeSettler {
@@ -93,7 +93,7 @@ export function createOutcomeSettler(options: {
           return 'lease_lost';
         }
         await options
-          .requeue(fence.taskId, 'retry', returned === 'released' ? 0 : leaseMs)
+          .wakeAgain(fence.taskId, 'retry', returned === 'released' ? 0 : leaseMs)
           .catch((error: unknown) => {
             logger.warn(
               { err: error, taskId: fence.taskId },
@@ -108,7 +108,7 @@ export function createOutcomeSettler(options: {
         return 'cancelled';
       case 'shutdown':
         await releaseLease(db, fence);
-        await requeueOrLeaveToSweeper(options.requeue, logger, {
+        await wakeAgainOrLeaveToSweeper(options.wakeAgain, logger, {
           taskId: fence.taskId,
           reason: 'released',
           delayMs: 0,
@@ -195,7 +195,7 @@ export function createOutcomeSettler(options: {
       return 'failed';
     }
     await recordAttemptFailure(db, fence, message);
-    await requeueOrLeaveToSweeper(options.requeue, logger, {
+    await wakeAgainOrLeaveToSweeper(options.wakeAgain, logger, {
       taskId: task.id,
       reason: 'retry',
       delayMs: decision.delayMs,

@@ -17,7 +17,7 @@ import { abortWith, type HeldTasks } from './held-tasks.js';
 import { startLeaseKeeper, type LeaseKeeper } from './lease-keeper.js';
 import type { Logger } from '../logger.js';
 import type { JobOutcome, WorkerMetrics } from '../metrics.js';
-import type { Requeue } from './requeue.js';
+import type { WakeAgain } from './wake-again.js';
 import { budgetSpentAtClaim, type RetryPolicy } from './retry-policy.js';
 import { createOutcomeSettler } from './settle-outcome.js';
 import { createStepLoop } from './step-loop.js';
@@ -36,7 +36,7 @@ export interface TaskRunnerOptions {
   /** True once shutdown began: stop each task at its next checkpoint and give it back. */
   isDraining(): boolean;
   /** Sends the task another wake-up and marks it enqueued (a retry after backoff, or a task given back at shutdown). */
-  requeue: Requeue;
+  wakeAgain: WakeAgain;
   logger: Logger;
   metrics: WorkerMetrics;
   /** STEP_LOG=on: a log line at each step's start and end (see step-log.ts). */
@@ -66,7 +66,7 @@ export function createTaskRunner(options: TaskRunnerOptions): TaskRunner {
   const leaveForAnotherWorker = createToolMismatchHandler({
     db,
     workerId: options.workerId,
-    requeue: options.requeue,
+    wakeAgain: options.wakeAgain,
     logger,
     metrics,
     failAfterMs: options.toolMissingFailAfterMs ?? DEFAULT_TOOL_MISSING_FAIL_AFTER_MS,
@@ -79,7 +79,7 @@ export function createTaskRunner(options: TaskRunnerOptions): TaskRunner {
     leaseWrites,
     leaseMs,
     retry: options.retry,
-    requeue: options.requeue,
+    wakeAgain: options.wakeAgain,
     logger,
     metrics,
   });
@@ -167,7 +167,7 @@ export function createTaskRunner(options: TaskRunnerOptions): TaskRunner {
       // attempt only to release at once. Pass the wake-up on to another worker instead.
       const pickedUpAt = performance.now();
       if (options.isDraining()) {
-        await options.requeue(wakeUpTaskId, 'released', 0);
+        await options.wakeAgain(wakeUpTaskId, 'released', 0);
         return 'released';
       }
       const claimSentAt = performance.now();

@@ -3,7 +3,7 @@ import { failTask, recordToolMissing, releaseLease, type Db, type Fence } from '
 import type { Task } from '@mcp-tasks/tasks';
 import type { Logger } from '../logger.js';
 import type { JobOutcome, WorkerMetrics } from '../metrics.js';
-import { requeueOrLeaveToSweeper, type Requeue } from './requeue.js';
+import { wakeAgainOrLeaveToSweeper, type WakeAgain } from './wake-again.js';
 
 /** Why this worker cannot run a task's tool. */
 export type ToolMismatch =
@@ -17,7 +17,7 @@ export const DEFAULT_TOOL_MISSING_FAIL_AFTER_MS = 5 * 60_000;
 export interface ToolMismatchOptions {
   db: Db;
   workerId: string;
-  requeue: Requeue;
+  wakeAgain: WakeAgain;
   logger: Logger;
   metrics: WorkerMetrics;
   /** How long after the first worker found the tool missing the task is failed instead. */
@@ -63,7 +63,7 @@ export function createToolMismatchHandler(options: ToolMismatchOptions) {
       `tool catalogue mismatch: ${why}; leaving the task for another worker`,
     );
     await releaseLease(db, fence);
-    await requeueOrLeaveToSweeper(options.requeue, logger, {
+    await wakeAgainOrLeaveToSweeper(options.wakeAgain, logger, {
       taskId: task.id,
       reason: 'released',
       delayMs: options.retryDelayMs,

@@ -20,10 +20,10 @@ export const DEFAULT_SWEEP_STEP_BUDGET_MS = 2_000;
 /** A batch never shrinks below this after statement timeouts. */
 const MIN_BATCH = 10;
 /**
- * While expiries are left over, orphan re-dispatch waits, but never for more than this many sweep
+ * While expiries are left over, the orphans' wake-up waits, but never for more than this many sweep
  * intervals: an expiry backlog that never clears must not keep lost wake-ups lost.
  */
-export const MAX_REDISPATCH_DEFERRAL_INTERVALS = 10;
+export const MAX_ORPHAN_WAKE_DEFERRAL_INTERVALS = 10;
 
 export type SweepStepName = 'expire' | 'redispatch' | 'delete';
 
@@ -40,7 +40,7 @@ const isStatementTimeout = (error: unknown): boolean =>
  * One sweep at a time across all workers, elected per tick with a Postgres advisory lock (on one
  * leadership connection per process, kept across ticks) that is held only while sweeping: a
  * frozen leader (SIGSTOP, a long GC pause) can then block sweeping for at most one sweep, not
- * until it dies. Each sweep fails expired tasks, re-dispatches orphans
+ * until it dies. Each sweep fails expired tasks, wakes orphans again
  * (never enqueued, lease expired, wake-up lost with Redis), and deletes those past retention.
  * Each step works in bounded batches for at most its time budget, and runs even if the one before
  * failed: a backlog is worked off over several sweeps, back to back while it lasts, instead of
@@ -63,7 +63,7 @@ export function createSweeper(options: {
   /**
    * After this sweeper lost Postgres, how long expired leases are left alone once it is back
    * (default 0): their holders most likely lost it too and are about to give them back, and a
-   * re-dispatch now would make the next claim a takeover, charged to the task as a failure.
+   * a wake-up now would make the next claim a takeover, charged to the task as a failure.
    */
   holderGraceMs?: number;
   /** Postgres ends a silent leader's lock session after this long (see createLeadershipSession). */
@@ -84,7 +84,7 @@ export function createSweeper(options: {
   let stopped = false;
   /** A step of the last sweep ran out of time with work left: the next one starts at once. */
   let backlogLeft = false;
-  let lastRedispatchAt = performance.now();
+  let lastOrphanWakeAt = performance.now();
   /** Set while Postgres is unreachable; replaced by when expired leases may be swept again. */
   let outage = false;
   let takeoversFrom = 0;
@@ -160,15 +160,15 @@ export function createSweeper(options: {
       // While expiries are left over, the next sweep follows at once and comes here again: waking
       // tasks now would wake the expired backlog itself (its rows are the oldest orphans), each
       // a claim and a tool run for a task about to fail. Bounded, in case the backlog never clears.
-      const redispatchDue =
+      const orphanWakeDue =
         !backlogLeft ||
-        performance.now() - lastRedispatchAt >=
-          MAX_REDISPATCH_DEFERRAL_INTERVALS * options.intervalMs;
+        performance.now() - lastOrphanWakeAt >=
+          MAX_ORPHAN_WAKE_DEFERRAL_INTERVALS * options.intervalMs;
       let redispatched = 0;
-      if (mayGoOn() && redispatchDue) {
-        lastRedispatchAt = performance.now();
+      if (mayGoOn() && orphanWakeDue) {
+        lastOrphanWakeAt = performance.now();
         await runStep('redispatch', async (limit) => {
-          const batch = await options.taskService.redispatchOrphans(now, { limit, expiredLeases });
+          const batch = await options.taskService.wakeOrphans(now, { limit, expiredLeases });
           redispatched += batch.woken;
           // Orphans that failed stay orphans: the next batch would find them again, so stop here.
           return batch.failed > 0 ? 0 : batch.found;

@@ -18,7 +18,7 @@ import type { Db } from './database.js';
 import { flagListenedTasks } from '../rows/listen-repository.js';
 import { claimLease, renewLease } from '../lease/lease.js';
 import { completeTask, requestInput, saveCheckpoint } from '../lease/fenced-task-writes.js';
-import { markEnqueued } from '../wake-up/outbox.js';
+import { markWakeUpSent } from '../wake-up/outbox.js';
 import { expireTasks } from '../sweeper/sweeper-repository.js';
 import { createTask, recordInputResponses, requestCancel } from '../rows/task-repository.js';
 
@@ -79,7 +79,7 @@ describe('change notifications', () => {
     await flagListenedTasks(db, alice, [task.id]); // invisible
     const fence = (await claimLease(db, task.id, 'w', 30_000))!.fence; // lease: invisible
     await renewLease(db, fence, 30_000); // invisible
-    await markEnqueued(db, [task.id]); // invisible
+    await markWakeUpSent(db, [task.id]); // invisible
     await saveCheckpoint(db, fence, { step: 1 }, null); // same message: invisible
     await saveCheckpoint(db, fence, { step: 2 }, 'half way'); // visible
     expect(await notificationsFor(task.id, 1)).toBe(1);

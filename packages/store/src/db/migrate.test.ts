@@ -39,7 +39,7 @@ describe('migrations', () => {
              (${held}, 't', 'p', 'tools/call', 'greet', '{}', now() - interval '1 hour', 'w',
               now() + interval '1 hour')`.execute(db);
     await migration.up(db);
-    const orphans = await findOrphans(db, new Date(), { enqueueGraceMs: 60_000, limit: 10 });
+    const orphans = await findOrphans(db, new Date(), { wakeUpGraceMs: 60_000, limit: 10 });
     expect(orphans).toEqual([unheld]);
   });
 

@@ -7,7 +7,7 @@ import { ReplicaLagError } from '../errors.js';
 import { migrateToLatest } from './migrate.js';
 import { createReplicaWaiter } from './replica.js';
 import { createTask, getTask } from '../rows/task-repository.js';
-import type { TaskDispatcher } from '../wake-up/outbox.js';
+import type { WakeUpQueue } from '../wake-up/outbox.js';
 import { createTaskService } from '../service/task-service.js';
 
 describe('the replica waiter against a primary', () => {
@@ -93,10 +93,10 @@ describe.skipIf(unavailable !== null)('the replica waiter against a real streami
     expect(await getTask(replica, created.task.id)).toEqual(created.task);
   });
 
-  it('makes the task service wait for the replica before it enqueues', async () => {
+  it('makes the task service wait for the replica before it wakes the task', async () => {
     const enqueued: string[] = [];
-    const dispatcher: TaskDispatcher = {
-      async enqueue(taskId) {
+    const wakeUpQueue: WakeUpQueue = {
+      async wake(taskId) {
         // What a worker or a client on the replica would do first: read the task.
         expect(await getTask(replica, taskId)).toBeDefined();
         enqueued.push(taskId);
@@ -105,10 +105,10 @@ describe.skipIf(unavailable !== null)('the replica waiter against a real streami
     const service = createTaskService({
       db: primary,
       readDb: replica,
-      dispatcher,
+      wakeUpQueue,
       visibilityTimeoutMs: 10_000,
     });
-    const task = await service.createAndDispatch(newTask());
+    const task = await service.createAndWake(newTask());
     await service.settleWakeUps();
     expect(enqueued).toEqual([task.id]);
 
@@ -117,11 +117,11 @@ describe.skipIf(unavailable !== null)('the replica waiter against a real streami
       const lagging = createTaskService({
         db: primary,
         readDb: replica,
-        dispatcher,
+        wakeUpQueue,
         visibilityTimeoutMs: 200,
       });
       const withdrawn = newTask();
-      await expect(lagging.createAndDispatch(withdrawn)).rejects.toBeInstanceOf(ReplicaLagError);
+      await expect(lagging.createAndWake(withdrawn)).rejects.toBeInstanceOf(ReplicaLagError);
       expect(enqueued).toEqual([task.id]);
       // Never handed out, so never run: it is cancelled on the primary, not left for the sweeper.
       expect((await getTask(primary, withdrawn.id))?.status).toBe('cancelled');

@@ -363,7 +363,7 @@ describe('worker writes', () => {
       .execute();
     await recordAttemptFailure(db, fence, 'boom');
     const now = await databaseNow(db);
-    const sweep = { enqueueGraceMs: 5_000, limit: 1_000 };
+    const sweep = { wakeUpGraceMs: 5_000, limit: 1_000 };
     expect(await findOrphans(db, now, sweep)).not.toContain(fence.taskId);
     // Should its delayed wake-up be lost, the sweeper wakes it once the mark is a grace old.
     const later = new Date(now.getTime() + 6_000);

@@ -41,7 +41,7 @@ export interface CreatedTask {
   created: boolean;
   /**
    * A wake-up is known to have reached the task: a worker claimed it (lease epoch > 0) or the
-   * sweeper or a worker requeue marked it enqueued. A create never marks (see createTaskService).
+   * sweeper or a worker's wake-again marked it enqueued. A create never marks (see createTaskService).
    */
   woken: boolean;
 }
@@ -393,7 +393,7 @@ export async function getTasksForPrincipal(
 /**
  * One statement: lock the owner's row, keep only answers to outstanding keys (R17), merge them,
  * drop those keys from the pending requests, and when none remain move to `working`, unleased and
- * not yet enqueued (claimable; the caller dispatches). Two concurrent calls serialize on the row
+ * not yet enqueued (claimable; the caller wakes it). Two concurrent calls serialize on the row
  * lock, the second recomputes from the first's result, so both answers count and exactly one of
  * them sees the last key go and reports `resumed`.
  */

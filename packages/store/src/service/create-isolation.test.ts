@@ -18,7 +18,7 @@ import {
   WITHDRAWN_MESSAGE,
   createTasks,
 } from '../rows/task-repository.js';
-import type { TaskDispatcher } from '../wake-up/outbox.js';
+import type { WakeUpQueue } from '../wake-up/outbox.js';
 import { createTaskService } from './task-service.js';
 
 /**
@@ -61,7 +61,7 @@ afterAll(async () => {
   await fixture.close();
 });
 
-const noQueue: TaskDispatcher = { enqueue: () => Promise.resolve() };
+const noQueue: WakeUpQueue = { wake: () => Promise.resolve() };
 
 /** Arguments whose one value is `depth` arrays deep. */
 function nested(depth: number): JsonObject {
@@ -121,16 +121,16 @@ async function waitForRow(db: Db, taskId: string, status: string, timeoutMs = 10
 
 describe('one create never fails another', () => {
   it('answers every create of a batch on its own when one cannot be serialised', async () => {
-    const service = createTaskService({ db: fixture.db, dispatcher: noQueue });
+    const service = createTaskService({ db: fixture.db, wakeUpQueue: noQueue });
     const good = [newTask(), newTask()];
     const poisoned = newTask({
       operation: { method: 'tools/call', toolName: 'echo', arguments: nested(20_000) },
     });
     // Same turn: one batch.
     const outcomes = await Promise.allSettled([
-      service.createAndDispatch(good[0]!),
-      service.createAndDispatch(poisoned),
-      service.createAndDispatch(good[1]!),
+      service.createAndWake(good[0]!),
+      service.createAndWake(poisoned),
+      service.createAndWake(good[1]!),
     ]);
     expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     const refused = (outcomes[1] as PromiseRejectedResult).reason as Error;
@@ -147,8 +147,8 @@ describe('one create never fails another', () => {
     const input = newTask({
       operation: { method: 'tools/call', toolName: 'echo', arguments: nested(3_900) },
     });
-    const service = createTaskService({ db: fixture.db, dispatcher: noQueue });
-    const task = await service.createAndDispatch(input);
+    const service = createTaskService({ db: fixture.db, wakeUpQueue: noQueue });
+    const task = await service.createAndWake(input);
     expect(task).toMatchObject({ id: input.id, status: 'working' });
     await service.settleWakeUps();
   });
@@ -176,12 +176,12 @@ describe('one create never fails another', () => {
   it('withdraws the fresh tasks of a statement whose connection dropped before its answer', async () => {
     const service = createTaskService({
       db: proxied,
-      dispatcher: noQueue,
+      wakeUpQueue: noQueue,
       visibilityTimeoutMs: 10_000,
     });
     const lock = await blockInserts(fixture.db);
     const input = newTask();
-    const created = service.createAndDispatch(input);
+    const created = service.createAndWake(input);
     const outcome = created.then(
       () => undefined,
       (error: unknown) => error,
@@ -202,7 +202,7 @@ describe('one create never fails another', () => {
     expect(row!.cancel_requested_at).not.toBeNull();
     expect(
       await findOrphans(fixture.db, new Date(Date.now() + 3_600_000), {
-        enqueueGraceMs: 0,
+        wakeUpGraceMs: 0,
         limit: 1_000,
       }),
     ).not.toContain(input.id);
@@ -213,11 +213,11 @@ describe('one create never fails another', () => {
     const service = createTaskService({
       db: proxied,
       readDb: lagging.db,
-      dispatcher: noQueue,
+      wakeUpQueue: noQueue,
       visibilityTimeoutMs: 1_500,
     });
     const input = newTask();
-    const outcome = service.createAndDispatch(input).then(
+    const outcome = service.createAndWake(input).then(
       () => undefined,
       (error: unknown) => error,
     );

@@ -6,7 +6,7 @@ import { createDb, type Db } from '../db/database.js';
 import { ReplicaLagError } from '../errors.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { getTask } from '../rows/task-repository.js';
-import type { TaskDispatcher } from '../wake-up/outbox.js';
+import type { WakeUpQueue } from '../wake-up/outbox.js';
 import { createTaskService } from './task-service.js';
 
 /**
@@ -21,14 +21,14 @@ describe.skipIf(unavailable !== null)('retrying a create after replica lag', () 
   let primary: Db;
   let replica: Db;
   const enqueued: string[] = [];
-  const dispatcher: TaskDispatcher = {
-    enqueue(taskId) {
+  const wakeUpQueue: WakeUpQueue = {
+    wake(taskId) {
       enqueued.push(taskId);
       return Promise.resolve();
     },
   };
   const service = (visibilityTimeoutMs: number) =>
-    createTaskService({ db: primary, readDb: replica, dispatcher, visibilityTimeoutMs });
+    createTaskService({ db: primary, readDb: replica, wakeUpQueue, visibilityTimeoutMs });
 
   beforeAll(async () => {
     pair = await startReplicaPair();
@@ -45,23 +45,23 @@ describe.skipIf(unavailable !== null)('retrying a create after replica lag', () 
   const pause = () => sql`SELECT pg_wal_replay_pause()`.execute(replica);
   const resume = () => sql`SELECT pg_wal_replay_resume()`.execute(replica);
 
-  it('keeps a derived-id task after a timed-out wait; the retry gets it working and dispatched', async () => {
+  it('keeps a derived-id task after a timed-out wait; the retry gets it working and woken', async () => {
     const input = newTask();
     await pause();
     try {
-      await expect(
-        service(200).createAndDispatch(input, { derivedId: true }),
-      ).rejects.toBeInstanceOf(ReplicaLagError);
+      await expect(service(200).createAndWake(input, { derivedId: true })).rejects.toBeInstanceOf(
+        ReplicaLagError,
+      );
       expect((await getTask(primary, input.id))?.status).toBe('working');
       expect(enqueued).not.toContain(input.id);
     } finally {
       await resume();
     }
-    const retried = await service(10_000).createAndDispatch(input, { derivedId: true });
+    const retried = await service(10_000).createAndWake(input, { derivedId: true });
     expect(retried.id).toBe(input.id);
     expect(retried.status).toBe('working');
     expect((await getTask(primary, input.id))?.status).toBe('working');
-    // The first attempt never dispatched it, so the retry does.
+    // The first attempt never woke it, so the retry does.
     expect(enqueued.filter((id) => id === input.id)).toEqual([input.id]);
   });
 
@@ -70,10 +70,10 @@ describe.skipIf(unavailable !== null)('retrying a create after replica lag', () 
     await pause();
     let resumed = false;
     try {
-      const gatewayA = service(300).createAndDispatch(input, { derivedId: true });
+      const gatewayA = service(300).createAndWake(input, { derivedId: true });
       // Gateway B gets the client's retry while A is still waiting.
       await new Promise((resolve) => setTimeout(resolve, 50));
-      const gatewayB = service(20_000).createAndDispatch(input, { derivedId: true });
+      const gatewayB = service(20_000).createAndWake(input, { derivedId: true });
       await expect(gatewayA).rejects.toBeInstanceOf(ReplicaLagError);
       await resume();
       resumed = true;
@@ -91,7 +91,7 @@ describe.skipIf(unavailable !== null)('retrying a create after replica lag', () 
     const input = newTask();
     await pause();
     try {
-      await expect(service(200).createAndDispatch(input)).rejects.toBeInstanceOf(ReplicaLagError);
+      await expect(service(200).createAndWake(input)).rejects.toBeInstanceOf(ReplicaLagError);
     } finally {
       await resume();
     }

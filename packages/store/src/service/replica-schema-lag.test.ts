@@ -4,7 +4,7 @@ import { createTestDatabase, type TestDatabase } from '@mcp-tasks/testing';
 import { alice, createStoreFixture, newTask, type StoreFixture } from '../../test/helpers.js';
 import { createDb, type Db } from '../db/database.js';
 import { migrateToLatest } from '../db/migrate.js';
-import type { TaskDispatcher } from '../wake-up/outbox.js';
+import type { WakeUpQueue } from '../wake-up/outbox.js';
 import { createTasks } from '../rows/task-repository.js';
 import { createTaskService } from './task-service.js';
 
@@ -17,7 +17,7 @@ import { createTaskService } from './task-service.js';
  */
 let primary: StoreFixture;
 const lagging: { database: TestDatabase; db: Db }[] = [];
-const dispatcher: TaskDispatcher = { enqueue: () => Promise.resolve() };
+const wakeUpQueue: WakeUpQueue = { wake: () => Promise.resolve() };
 
 async function laggingReplica(label: string, prepare: (db: Db) => Promise<void>): Promise<Db> {
   const database = await createTestDatabase(label);
@@ -41,7 +41,7 @@ afterAll(async () => {
 describe('tasks/get on a replica whose schema lags the primary', () => {
   it('finds the task on the primary when the replica has no tasks table yet', async () => {
     const readDb = await laggingReplica('replica_schema_no_table', () => Promise.resolve());
-    const service = createTaskService({ db: primary.db, readDb, dispatcher });
+    const service = createTaskService({ db: primary.db, readDb, wakeUpQueue });
     const input = newTask({ statusMessage: 'on the primary only' });
     await createTasks(primary.db, [input]);
     const view = await service.getTaskView(alice, input.id);
@@ -53,7 +53,7 @@ describe('tasks/get on a replica whose schema lags the primary', () => {
       await migrateToLatest(db);
       await sql`ALTER TABLE tasks DROP COLUMN status_message CASCADE`.execute(db);
     });
-    const service = createTaskService({ db: primary.db, readDb, dispatcher });
+    const service = createTaskService({ db: primary.db, readDb, wakeUpQueue });
     const inputs = [newTask({ statusMessage: 'a' }), newTask({ statusMessage: 'b' })];
     await createTasks(primary.db, inputs);
     // Asked together, the two share one read on the replica (natural batching) and both fall back.
@@ -73,7 +73,7 @@ describe('tasks/get on a replica whose schema lags the primary', () => {
         db,
       );
     });
-    const service = createTaskService({ db: primary.db, readDb, dispatcher });
+    const service = createTaskService({ db: primary.db, readDb, wakeUpQueue });
     const input = newTask();
     await createTasks(primary.db, [input]);
     await expect(service.getTaskView(alice, input.id)).rejects.toMatchObject({ code: '22012' });

@@ -13,7 +13,7 @@ import { claimLease } from '../lease/lease.js';
 import { requestInput } from '../lease/fenced-task-writes.js';
 import { findOrphans } from '../sweeper/sweeper-repository.js';
 import { getTask } from '../rows/task-repository.js';
-import type { TaskDispatcher } from '../wake-up/outbox.js';
+import type { WakeUpQueue } from '../wake-up/outbox.js';
 import { createTaskService } from './task-service.js';
 
 let fixture: StoreFixture;
@@ -40,42 +40,42 @@ afterAll(async () => {
   await fixture.close();
 });
 
-type Reason = Parameters<TaskDispatcher['enqueue']>[1];
+type Reason = Parameters<WakeUpQueue['wake']>[1];
 
 /** Not a fake queue: a recorder standing where the queue producer goes, optionally refusing. */
-function recordingDispatcher(fail = false) {
+function recordingWakeUpQueue(fail = false) {
   const calls: { taskId: string; reason: Reason }[] = [];
-  const dispatcher: TaskDispatcher = {
-    enqueue(taskId, reason) {
+  const wakeUpQueue: WakeUpQueue = {
+    wake(taskId, reason) {
       calls.push({ taskId, reason });
       return fail ? Promise.reject(new Error('redis is down')) : Promise.resolve();
     },
   };
-  return { calls, dispatcher };
+  return { calls, wakeUpQueue };
 }
 
-/** A recorder whose enqueues stay unanswered, as Redis that has not replied yet, until `answer`. */
-function unansweredDispatcher() {
+/** A recorder whose wake-ups stay unanswered, as Redis that has not replied yet, until `answer`. */
+function unansweredWakeUpQueue() {
   let answer!: () => void;
   const answered = new Promise<void>((resolve) => (answer = resolve));
   const sent: string[] = [];
-  const dispatcher: TaskDispatcher = {
-    async enqueue(taskId) {
+  const wakeUpQueue: WakeUpQueue = {
+    async wake(taskId) {
       sent.push(taskId);
       await answered;
     },
   };
-  return { sent, dispatcher, answer };
+  return { sent, wakeUpQueue, answer };
 }
 
 const future = (ms: number) => new Date(Date.now() + ms);
 
-describe('createAndDispatch', () => {
-  it('commits with one statement and enqueues, with no outbox mark: the row is the outbox', async () => {
-    const { calls, dispatcher } = recordingDispatcher();
-    const service = createTaskService({ db: counted.db, dispatcher, enqueueGraceMs: 1_000 });
+describe('createAndWake', () => {
+  it('commits with one statement and wakes, with no outbox mark: the row is the outbox', async () => {
+    const { calls, wakeUpQueue } = recordingWakeUpQueue();
+    const service = createTaskService({ db: counted.db, wakeUpQueue, wakeUpGraceMs: 1_000 });
     const input = newTask();
-    const task = await service.createAndDispatch(input);
+    const task = await service.createAndWake(input);
     expect(task).toMatchObject({ id: input.id, status: 'working' });
     await service.settleWakeUps();
     expect(calls).toEqual([{ taskId: input.id, reason: 'created' }]);
@@ -84,18 +84,18 @@ describe('createAndDispatch', () => {
     // Within the grace the sweeper leaves it to the wake-up just sent; past it, unclaimed, the
     // row alone makes it an orphan again (the wake-up was lost, or Redis was flushed).
     expect(
-      await findOrphans(db, future(500), { enqueueGraceMs: 1_000, limit: 10_000 }),
+      await findOrphans(db, future(500), { wakeUpGraceMs: 1_000, limit: 10_000 }),
     ).not.toContain(task.id);
-    expect(
-      await findOrphans(db, future(5_000), { enqueueGraceMs: 1_000, limit: 10_000 }),
-    ).toContain(task.id);
+    expect(await findOrphans(db, future(5_000), { wakeUpGraceMs: 1_000, limit: 10_000 })).toContain(
+      task.id,
+    );
   });
 
   it('answers before the wake-up is sent, sends it right after, and settles once Redis answers', async () => {
     // Redis that has not answered yet: the create must not wait for it.
-    const { sent, dispatcher, answer } = unansweredDispatcher();
-    const service = createTaskService({ db, dispatcher });
-    const task = await service.createAndDispatch(newTask());
+    const { sent, wakeUpQueue, answer } = unansweredWakeUpQueue();
+    const service = createTaskService({ db, wakeUpQueue });
+    const task = await service.createAndWake(newTask());
     expect(sent).toEqual([]);
     expect((await rawRow(db, task.id))!.status).toBe('working');
     let settled = false;
@@ -109,12 +109,12 @@ describe('createAndDispatch', () => {
   });
 
   it('makes a create wait for its own wake-up while too many are unsent (backpressure)', async () => {
-    const { sent, dispatcher, answer } = unansweredDispatcher();
-    const service = createTaskService({ db, dispatcher, maxPendingWakeUps: 2 });
-    await service.createAndDispatch(newTask());
-    await service.createAndDispatch(newTask());
+    const { sent, wakeUpQueue, answer } = unansweredWakeUpQueue();
+    const service = createTaskService({ db, wakeUpQueue, maxPendingWakeUps: 2 });
+    await service.createAndWake(newTask());
+    await service.createAndWake(newTask());
     let thirdReturned = false;
-    const third = service.createAndDispatch(newTask()).then((task) => {
+    const third = service.createAndWake(newTask()).then((task) => {
       thirdReturned = true;
       return task;
     });
@@ -128,28 +128,28 @@ describe('createAndDispatch', () => {
     await service.settleWakeUps();
   });
 
-  it('answers a repeated create with the same task and enqueues it once', async () => {
-    const { calls, dispatcher } = recordingDispatcher();
-    const service = createTaskService({ db, dispatcher });
+  it('answers a repeated create with the same task and wakes it once', async () => {
+    const { calls, wakeUpQueue } = recordingWakeUpQueue();
+    const service = createTaskService({ db, wakeUpQueue });
     const input = newTask();
-    const first = await service.createAndDispatch(input);
-    const again = await service.createAndDispatch({ ...input, statusMessage: 'ignored' });
+    const first = await service.createAndWake(input);
+    const again = await service.createAndWake({ ...input, statusMessage: 'ignored' });
     expect(again).toEqual(first);
     await service.settleWakeUps();
     expect(calls).toEqual([{ taskId: input.id, reason: 'created' }]);
   });
 
   it("refuses an id that names another owner's or another operation's task", async () => {
-    const { dispatcher } = recordingDispatcher();
-    const service = createTaskService({ db, dispatcher });
+    const { wakeUpQueue } = recordingWakeUpQueue();
+    const service = createTaskService({ db, wakeUpQueue });
     const input = newTask();
-    await service.createAndDispatch(input);
+    await service.createAndWake(input);
     const before = await rawRow(db, input.id);
     await expect(
-      service.createAndDispatch({ ...input, owner: { tenant: 'globex', principal: 'mallory' } }),
+      service.createAndWake({ ...input, owner: { tenant: 'globex', principal: 'mallory' } }),
     ).rejects.toBeInstanceOf(TaskIdConflictError);
     await expect(
-      service.createAndDispatch({
+      service.createAndWake({
         ...input,
         operation: { ...input.operation, arguments: { seconds: 99 } },
       }),
@@ -159,85 +159,85 @@ describe('createAndDispatch', () => {
 
   it('still returns the durable task when the enqueue fails, and the sweep finds it', async () => {
     const failures: { taskId: string; error: unknown }[] = [];
-    const { dispatcher } = recordingDispatcher(true);
+    const { wakeUpQueue } = recordingWakeUpQueue(true);
     const service = createTaskService({
       db,
-      dispatcher,
-      onDispatchError: (taskId, error) => failures.push({ taskId, error }),
-      enqueueGraceMs: 1_000,
+      wakeUpQueue,
+      onWakeUpError: (taskId, error) => failures.push({ taskId, error }),
+      wakeUpGraceMs: 1_000,
     });
-    const task = await service.createAndDispatch(newTask());
+    const task = await service.createAndWake(newTask());
     expect(await getTask(db, task.id)).toEqual(task);
     await service.settleWakeUps();
     expect(failures).toHaveLength(1);
     expect(failures[0]!.taskId).toBe(task.id);
     expect((failures[0]!.error as Error).message).toBe('redis is down');
     expect((await rawRow(db, task.id))!.enqueued_at).toBeNull();
-    expect(
-      await findOrphans(db, future(5_000), { enqueueGraceMs: 1_000, limit: 10_000 }),
-    ).toContain(task.id);
+    expect(await findOrphans(db, future(5_000), { wakeUpGraceMs: 1_000, limit: 10_000 })).toContain(
+      task.id,
+    );
 
     // The sweeper, once the queue is back, wakes it and marks it.
-    const healthy = recordingDispatcher();
+    const healthy = recordingWakeUpQueue();
     const sweeper = createTaskService({
       db,
-      dispatcher: healthy.dispatcher,
-      enqueueGraceMs: 1_000,
+      wakeUpQueue: healthy.wakeUpQueue,
+      wakeUpGraceMs: 1_000,
     });
-    const swept = await sweeper.redispatchOrphans(future(5_000));
+    const swept = await sweeper.wakeOrphans(future(5_000));
     expect(swept.woken).toBeGreaterThanOrEqual(1);
     expect(healthy.calls).toContainEqual({ taskId: task.id, reason: 'swept' });
     expect((await rawRow(db, task.id))!.enqueued_at).toBeInstanceOf(Date);
     expect(
-      await findOrphans(db, future(500), { enqueueGraceMs: 1_000, limit: 10_000 }),
+      await findOrphans(db, future(500), { wakeUpGraceMs: 1_000, limit: 10_000 }),
     ).not.toContain(task.id);
   });
 
-  it('does not count a failed sweep enqueue as dispatched', async () => {
+  it('does not count a failed sweep wake-up as woken', async () => {
     const task = await createTaskService({
       db,
-      dispatcher: recordingDispatcher(true).dispatcher,
-    }).createAndDispatch(newTask());
-    const failing = recordingDispatcher(true);
+      wakeUpQueue: recordingWakeUpQueue(true).wakeUpQueue,
+    }).createAndWake(newTask());
+    const failing = recordingWakeUpQueue(true);
     const errors: string[] = [];
     const sweeper = createTaskService({
       db,
-      dispatcher: failing.dispatcher,
-      enqueueGraceMs: 0,
-      onDispatchError: (taskId) => errors.push(taskId),
+      wakeUpQueue: failing.wakeUpQueue,
+      wakeUpGraceMs: 0,
+      onWakeUpError: (taskId) => errors.push(taskId),
     });
-    const swept = await sweeper.redispatchOrphans(future(60_000));
+    const swept = await sweeper.wakeOrphans(future(60_000));
     expect(swept.woken).toBe(0);
     expect(swept.failed).toBe(swept.found);
     expect(errors).toContain(task.id);
   });
 });
 
-describe('createAndDispatch under concurrency (natural batching)', () => {
+describe('createAndWake under concurrency (natural batching)', () => {
   /** Records each batch of created wake-ups the service hands over. */
-  function batchRecordingDispatcher() {
+  function batchRecordingWakeUpQueue() {
     const batches: string[][] = [];
-    const dispatcher: TaskDispatcher = {
-      enqueue: () => Promise.reject(new Error('a batch dispatcher is not woken one by one')),
-      enqueueCreated(taskIds) {
+    const wakeUpQueue: WakeUpQueue = {
+      wake: () => Promise.reject(new Error('a batch wake-up queue is not called one by one')),
+      wakeCreated(taskIds) {
         batches.push([...taskIds]);
         return Promise.resolve();
       },
     };
-    return { batches, dispatcher };
+    return { batches, wakeUpQueue };
   }
   const inserts = () => counted.statements.splice(0).filter((q) => /insert into/i.test(q));
 
   it('inserts concurrent creates with one statement and wakes them with one batch, each caller getting its own task', async () => {
-    const { batches, dispatcher } = batchRecordingDispatcher();
-    const service = createTaskService({ db: counted.db, dispatcher });
+    const { batches, wakeUpQueue } = batchRecordingWakeUpQueue();
+    const service = createTaskService({ db: counted.db, wakeUpQueue });
     counted.statements.splice(0);
     const inputs = Array.from({ length: 20 }, (_, i) =>
       newTask({
         operation: { method: 'tools/call', toolName: 'slow_compute', arguments: { seconds: i } },
       }),
     );
-    const tasks = await Promise.all(inputs.map((input) => service.createAndDispatch(input)));
+    const tasks = await Promise.all(inputs.map((input) => service.createAndWake(input)));
     expect(tasks.map((t) => [t.id, t.operation.arguments])).toEqual(
       inputs.map((i) => [i.id, i.operation.arguments]),
     );
@@ -248,31 +248,31 @@ describe('createAndDispatch under concurrency (natural batching)', () => {
   });
 
   it('sends the creates that arrive while a batch is in flight together in the next one', async () => {
-    const { dispatcher } = batchRecordingDispatcher();
-    const service = createTaskService({ db: counted.db, dispatcher });
+    const { wakeUpQueue } = batchRecordingWakeUpQueue();
+    const service = createTaskService({ db: counted.db, wakeUpQueue });
     counted.statements.splice(0);
-    const first = service.createAndDispatch(newTask());
+    const first = service.createAndWake(newTask());
     // Queued while the first INSERT is on the wire.
     await new Promise((resolve) => setImmediate(resolve));
-    const later = Array.from({ length: 10 }, () => service.createAndDispatch(newTask()));
+    const later = Array.from({ length: 10 }, () => service.createAndWake(newTask()));
     await Promise.all([first, ...later]);
     expect(inserts().length).toBeLessThanOrEqual(2);
   });
 
   it("fails only the caller whose row is refused; the batch's other creates succeed", async () => {
-    const { batches, dispatcher } = batchRecordingDispatcher();
-    const service = createTaskService({ db: counted.db, dispatcher });
+    const { batches, wakeUpQueue } = batchRecordingWakeUpQueue();
+    const service = createTaskService({ db: counted.db, wakeUpQueue });
     const taken = newTask();
-    await service.createAndDispatch(taken);
+    await service.createAndWake(taken);
     await service.settleWakeUps();
     batches.splice(0);
     counted.statements.splice(0);
     const others = [newTask(), newTask()];
     const outcomes = await Promise.allSettled([
-      service.createAndDispatch(others[0]!),
-      service.createAndDispatch({ ...taken, owner: { tenant: 'globex', principal: 'mallory' } }),
-      service.createAndDispatch(newTask({ pollIntervalMs: 0 })),
-      service.createAndDispatch(others[1]!),
+      service.createAndWake(others[0]!),
+      service.createAndWake({ ...taken, owner: { tenant: 'globex', principal: 'mallory' } }),
+      service.createAndWake(newTask({ pollIntervalMs: 0 })),
+      service.createAndWake(others[1]!),
     ]);
     expect(outcomes.map((o) => o.status)).toEqual([
       'fulfilled',
@@ -290,46 +290,46 @@ describe('createAndDispatch under concurrency (natural batching)', () => {
   });
 
   it('answers a repeat of a derived id from the same batch once, and wakes the task once', async () => {
-    const { batches, dispatcher } = batchRecordingDispatcher();
-    const service = createTaskService({ db: counted.db, dispatcher });
+    const { batches, wakeUpQueue } = batchRecordingWakeUpQueue();
+    const service = createTaskService({ db: counted.db, wakeUpQueue });
     const input = newTask();
     const [a, b] = await Promise.all([
-      service.createAndDispatch(input, { derivedId: true }),
-      service.createAndDispatch(input, { derivedId: true }),
+      service.createAndWake(input, { derivedId: true }),
+      service.createAndWake(input, { derivedId: true }),
     ]);
     expect(a).toEqual(b);
     await service.settleWakeUps();
     // The repeat also asks for the wake-up (it cannot tell the first one went out); the job id is
-    // the task id, so the queue keeps one (task-queue.test.ts, enqueueCreated).
+    // the task id, so the queue keeps one (task-queue.test.ts, wakeCreated).
     expect(batches.flat().every((id) => id === input.id)).toBe(true);
   });
 
   it('wakes a derived-id repeat of a task no worker has claimed, and not one a worker holds', async () => {
-    const { calls, dispatcher } = recordingDispatcher();
-    const service = createTaskService({ db, dispatcher });
+    const { calls, wakeUpQueue } = recordingWakeUpQueue();
+    const service = createTaskService({ db, wakeUpQueue });
     const input = newTask();
-    await service.createAndDispatch(input, { derivedId: true });
-    await service.createAndDispatch(input, { derivedId: true });
+    await service.createAndWake(input, { derivedId: true });
+    await service.createAndWake(input, { derivedId: true });
     await service.settleWakeUps();
     expect(calls.filter((c) => c.taskId === input.id)).toHaveLength(2);
     await claimLease(db, input.id, 'w', 30_000);
-    await service.createAndDispatch(input, { derivedId: true });
+    await service.createAndWake(input, { derivedId: true });
     await service.settleWakeUps();
     expect(calls.filter((c) => c.taskId === input.id)).toHaveLength(2);
     // A fresh-id create is never repeated by a client; a repeat of it wakes nothing.
     const fresh = newTask();
-    await service.createAndDispatch(fresh);
-    await service.createAndDispatch(fresh);
+    await service.createAndWake(fresh);
+    await service.createAndWake(fresh);
     await service.settleWakeUps();
     expect(calls.filter((c) => c.taskId === fresh.id)).toHaveLength(1);
   });
 });
 
 describe('submitInputResponses', () => {
-  it('dispatches the task once, when the last answer resumes it', async () => {
-    const { calls, dispatcher } = recordingDispatcher();
-    const service = createTaskService({ db, dispatcher });
-    const task = await service.createAndDispatch(newTask());
+  it('wakes the task once, when the last answer resumes it', async () => {
+    const { calls, wakeUpQueue } = recordingWakeUpQueue();
+    const service = createTaskService({ db, wakeUpQueue });
+    const task = await service.createAndWake(newTask());
     const fence = (await claimLease(db, task.id, 'w', 30_000))!.fence;
     await requestInput(db, fence, { a: { m: 1 }, b: { m: 2 } }, null, null);
 
@@ -350,14 +350,14 @@ describe('submitInputResponses', () => {
     // No mark: the resume bumped last_updated_at, which gives the wake-up its grace.
     expect((await rawRow(db, task.id))!.enqueued_at).toBeNull();
     expect(
-      await findOrphans(db, future(5_000), { enqueueGraceMs: 30_000, limit: 10_000 }),
+      await findOrphans(db, future(5_000), { wakeUpGraceMs: 30_000, limit: 10_000 }),
     ).not.toContain(task.id);
   });
 
-  it('reports a foreign task as not found and dispatches nothing', async () => {
-    const { calls, dispatcher } = recordingDispatcher();
-    const service = createTaskService({ db, dispatcher });
-    const task = await service.createAndDispatch(newTask());
+  it('reports a foreign task as not found and wakes nothing', async () => {
+    const { calls, wakeUpQueue } = recordingWakeUpQueue();
+    const service = createTaskService({ db, wakeUpQueue });
+    const task = await service.createAndWake(newTask());
     const fence = (await claimLease(db, task.id, 'w', 30_000))!.fence;
     await requestInput(db, fence, { a: { m: 1 } }, null, null);
     expect(
@@ -373,11 +373,11 @@ describe('submitInputResponses', () => {
 
 describe('getTaskView under concurrency (natural batching)', () => {
   it('reads a lone poll with its own statement and concurrent polls with one, each caller getting its own answer', async () => {
-    const { dispatcher } = recordingDispatcher();
-    const service = createTaskService({ db: counted.db, dispatcher });
+    const { wakeUpQueue } = recordingWakeUpQueue();
+    const service = createTaskService({ db: counted.db, wakeUpQueue });
     const tasks = await Promise.all(
       Array.from({ length: 5 }, (_, i) =>
-        service.createAndDispatch(newTask({ statusMessage: `n${i}` })),
+        service.createAndWake(newTask({ statusMessage: `n${i}` })),
       ),
     );
     await service.settleWakeUps();
@@ -412,9 +412,9 @@ describe('getTaskView under concurrency (natural batching)', () => {
 
 describe('cancel', () => {
   it('records the request for the owner only', async () => {
-    const { dispatcher } = recordingDispatcher();
-    const service = createTaskService({ db, dispatcher });
-    const task = await service.createAndDispatch(newTask());
+    const { wakeUpQueue } = recordingWakeUpQueue();
+    const service = createTaskService({ db, wakeUpQueue });
+    const task = await service.createAndWake(newTask());
     expect(await service.cancel({ tenant: 'other', principal: 'alice' }, task.id)).toEqual({
       found: false,
     });
@@ -427,7 +427,7 @@ describe('cancel', () => {
 
 describe('reads (the gateway reads only through the service)', () => {
   it('reads tasks/get from the replica when one is configured, everything else from the primary', async () => {
-    const { dispatcher } = recordingDispatcher();
+    const { wakeUpQueue } = recordingWakeUpQueue();
     const read: string[] = [];
     const readDb = createDb({
       connectionString: fixture.database.connectionString,
@@ -437,8 +437,8 @@ describe('reads (the gateway reads only through the service)', () => {
       },
     });
     try {
-      const service = createTaskService({ db: counted.db, readDb, dispatcher });
-      const task = await service.createAndDispatch(newTask());
+      const service = createTaskService({ db: counted.db, readDb, wakeUpQueue });
+      const task = await service.createAndWake(newTask());
       counted.statements.length = 0;
       read.length = 0;
       expect(await service.getTaskView(alice, task.id)).toMatchObject({ id: task.id });
@@ -461,9 +461,9 @@ describe('reads (the gateway reads only through the service)', () => {
   });
 
   it('reads tasks/get from the primary when no replica is configured', async () => {
-    const { dispatcher } = recordingDispatcher();
-    const service = createTaskService({ db: counted.db, dispatcher });
-    const task = await service.createAndDispatch(newTask());
+    const { wakeUpQueue } = recordingWakeUpQueue();
+    const service = createTaskService({ db: counted.db, wakeUpQueue });
+    const task = await service.createAndWake(newTask());
     counted.statements.length = 0;
     expect(await service.getTaskView(alice, task.id)).toMatchObject({ id: task.id });
     expect(counted.statements).toHaveLength(1);

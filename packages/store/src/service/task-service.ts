@@ -6,7 +6,7 @@ import type { Db } from '../db/database.js';
 import { flagListenedTasks } from '../rows/listen-repository.js';
 import { CreateOverloadedError, ReplicaLagError, StoreUnavailableError } from '../errors.js';
 import { createNaturalBatcher, singleOrShared, type BatchOutcome } from '../db/natural-batcher.js';
-import { createOutbox, type TaskDispatcher } from '../wake-up/outbox.js';
+import { createOutbox, type WakeUpQueue } from '../wake-up/outbox.js';
 import { createReplicaWaiter, replicaNotCaughtUp } from '../db/replica.js';
 import { DEFAULT_SWEEP_BATCH, findOrphans } from '../sweeper/sweeper-repository.js';
 import {
@@ -26,13 +26,13 @@ import {
 } from './task-view.js';
 import { createWithdrawals } from './withdrawals.js';
 
-/** One batch of the sweeper's re-dispatch. */
-export interface RedispatchResult {
+/** One batch of the sweeper's orphan wake-ups. */
+export interface OrphanSweep {
   /** Orphans found (at most the limit). */
   found: number;
   /** Of those, how many got a new wake-up. */
   woken: number;
-  /** How many could not be dispatched (they stay orphans for the next sweep). */
+  /** How many could not be woken (they stay orphans for the next sweep). */
   failed: number;
 }
 
@@ -40,14 +40,14 @@ export interface TaskService {
   /**
    * Returns once the row is committed and readable; the wake-up follows (settleWakeUps), and its
    * failure is reported, not thrown (the sweeper retries). Repeating a create (same id, owner and
-   * operation) returns the existing task and enqueues nothing, unless it was never dispatched
+   * operation) returns the existing task and wakes nothing, unless it was never woken
    * (see CreateOptions). Every failure leaves nothing that will run unless `kept` says so:
    * CreateOverloadedError (refused before it was sent), ReplicaLagError (the read replica lags
    * past the bound), StoreUnavailableError (the database or the replica failed), a domain error
    * of this input alone (TaskIdConflictError, UnstorableArgumentsError), or whatever `onTaken`
    * threw (the caller left before its create was sent).
    */
-  createAndDispatch(input: NewTask, options?: CreateOptions): Promise<Task>;
+  createAndWake(input: NewTask, options?: CreateOptions): Promise<Task>;
   submitInputResponses(
     owner: TaskOwner,
     taskId: string,
@@ -89,10 +89,10 @@ export interface TaskService {
    * Wakes one batch of orphans (at most `limit`, default sweepBatchSize) and marks them enqueued.
    * `expiredLeases: false` leaves out tasks whose lease ran out (see findOrphans).
    */
-  redispatchOrphans(
+  wakeOrphans(
     now: Date,
     options?: { limit?: number; expiredLeases?: boolean },
-  ): Promise<RedispatchResult>;
+  ): Promise<OrphanSweep>;
 }
 
 export interface DatabaseCheck {
@@ -105,13 +105,13 @@ export interface CreateOptions {
    * The id is derived from the request (the final MRTR round), so a client's retry names this
    * task again. After a replica-lag timeout such a task is kept, not withdrawn: the retry must get
    * a task that will run, never a handle to one the server cancelled (also when another replica
-   * hands it to the retry while this wait is timing out). A repeat dispatches it if nobody has.
+   * hands it to the retry while this wait is timing out). A repeat wakes it if nobody has.
    */
   derivedId?: boolean;
   /**
    * Called when the create is taken from the queue into an INSERT, just before it is sent. If it
    * throws (the request timed out or its client left while it waited), the create is dropped,
-   * nothing is sent, and createAndDispatch rejects with that error.
+   * nothing is sent, and createAndWake rejects with that error.
    */
   onTaken?: () => void;
 }
@@ -126,13 +126,13 @@ export interface TaskServiceOptions {
   /** A streaming replica the gateway reads from; creation waits until it has the row (R11). */
   readDb?: Db;
   visibilityTimeoutMs?: number;
-  dispatcher: TaskDispatcher;
-  /** Told about an enqueue (or mark) that failed; the task is still durable and the sweeper will find it. */
-  onDispatchError?: (taskId: string, error: unknown) => void;
-  /** Told about a sweep batch that failed as a whole; default: onDispatchError for each task. */
+  wakeUpQueue: WakeUpQueue;
+  /** Told about a wake-up (or mark) that failed; the task is still durable and the sweeper will find it. */
+  onWakeUpError?: (taskId: string, error: unknown) => void;
+  /** Told about a sweep batch that failed as a whole; default: onWakeUpError for each task. */
   onSweepBatchError?: (taskIds: readonly string[], error: unknown) => void;
-  enqueueGraceMs?: number;
-  /** Orphans handled per redispatchOrphans call unless it names a limit. */
+  wakeUpGraceMs?: number;
+  /** Orphans handled per wakeOrphans call unless it names a limit. */
   sweepBatchSize?: number;
   /** Creates inserted (and enqueued) together at most; default 256. */
   createBatchSize?: number;
@@ -200,8 +200,8 @@ interface PendingCreate {
 
 /**
  * The one door into the store for the gateway, and the start of the outbox sequence "commit ->
- * wait until readable -> enqueue". Commit first, so the queue never names a task Postgres does not
- * have; enqueue after the row is readable everywhere, so a worker or a client on any replica finds
+ * wait until readable -> wake". Commit first, so the queue never names a task Postgres does not
+ * have; wake after the row is readable everywhere, so a worker or a client on any replica finds
  * it. The wake-up step itself (and when it marks the row) is outbox.ts. At-least-once wake-ups;
  * claimLease dedupes. Reads go where they always went: tasks/get to the replica when configured,
  * everything else to the primary.
@@ -216,7 +216,7 @@ interface PendingCreate {
 export function createTaskService(options: TaskServiceOptions): TaskService {
   const { db, readDb } = options;
   const visibilityTimeoutMs = options.visibilityTimeoutMs ?? DEFAULT_VISIBILITY_TIMEOUT_MS;
-  const enqueueGraceMs = options.enqueueGraceMs ?? DEFAULT_ENQUEUE_GRACE_MS;
+  const wakeUpGraceMs = options.wakeUpGraceMs ?? DEFAULT_ENQUEUE_GRACE_MS;
   const sweepBatchSize = options.sweepBatchSize ?? DEFAULT_SWEEP_BATCH;
   const maxBatchSize = options.createBatchSize ?? DEFAULT_CREATE_BATCH;
 
@@ -276,8 +276,8 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
       : createReplicaWaiter(readDb, { timeoutMs: visibilityTimeoutMs });
   const outbox = createOutbox({
     db,
-    dispatcher: options.dispatcher,
-    onDispatchError: options.onDispatchError,
+    wakeUpQueue: options.wakeUpQueue,
+    onWakeUpError: options.onWakeUpError,
     onSweepBatchError: options.onSweepBatchError,
     maxBatchSize,
     maxPendingWakeUps: options.maxPendingWakeUps,
@@ -322,7 +322,7 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
   if (readDb !== undefined) databaseChecks.push({ name: 'postgres_read', check: ping(readDb) });
 
   return {
-    async createAndDispatch(input, createOptions = {}) {
+    async createAndWake(input, createOptions = {}) {
       const derivedId = createOptions.derivedId === true;
       const { task, created, woken } = await insert(
         { input, derivedId },
@@ -370,8 +370,8 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
       const { found } = await requestCancel(db, owner, taskId);
       return { found };
     },
-    async redispatchOrphans(now, { limit = sweepBatchSize, expiredLeases = true } = {}) {
-      const orphans = await findOrphans(db, now, { enqueueGraceMs, limit, expiredLeases });
+    async wakeOrphans(now, { limit = sweepBatchSize, expiredLeases = true } = {}) {
+      const orphans = await findOrphans(db, now, { wakeUpGraceMs, limit, expiredLeases });
       const found = orphans.length;
       if (found === 0) return { found, woken: 0, failed: 0 };
       return { found, ...(await outbox.wakeOrphans(orphans)) };

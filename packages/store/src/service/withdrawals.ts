@@ -17,7 +17,7 @@ export interface WithdrawalOptions {
   db: Db;
   /**
    * How long a failed withdraw keeps being retried. It must end before the sweeper would run an
-   * unclaimed task (its enqueue grace): a withdraw that lands later may find the task running.
+   * unclaimed task (its wake-up grace): a withdraw that lands later may find the task running.
    */
   retryForMs: number;
   onGiveUp?: (taskIds: readonly string[], error: unknown) => void;

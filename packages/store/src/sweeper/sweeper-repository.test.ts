@@ -16,7 +16,7 @@ import {
 } from './leadership.js';
 import { claimLease } from '../lease/lease.js';
 import { completeTask, requestInput } from '../lease/fenced-task-writes.js';
-import { markEnqueued } from '../wake-up/outbox.js';
+import { markWakeUpSent } from '../wake-up/outbox.js';
 import {
   deleteExpiredTaskBatch,
   deleteExpiredTasks,
@@ -45,20 +45,20 @@ const later = (ms: number) => new Date(Date.now() + ms);
 describe('findOrphans and markEnqueued', () => {
   it('lists a never-enqueued working task once the grace passed, and not after markEnqueued', async () => {
     const { task } = await createTask(db, newTask());
+    expect(await findOrphans(db, new Date(), { wakeUpGraceMs: minute, limit: 1000 })).not.toContain(
+      task.id,
+    );
     expect(
-      await findOrphans(db, new Date(), { enqueueGraceMs: minute, limit: 1000 }),
-    ).not.toContain(task.id);
-    expect(
-      await findOrphans(db, later(2 * minute), { enqueueGraceMs: minute, limit: 1000 }),
+      await findOrphans(db, later(2 * minute), { wakeUpGraceMs: minute, limit: 1000 }),
     ).toContain(task.id);
-    await markEnqueued(db, [task.id]);
+    await markWakeUpSent(db, [task.id]);
     expect((await rawRow(db, task.id))!.enqueued_at).toBeInstanceOf(Date);
     expect(
-      await findOrphans(db, later(30_000), { enqueueGraceMs: minute, limit: 1000 }),
+      await findOrphans(db, later(30_000), { wakeUpGraceMs: minute, limit: 1000 }),
     ).not.toContain(task.id);
-    // An enqueue that evidently got lost (still unclaimed long after) is listed again.
+    // a wake-up that evidently got lost (still unclaimed long after) is listed again.
     expect(
-      await findOrphans(db, later(2 * minute), { enqueueGraceMs: minute, limit: 1000 }),
+      await findOrphans(db, later(2 * minute), { wakeUpGraceMs: minute, limit: 1000 }),
     ).toContain(task.id);
   });
 
@@ -73,7 +73,7 @@ describe('findOrphans and markEnqueued', () => {
     const dying = (await createTask(db, newTask())).task.id;
     await claimLease(db, dying, 'w', minute);
 
-    const orphans = await findOrphans(db, later(5 * minute), { enqueueGraceMs: 0, limit: 1000 });
+    const orphans = await findOrphans(db, later(5 * minute), { wakeUpGraceMs: 0, limit: 1000 });
     expect(orphans).toContain(dying);
     expect(orphans).not.toContain(held);
     expect(orphans).not.toContain(waiting);
@@ -85,7 +85,7 @@ describe('findOrphans and markEnqueued', () => {
     await claimLease(db, dying, 'w', minute);
     const unheld = (await createTask(db, newTask())).task.id;
 
-    const sweep = { enqueueGraceMs: 0, limit: 1000 };
+    const sweep = { wakeUpGraceMs: 0, limit: 1000 };
     const afterOutage = await findOrphans(db, later(5 * minute), {
       ...sweep,
       expiredLeases: false,
@@ -98,14 +98,14 @@ describe('findOrphans and markEnqueued', () => {
   it('lists a resumed task (its enqueue mark cleared) after the grace, and honours the limit', async () => {
     const { task } = await createTask(db, newTask());
     const fence = (await claimLease(db, task.id, 'w', minute))!.fence;
-    await markEnqueued(db, [task.id]);
+    await markWakeUpSent(db, [task.id]);
     await requestInput(db, fence, { k: { m: 1 } }, null, null);
     await recordInputResponses(db, alice, task.id, { k: { ok: true } });
     expect((await rawRow(db, task.id))!.enqueued_at).toBeNull();
     expect(
-      await findOrphans(db, later(2 * minute), { enqueueGraceMs: minute, limit: 1000 }),
+      await findOrphans(db, later(2 * minute), { wakeUpGraceMs: minute, limit: 1000 }),
     ).toContain(task.id);
-    expect(await findOrphans(db, later(2 * minute), { enqueueGraceMs: 0, limit: 2 })).toHaveLength(
+    expect(await findOrphans(db, later(2 * minute), { wakeUpGraceMs: 0, limit: 2 })).toHaveLength(
       2,
     );
   });
@@ -113,7 +113,7 @@ describe('findOrphans and markEnqueued', () => {
   it('leaves terminal tasks unmarked', async () => {
     const { task } = await createTask(db, newTask());
     await requestCancel(db, alice, task.id);
-    await markEnqueued(db, [task.id]);
+    await markWakeUpSent(db, [task.id]);
     expect((await rawRow(db, task.id))!.enqueued_at).toBeNull();
   });
 });

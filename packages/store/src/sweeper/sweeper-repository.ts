@@ -11,7 +11,7 @@ export const DEFAULT_SWEEP_BATCH = 1_000;
  * `working` tasks that no worker holds (no lease, or an expired one) and that have no wake-up in
  * the queue we know of: never marked enqueued, or marked longer ago than the grace. A task not yet
  * marked gets the same grace from its last visible change (creation, resume), so the sweeper does
- * not race the create/resume path that is about to enqueue it. Duplicated wake-ups are harmless:
+ * not race the create/resume path that is about to wake it. Duplicated wake-ups are harmless:
  * claimLease lets one worker in.
  *
  * Two halves, each on a partial index of its own (migration 0022): unheld tasks, a range scan on
@@ -25,13 +25,13 @@ export async function findOrphans(
   db: Db,
   now: Date,
   options: {
-    enqueueGraceMs: number;
+    wakeUpGraceMs: number;
     limit: number;
     /** Include tasks whose lease ran out (default true); false right after an outage. */
     expiredLeases?: boolean;
   },
 ): Promise<string[]> {
-  const cutoff = new Date(now.getTime() - options.enqueueGraceMs);
+  const cutoff = new Date(now.getTime() - options.wakeUpGraceMs);
   const { limit } = options;
   // With expired leases left out, the second half is false before it reads a row.
   const expiredLeases = options.expiredLeases !== false;

@@ -7,7 +7,7 @@ import {
   type StoreFixture,
 } from '../../test/helpers.js';
 import type { Db } from '../db/database.js';
-import { createOutbox, type TaskDispatcher } from './outbox.js';
+import { createOutbox, type WakeUpQueue } from './outbox.js';
 import { findOrphans } from '../sweeper/sweeper-repository.js';
 import { createTask } from '../rows/task-repository.js';
 
@@ -20,36 +20,36 @@ beforeAll(async () => {
 afterAll(() => fixture.close());
 
 /** Not a fake queue: a recorder standing where the queue producer goes, optionally refusing. */
-function recordingDispatcher(fail = false) {
+function recordingWakeUpQueue(fail = false) {
   const calls: unknown[][] = [];
-  const dispatcher: TaskDispatcher = {
-    enqueue(...args) {
+  const wakeUpQueue: WakeUpQueue = {
+    wake(...args) {
       calls.push(args);
       return fail ? Promise.reject(new Error('redis is down')) : Promise.resolve();
     },
   };
-  return { calls, dispatcher };
+  return { calls, wakeUpQueue };
 }
 
-describe("requeue (a worker's own wake-up)", () => {
+describe("wakeAgain (a worker's own wake-up)", () => {
   it('adds the delayed job, then marks the task enqueued so the sweeper leaves the backoff alone', async () => {
-    const { calls, dispatcher } = recordingDispatcher();
+    const { calls, wakeUpQueue } = recordingWakeUpQueue();
     const { task } = await createTask(db, newTask({ owner: alice }));
-    const outbox = createOutbox({ db, dispatcher });
-    await outbox.requeue(task.id, 'retry', 5_000);
+    const outbox = createOutbox({ db, wakeUpQueue });
+    await outbox.wakeAgain(task.id, 'retry', 5_000);
     expect(calls).toEqual([[task.id, 'retry', { delayMs: 5_000 }]]);
     expect((await rawRow(db, task.id))!.enqueued_at).not.toBeNull();
     const later = new Date(Date.now() + 10_000);
-    expect(await findOrphans(db, later, { enqueueGraceMs: 60_000, limit: 10_000 })).not.toContain(
+    expect(await findOrphans(db, later, { wakeUpGraceMs: 60_000, limit: 10_000 })).not.toContain(
       task.id,
     );
   });
 
   it('throws when the add fails, and marks nothing', async () => {
-    const { dispatcher } = recordingDispatcher(true);
+    const { wakeUpQueue } = recordingWakeUpQueue(true);
     const { task } = await createTask(db, newTask({ owner: alice }));
-    const outbox = createOutbox({ db, dispatcher });
-    await expect(outbox.requeue(task.id, 'released', 0)).rejects.toThrow('redis is down');
+    const outbox = createOutbox({ db, wakeUpQueue });
+    await expect(outbox.wakeAgain(task.id, 'released', 0)).rejects.toThrow('redis is down');
     expect((await rawRow(db, task.id))!.enqueued_at).toBeNull();
   });
 });

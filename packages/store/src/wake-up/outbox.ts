@@ -3,33 +3,33 @@ import type { Db } from '../db/database.js';
 import { createNaturalBatcher, type BatchOutcome } from '../db/natural-batcher.js';
 
 /** The queue seen from here: a wake-up that may be lost (Postgres stays the record). */
-export interface TaskDispatcher {
-  enqueue(
+export interface WakeUpQueue {
+  wake(
     taskId: string,
-    reason: WakeReason,
+    reason: WakeUpReason,
     /** Deliver no earlier than this many ms from now (a retry's backoff). */
     options?: { delayMs?: number },
   ): Promise<void>;
   /**
    * Wakes a batch of new tasks at once (one round trip for the lot). Without it the outbox
-   * wakes them one by one. Must be idempotent per task id, like `enqueue(id, 'created')`.
+   * wakes them one by one. Must be idempotent per task id, like `wake(id, 'created')`.
    */
-  enqueueCreated?(taskIds: readonly string[]): Promise<void>;
+  wakeCreated?(taskIds: readonly string[]): Promise<void>;
   /**
    * Wakes a batch of orphans at once (one round trip for the lot); resolves with how many got a
    * new wake-up, the rest having one waiting already. Without it the outbox wakes one by one.
    */
-  enqueueSwept?(taskIds: readonly string[]): Promise<number>;
+  wakeSwept?(taskIds: readonly string[]): Promise<number>;
 }
 
 /**
  * Why a wake-up is sent: `created` and `resumed` by the task service, `swept` by the sweeper,
- * `retry` and `released` by a worker (the queue's RUN_TASK_REASONS).
+ * `retry` and `released` by a worker (the queue's WAKE_UP_REASONS).
  */
-export type WakeReason = 'created' | 'resumed' | 'swept' | 'retry' | 'released';
+export type WakeUpReason = 'created' | 'resumed' | 'swept' | 'retry' | 'released';
 
 /** The outbox mark: a wake-up for these tasks reached the queue (only `working` rows take it). */
-export async function markEnqueued(db: Db, taskIds: readonly string[]): Promise<void> {
+export async function markWakeUpSent(db: Db, taskIds: readonly string[]): Promise<void> {
   if (taskIds.length === 0) return;
   await db
     .updateTable('tasks')
@@ -43,7 +43,7 @@ export async function markEnqueued(db: Db, taskIds: readonly string[]): Promise<
 export interface OrphanWakeUp {
   /** Of the orphans, how many got a new wake-up. */
   woken: number;
-  /** How many could not be dispatched (they stay orphans for the next sweep). */
+  /** How many could not be woken (they stay orphans for the next sweep). */
   failed: number;
 }
 
@@ -51,7 +51,7 @@ export interface OrphanWakeUp {
  * The wake-up step of the outbox, the one place that sends a task's wake-up after its row
  * committed (the task service waits until the row is readable first). Three callers:
  *  - the task service after a create or a resume: no mark. The row itself, `working`, unheld and
- *    last changed more than the sweeper's enqueue grace ago, is what the sweeper re-dispatches,
+ *    last changed more than the sweeper's wake-up grace ago, is what the sweeper wakes again,
  *    so a lost wake-up is recovered from the row alone. A failure is reported, never thrown. For
  *    the same reason a create's reply need not wait for its wake-up: it is sent right after
  *    (wakeAfterReply), and a process killed in between leaves a row the sweeper wakes.
@@ -76,15 +76,15 @@ export interface Outbox {
   /** Resolves when every wake-up wakeAfterReply has deferred was sent or reported lost. */
   settle(): Promise<void>;
   wakeOrphans(taskIds: readonly string[]): Promise<OrphanWakeUp>;
-  requeue(taskId: string, reason: 'retry' | 'released', delayMs: number): Promise<void>;
+  wakeAgain(taskId: string, reason: 'retry' | 'released', delayMs: number): Promise<void>;
 }
 
 export interface OutboxOptions {
   db: Db;
-  dispatcher: TaskDispatcher;
-  /** Told about an enqueue (or mark) that failed; the task is still durable and the sweeper will find it. */
-  onDispatchError?: (taskId: string, error: unknown) => void;
-  /** Told about an orphan batch that failed as a whole; default: onDispatchError for each task. */
+  wakeUpQueue: WakeUpQueue;
+  /** Told about a wake-up (or mark) that failed; the task is still durable and the sweeper will find it. */
+  onWakeUpError?: (taskId: string, error: unknown) => void;
+  /** Told about an orphan batch that failed as a whole; default: onWakeUpError for each task. */
   onSweepBatchError?: (taskIds: readonly string[], error: unknown) => void;
   /** Created tasks woken together at most; default 256. */
   maxBatchSize?: number;
@@ -93,15 +93,15 @@ export interface OutboxOptions {
 }
 
 export function createOutbox(options: OutboxOptions): Outbox {
-  const { db, dispatcher, maxBatchSize = 256, maxPendingWakeUps = 1024 } = options;
-  const enqueueCreated = (taskIds: readonly string[]): Promise<unknown> =>
-    dispatcher.enqueueCreated !== undefined
-      ? dispatcher.enqueueCreated(taskIds)
-      : Promise.all(taskIds.map((taskId) => dispatcher.enqueue(taskId, 'created')));
-  const wakeCreated = createNaturalBatcher<string, void>({
+  const { db, wakeUpQueue, maxBatchSize = 256, maxPendingWakeUps = 1024 } = options;
+  const wakeCreated = (taskIds: readonly string[]): Promise<unknown> =>
+    wakeUpQueue.wakeCreated !== undefined
+      ? wakeUpQueue.wakeCreated(taskIds)
+      : Promise.all(taskIds.map((taskId) => wakeUpQueue.wake(taskId, 'created')));
+  const batchCreated = createNaturalBatcher<string, void>({
     maxBatchSize,
     run: async (taskIds): Promise<BatchOutcome<void>[]> => {
-      await enqueueCreated(taskIds);
+      await wakeCreated(taskIds);
       return taskIds.map(() => ({ ok: true, value: undefined }));
     },
   });
@@ -112,10 +112,10 @@ export function createOutbox(options: OutboxOptions): Outbox {
     reason: 'created' | 'resumed' | 'swept',
   ): Promise<boolean> => {
     try {
-      await (reason === 'created' ? wakeCreated(taskId) : dispatcher.enqueue(taskId, reason));
+      await (reason === 'created' ? batchCreated(taskId) : wakeUpQueue.wake(taskId, reason));
       return true;
     } catch (error) {
-      options.onDispatchError?.(taskId, error);
+      options.onWakeUpError?.(taskId, error);
       return false;
     }
   };
@@ -147,31 +147,31 @@ export function createOutbox(options: OutboxOptions): Outbox {
       while (pending.size > 0) await Promise.all(pending);
     },
     async wakeOrphans(orphans) {
-      if (dispatcher.enqueueSwept === undefined) {
+      if (wakeUpQueue.wakeSwept === undefined) {
         let woken = 0;
         for (const taskId of orphans) {
           if (await wake(taskId, 'swept')) {
             woken += 1;
-            await markEnqueued(db, [taskId]).catch((error: unknown) =>
-              options.onDispatchError?.(taskId, error),
+            await markWakeUpSent(db, [taskId]).catch((error: unknown) =>
+              options.onWakeUpError?.(taskId, error),
             );
           }
         }
         return { woken, failed: orphans.length - woken };
       }
       try {
-        const woken = await dispatcher.enqueueSwept(orphans);
-        await markEnqueued(db, orphans);
+        const woken = await wakeUpQueue.wakeSwept(orphans);
+        await markWakeUpSent(db, orphans);
         return { woken, failed: 0 };
       } catch (error) {
         if (options.onSweepBatchError !== undefined) options.onSweepBatchError(orphans, error);
-        else for (const taskId of orphans) options.onDispatchError?.(taskId, error);
+        else for (const taskId of orphans) options.onWakeUpError?.(taskId, error);
         return { woken: 0, failed: orphans.length };
       }
     },
-    async requeue(taskId, reason, delayMs) {
-      await dispatcher.enqueue(taskId, reason, { delayMs });
-      await markEnqueued(db, [taskId]);
+    async wakeAgain(taskId, reason, delayMs) {
+      await wakeUpQueue.wake(taskId, reason, { delayMs });
+      await markWakeUpSent(db, [taskId]);
     },
   };
 }

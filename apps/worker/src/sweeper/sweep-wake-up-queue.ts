@@ -1,4 +1,4 @@
-import type { TaskDispatcher } from '@mcp-tasks/store';
+import type { WakeUpQueue } from '@mcp-tasks/store';
 import type { TaskQueue } from '@mcp-tasks/queue';
 
 /**
@@ -7,16 +7,16 @@ import type { TaskQueue } from '@mcp-tasks/queue';
  * on every sweep. A delivery that is active but whose task Postgres calls orphaned belongs to a
  * dead or finishing worker, so it does not count (hasPendingJob ignores active jobs).
  */
-export function createSweepDispatcher(queue: TaskQueue): TaskDispatcher {
+export function createSweepWakeUpQueue(queue: TaskQueue): WakeUpQueue {
   return {
-    async enqueue(taskId, reason, options) {
+    async wake(taskId, reason, options) {
       if (reason === 'swept' && (await queue.hasPendingJob(taskId))) return;
-      await queue.enqueue(taskId, reason, options);
+      await queue.wake(taskId, reason, options);
     },
-    async enqueueSwept(taskIds) {
+    async wakeSwept(taskIds) {
       const pending = await queue.pendingJobs(taskIds);
       const toWake = taskIds.filter((taskId) => !pending.has(taskId));
-      await queue.enqueueMany(toWake, 'swept');
+      await queue.wakeMany(toWake, 'swept');
       return toWake.length;
     },
   };
