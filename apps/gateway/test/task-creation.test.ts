@@ -62,7 +62,6 @@ describe('creating a task (R10, R11)', () => {
         createAndWake: () => Promise.reject(new Error('connection refused to 10.0.0.7')),
         submitInputResponses: () => Promise.reject(new Error('unused')),
         cancel: () => Promise.reject(new Error('unused')),
-        wakeOrphans: () => Promise.reject(new Error('unused')),
         getTaskView: () => Promise.reject(new Error('unused')),
         getTask: () => Promise.reject(new Error('unused')),
         getTasks: () => Promise.reject(new Error('unused')),

@@ -11,7 +11,7 @@ import {
   readReplicationDurability,
   createDb,
   createTaskChangeListener,
-  createTaskService,
+  createOrphanWaker,
   describeConnectionFailure,
   describePoolerRefusal,
   statementTimeoutProblem,
@@ -168,7 +168,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     sweeper = createSweeper({
       connectionString: database.directUrl,
       db,
-      taskService: createTaskService({
+      orphans: createOrphanWaker({
         db,
         wakeUpQueue: createSweepWakeUpQueue(queue),
         wakeUpGraceMs: config.wakeUpGraceMs,

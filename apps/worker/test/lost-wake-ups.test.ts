@@ -1,4 +1,4 @@
-import { createTaskService } from '@mcp-tasks/store';
+import { createOrphanWaker } from '@mcp-tasks/store';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/logger.js';
 import { createWorkerMetrics } from '../src/metrics.js';
@@ -42,7 +42,7 @@ beforeAll(async () => {
   sweeper = createSweeper({
     connectionString: h.database.connectionString,
     db: h.db,
-    taskService: createTaskService({
+    orphans: createOrphanWaker({
       db: h.db,
       wakeUpQueue: createSweepWakeUpQueue(h.queue),
       wakeUpGraceMs: GRACE_MS,

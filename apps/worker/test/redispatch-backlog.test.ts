@@ -1,4 +1,4 @@
-import { createTaskService } from '@mcp-tasks/store';
+import { createOrphanWaker } from '@mcp-tasks/store';
 import { TASK_QUEUE_NAME } from '@mcp-tasks/queue';
 import { newTaskId } from '@mcp-tasks/tasks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -38,7 +38,7 @@ describe('re-dispatch of a large orphan backlog', () => {
     const sweeper = createSweeper({
       connectionString: h.database.connectionString,
       db: h.db,
-      taskService: createTaskService({
+      orphans: createOrphanWaker({
         db: h.db,
         wakeUpQueue: createSweepWakeUpQueue(h.queue),
         wakeUpGraceMs: 60_000,

@@ -1,4 +1,4 @@
-import { createDb, createTaskService, type Db } from '@mcp-tasks/store';
+import { createDb, createOrphanWaker, type Db } from '@mcp-tasks/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/logger.js';
 import { createWorkerMetrics } from '../src/metrics.js';
@@ -63,7 +63,7 @@ describe('the sweeper on a backlog', () => {
     const sweeper = createSweeper({
       connectionString: h.database.connectionString,
       db: tightDb,
-      taskService: createTaskService({
+      orphans: createOrphanWaker({
         db: tightDb,
         wakeUpQueue: createSweepWakeUpQueue(h.queue),
         wakeUpGraceMs: 60_000,
@@ -124,7 +124,7 @@ describe('the sweeper on a backlog', () => {
     const sweeper = createSweeper({
       connectionString: h.database.connectionString,
       db: h.db,
-      taskService: createTaskService({
+      orphans: createOrphanWaker({
         db: h.db,
         wakeUpQueue: createSweepWakeUpQueue(h.queue),
         wakeUpGraceMs: 1_000,
@@ -176,7 +176,7 @@ describe('the sweeper on a backlog', () => {
     const sweeper = createSweeper({
       connectionString: h.database.connectionString,
       db: h.db,
-      taskService: createTaskService({
+      orphans: createOrphanWaker({
         db: h.db,
         wakeUpQueue: createSweepWakeUpQueue(h.queue),
         wakeUpGraceMs: 1_000,

@@ -1,4 +1,4 @@
-import { createTask, createTaskService, markWakeUpSent } from '@mcp-tasks/store';
+import { createTask, createOrphanWaker, markWakeUpSent } from '@mcp-tasks/store';
 import { newTaskId } from '@mcp-tasks/tasks';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../src/logger.js';
@@ -49,7 +49,7 @@ describe('the sweeper clock', () => {
     const sweeper = createSweeper({
       connectionString: h.database.connectionString,
       db: h.db,
-      taskService: createTaskService({
+      orphans: createOrphanWaker({
         db: h.db,
         wakeUpQueue: createSweepWakeUpQueue(h.queue),
         wakeUpGraceMs: 60_000,

@@ -1,4 +1,4 @@
-import { LEADERSHIP_APPLICATION_NAME, createTaskService } from '@mcp-tasks/store';
+import { LEADERSHIP_APPLICATION_NAME, createOrphanWaker } from '@mcp-tasks/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/logger.js';
 import { createWorkerMetrics } from '../src/metrics.js';
@@ -25,7 +25,7 @@ function sweeperWith(
   return createSweeper({
     connectionString: h.database.connectionString,
     db: h.db,
-    taskService: createTaskService({ db: h.db, wakeUpQueue: createSweepWakeUpQueue(h.queue) }),
+    orphans: createOrphanWaker({ db: h.db, wakeUpQueue: createSweepWakeUpQueue(h.queue) }),
     intervalMs: 50,
     retentionMs: 60_000,
     logger: createLogger({ level: 'silent', workerId }),

@@ -118,12 +118,17 @@ export {
   DEFAULT_MAX_WAITING_CREATES,
   createTaskService,
   type DatabaseCheck,
-  type OrphanSweep,
   type TaskService,
   type TaskServiceOptions,
   type CreateOptions,
   type ReadOptions,
 } from './service/task-service.js';
+export {
+  createOrphanWaker,
+  type OrphanSweep,
+  type OrphanWaker,
+  type OrphanWakerOptions,
+} from './sweeper/orphan-waker.js';
 export { recordToolMissing, recordToolVersion } from './lease/tool-record.js';
 export { wakeUpGraceProblem, minimumWakeUpGraceMs } from './service/create-window.js';
 export { describeConnectionFailure, maskPassword } from './db/connection-failure.js';

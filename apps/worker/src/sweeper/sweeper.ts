@@ -7,7 +7,7 @@ import {
   isTransientInfrastructureError,
   recordSweep,
   type Db,
-  type TaskService,
+  type OrphanWaker,
 } from '@mcp-tasks/store';
 import { performance } from 'node:perf_hooks';
 import { runInBatches } from './batch-loop.js';
@@ -51,7 +51,8 @@ const isStatementTimeout = (error: unknown): boolean =>
 export function createSweeper(options: {
   connectionString: string;
   db: Db;
-  taskService: TaskService;
+  /** Finds and wakes orphans: the store's door for the sweeper. */
+  orphans: OrphanWaker;
   intervalMs: number;
   retentionMs: number;
   /** Named in the last-sweep row the console's health page reads (sweeper_state). */
@@ -168,7 +169,7 @@ export function createSweeper(options: {
       if (mayGoOn() && orphanWakeDue) {
         lastOrphanWakeAt = performance.now();
         await runStep('redispatch', async (limit) => {
-          const batch = await options.taskService.wakeOrphans(now, { limit, expiredLeases });
+          const batch = await options.orphans.wakeOrphans(now, { limit, expiredLeases });
           redispatched += batch.woken;
           // Orphans that failed stay orphans: the next batch would find them again, so stop here.
           return batch.failed > 0 ? 0 : batch.found;

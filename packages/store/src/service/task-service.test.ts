@@ -11,6 +11,7 @@ import { createDb, type Db } from '../db/database.js';
 import { TaskIdConflictError } from '../errors.js';
 import { claimLease } from '../lease/lease.js';
 import { requestInput } from '../lease/fenced-task-writes.js';
+import { createOrphanWaker } from '../sweeper/orphan-waker.js';
 import { findOrphans } from '../sweeper/sweeper-repository.js';
 import { getTask } from '../rows/task-repository.js';
 import type { WakeUpQueue } from '../wake-up/outbox.js';
@@ -73,7 +74,7 @@ const future = (ms: number) => new Date(Date.now() + ms);
 describe('createAndWake', () => {
   it('commits with one statement and wakes, with no outbox mark: the row is the outbox', async () => {
     const { calls, wakeUpQueue } = recordingWakeUpQueue();
-    const service = createTaskService({ db: counted.db, wakeUpQueue, wakeUpGraceMs: 1_000 });
+    const service = createTaskService({ db: counted.db, wakeUpQueue });
     const input = newTask();
     const task = await service.createAndWake(input);
     expect(task).toMatchObject({ id: input.id, status: 'working' });
@@ -164,7 +165,6 @@ describe('createAndWake', () => {
       db,
       wakeUpQueue,
       onWakeUpError: (taskId, error) => failures.push({ taskId, error }),
-      wakeUpGraceMs: 1_000,
     });
     const task = await service.createAndWake(newTask());
     expect(await getTask(db, task.id)).toEqual(task);
@@ -179,7 +179,7 @@ describe('createAndWake', () => {
 
     // The sweeper, once the queue is back, wakes it and marks it.
     const healthy = recordingWakeUpQueue();
-    const sweeper = createTaskService({
+    const sweeper = createOrphanWaker({
       db,
       wakeUpQueue: healthy.wakeUpQueue,
       wakeUpGraceMs: 1_000,
@@ -200,7 +200,7 @@ describe('createAndWake', () => {
     }).createAndWake(newTask());
     const failing = recordingWakeUpQueue(true);
     const errors: string[] = [];
-    const sweeper = createTaskService({
+    const sweeper = createOrphanWaker({
       db,
       wakeUpQueue: failing.wakeUpQueue,
       wakeUpGraceMs: 0,

@@ -8,7 +8,6 @@ import { CreateOverloadedError, ReplicaLagError, StoreUnavailableError } from '.
 import { createNaturalBatcher, singleOrShared, type BatchOutcome } from '../db/natural-batcher.js';
 import { createOutbox, type WakeUpQueue } from '../wake-up/outbox.js';
 import { createReplicaWaiter, replicaNotCaughtUp } from '../db/replica.js';
-import { DEFAULT_SWEEP_BATCH, findOrphans } from '../sweeper/sweeper-repository.js';
 import {
   createTasks,
   getTaskForPrincipal,
@@ -25,16 +24,6 @@ import {
   type TaskViewKey,
 } from './task-view.js';
 import { createWithdrawals } from './withdrawals.js';
-
-/** One batch of the sweeper's orphan wake-ups. */
-export interface OrphanSweep {
-  /** Orphans found (at most the limit). */
-  found: number;
-  /** Of those, how many got a new wake-up. */
-  woken: number;
-  /** How many could not be woken (they stay orphans for the next sweep). */
-  failed: number;
-}
 
 export interface TaskService {
   /**
@@ -85,14 +74,6 @@ export interface TaskService {
   readonly console: ConsoleService;
   /** Readiness checks: `postgres` (the primary), and `postgres_read` when a replica is configured. */
   readonly databaseChecks: readonly DatabaseCheck[];
-  /**
-   * Wakes one batch of orphans (at most `limit`, default sweepBatchSize) and marks them enqueued.
-   * `expiredLeases: false` leaves out tasks whose lease ran out (see findOrphans).
-   */
-  wakeOrphans(
-    now: Date,
-    options?: { limit?: number; expiredLeases?: boolean },
-  ): Promise<OrphanSweep>;
 }
 
 export interface DatabaseCheck {
@@ -129,11 +110,6 @@ export interface TaskServiceOptions {
   wakeUpQueue: WakeUpQueue;
   /** Told about a wake-up (or mark) that failed; the task is still durable and the sweeper will find it. */
   onWakeUpError?: (taskId: string, error: unknown) => void;
-  /** Told about a sweep batch that failed as a whole; default: onWakeUpError for each task. */
-  onSweepBatchError?: (taskIds: readonly string[], error: unknown) => void;
-  wakeUpGraceMs?: number;
-  /** Orphans handled per wakeOrphans call unless it names a limit. */
-  sweepBatchSize?: number;
   /** Creates inserted (and enqueued) together at most; default 256. */
   createBatchSize?: number;
   /** Created tasks' wake-ups not yet sent beyond which a create waits for its own; default 1024. */
@@ -150,7 +126,6 @@ export interface TaskServiceOptions {
 }
 
 const DEFAULT_VISIBILITY_TIMEOUT_MS = 2_000;
-const DEFAULT_ENQUEUE_GRACE_MS = 30_000;
 const DEFAULT_CREATE_BATCH = 256;
 export const DEFAULT_MAX_WAITING_CREATES = 2048;
 export const DEFAULT_MAX_CREATE_WAIT_MS = 5_000;
@@ -216,8 +191,6 @@ interface PendingCreate {
 export function createTaskService(options: TaskServiceOptions): TaskService {
   const { db, readDb } = options;
   const visibilityTimeoutMs = options.visibilityTimeoutMs ?? DEFAULT_VISIBILITY_TIMEOUT_MS;
-  const wakeUpGraceMs = options.wakeUpGraceMs ?? DEFAULT_ENQUEUE_GRACE_MS;
-  const sweepBatchSize = options.sweepBatchSize ?? DEFAULT_SWEEP_BATCH;
   const maxBatchSize = options.createBatchSize ?? DEFAULT_CREATE_BATCH;
 
   const withdrawals = createWithdrawals({
@@ -278,7 +251,6 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
     db,
     wakeUpQueue: options.wakeUpQueue,
     onWakeUpError: options.onWakeUpError,
-    onSweepBatchError: options.onSweepBatchError,
     maxBatchSize,
     maxPendingWakeUps: options.maxPendingWakeUps,
   });
@@ -369,12 +341,6 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
       // A held task learns of the request from its next renewLease; the change feed tells watchers.
       const { found } = await requestCancel(db, owner, taskId);
       return { found };
-    },
-    async wakeOrphans(now, { limit = sweepBatchSize, expiredLeases = true } = {}) {
-      const orphans = await findOrphans(db, now, { wakeUpGraceMs, limit, expiredLeases });
-      const found = orphans.length;
-      if (found === 0) return { found, woken: 0, failed: 0 };
-      return { found, ...(await outbox.wakeOrphans(orphans)) };
     },
     getTaskView,
     getTask: (owner, taskId) => getTaskForPrincipal(db, owner.tenant, owner.principal, taskId),

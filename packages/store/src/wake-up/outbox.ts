@@ -55,7 +55,7 @@ export interface OrphanWakeUp {
  *    so a lost wake-up is recovered from the row alone. A failure is reported, never thrown. For
  *    the same reason a create's reply need not wait for its wake-up: it is sent right after
  *    (wakeAfterReply), and a process killed in between leaves a row the sweeper wakes.
- *  - the sweeper (through the task service) for orphans: it marks what it woke, since the
+ *  - the sweeper (through its door, createOrphanWaker) for orphans: it marks what it woke, since the
  *    orphan's last change is older than the grace and the next sweep would find it again at once.
  *  - a worker's own wake-up (a retry after backoff, a task given back at shutdown): it marks too,
  *    or the sweeper would see a stale `enqueued_at` on an unheld task and wake it early, defeating
