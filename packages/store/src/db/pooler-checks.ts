@@ -1,6 +1,6 @@
-import { sql } from 'kysely';
 import { DEFAULT_STATEMENT_TIMEOUT_MS, type Db } from './database.js';
 import type { PoolerMode } from './database-settings.js';
+import { statementTimeoutStatement } from '../sql/infrastructure.js';
 
 /**
  * Start-up checks that a pooler in front of Postgres has not silently taken away the statement
@@ -19,9 +19,7 @@ export async function statementTimeoutProblem(
   options: { variable: string; pooler: PoolerMode; expectedMs?: number },
 ): Promise<string | undefined> {
   const expectedMs = options.expectedMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
-  const result = await sql<{ setting: string }>`
-    SELECT setting FROM pg_settings WHERE name = 'statement_timeout'
-  `.execute(db);
+  const result = await statementTimeoutStatement().execute(db);
   const actualMs = Number(result.rows[0]?.setting ?? '0');
   if (options.pooler === 'none') {
     if (actualMs === expectedMs) return undefined;

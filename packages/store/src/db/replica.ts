@@ -1,6 +1,6 @@
-import { sql } from 'kysely';
 import type { Db } from './database.js';
 import { ReplicaLagError } from '../errors.js';
+import { replicaPollStatement } from '../sql/infrastructure.js';
 
 const FIRST_DELAY_MS = 2;
 const MAX_DELAY_MS = 50;
@@ -74,10 +74,7 @@ export function createReplicaWaiter(readDb: Db, options: { timeoutMs: number }):
   };
 
   const poll = async (ids: readonly string[]): Promise<void> => {
-    const result = await sql<{ replay: string | null; ids: string[] | null }>`
-      SELECT pg_last_wal_replay_lsn()::text AS replay,
-             (SELECT array_agg(id) FROM tasks WHERE id = ANY(${ids}::text[])) AS ids
-    `.execute(readDb);
+    const result = await replicaPollStatement({ ids }).execute(readDb);
     const row = result.rows[0];
     for (const id of row?.ids ?? []) settle(id);
     lastReplay = row?.replay ?? lastReplay;

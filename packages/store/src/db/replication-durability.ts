@@ -1,5 +1,5 @@
-import { sql } from 'kysely';
 import type { Db } from './database.js';
+import { replicationDurabilityStatement } from '../sql/infrastructure.js';
 
 /**
  * Whether the primary's commits wait for a synchronous standby, from the two settings that decide
@@ -16,10 +16,7 @@ export interface ReplicationDurability {
 const WAITING_LEVELS = new Set(['on', 'remote_write', 'remote_apply']);
 
 export async function readReplicationDurability(db: Db): Promise<ReplicationDurability> {
-  const { rows } = await sql<{ commit: string; standbys: string }>`
-    SELECT current_setting('synchronous_commit') AS commit,
-           current_setting('synchronous_standby_names') AS standbys
-  `.execute(db);
+  const { rows } = await replicationDurabilityStatement().execute(db);
   const { commit = 'on', standbys = '' } = rows[0] ?? {};
   return {
     synchronousCommit: commit,

@@ -1,11 +1,10 @@
-import { CompiledQuery, sql } from 'kysely';
+import { CompiledQuery } from 'kysely';
 import {
   isWellFormedTaskId,
   type InputResponses,
   type Task,
   type TaskOperation,
   type TaskOwner,
-  type TaskStatus,
 } from '@mcp-tasks/tasks';
 import type { Db, TaskRow } from '../db/database.js';
 import { StoreUnavailableError, TaskIdConflictError } from '../errors.js';
@@ -13,6 +12,12 @@ import type { BatchOutcome } from '../db/natural-batcher.js';
 import { executePrepared } from '../db/prepared-statements.js';
 import { TASK_ROW_COLUMNS, taskRowToTask } from './task-row.js';
 import type { TraceContext } from './trace-context.js';
+import {
+  insertTasksText,
+  recordInputResponsesStatement,
+  requestCancelStatement,
+  withdrawTasksStatement,
+} from '../sql/tasks.js';
 
 const ROW_COLUMN_LIST = TASK_ROW_COLUMNS.join(', ');
 
@@ -256,34 +261,7 @@ function answerCreate(
   };
 }
 
-/**
- * The create's text, written once like the poll's (task-view.ts): compiled per call, a
- * 2 KB text was rebuilt and flattened for every create, and those flattened copies were promoted
- * to the old generation (the stall probe's TRACE_GC and a heap sampling profile).
- */
-const INSERT_TASKS = `
-    WITH input AS (
-      SELECT id, tenant, principal, method, tool_name, arguments, ttl_ms, poll_interval_ms,
-             status_message, trace_context
-      FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::jsonb[],
-                  $7::bigint[], $8::integer[], $9::text[], $10::jsonb[])
-        AS i(id, tenant, principal, method, tool_name, arguments, ttl_ms, poll_interval_ms,
-             status_message, trace_context)
-    ),
-    inserted AS (
-      INSERT INTO tasks (id, tenant, principal, method, tool_name, arguments, ttl_ms,
-                         poll_interval_ms, status_message, trace_context)
-      SELECT id, tenant, principal, method, tool_name, arguments, ttl_ms, poll_interval_ms,
-             status_message, trace_context FROM input
-      ON CONFLICT (id) DO NOTHING
-      RETURNING ${ROW_COLUMN_LIST}
-    )
-    SELECT ${ROW_COLUMN_LIST}, true AS created FROM inserted
-    UNION ALL
-    SELECT ${ROW_COLUMN_LIST}, false AS created FROM tasks
-    WHERE (SELECT count(*) FROM inserted) < (SELECT count(*) FROM input)
-      AND tasks.id IN (SELECT id FROM input)
-  `;
+const INSERT_TASKS = insertTasksText(ROW_COLUMN_LIST);
 
 /**
  * The one statement: the rows go in as arrays (the SQL text is the same for any batch size),
@@ -404,36 +382,13 @@ export async function recordInputResponses(
   responses: InputResponses,
 ): Promise<{ found: boolean; resumed: boolean }> {
   if (!isWellFormedTaskId(taskId)) return { found: false, resumed: false };
-  const result = await sql<{ found: boolean; status: TaskStatus | null }>`
-    WITH current_task AS (
-      SELECT id, input_requests FROM tasks
-      WHERE id = ${taskId} AND tenant = ${owner.tenant} AND principal = ${owner.principal}
-      FOR UPDATE
-    ),
-    answered AS (
-      SELECT coalesce(jsonb_object_agg(r.key, r.value), '{}'::jsonb) AS responses,
-             coalesce(array_agg(r.key), '{}'::text[]) AS keys
-      FROM current_task, jsonb_each(${JSON.stringify(responses)}::jsonb) AS r(key, value)
-      WHERE current_task.input_requests ? r.key
-    ),
-    updated AS (
-      UPDATE tasks t
-      SET input_responses = t.input_responses || answered.responses,
-          input_requests = t.input_requests - answered.keys,
-          status = CASE WHEN t.input_requests - answered.keys = '{}'::jsonb THEN 'working'
-                        ELSE t.status END,
-          status_message = CASE WHEN t.input_requests - answered.keys = '{}'::jsonb
-                                THEN ${RESUMED_MESSAGE} ELSE t.status_message END,
-          lease_owner = NULL,
-          lease_expires_at = NULL,
-          enqueued_at = CASE WHEN t.input_requests - answered.keys = '{}'::jsonb THEN NULL
-                             ELSE t.enqueued_at END
-      FROM current_task, answered
-      WHERE t.id = current_task.id AND t.status = 'input_required' AND cardinality(answered.keys) > 0
-      RETURNING t.status
-    )
-    SELECT EXISTS (SELECT 1 FROM current_task) AS found, (SELECT status FROM updated) AS status
-  `.execute(db);
+  const result = await recordInputResponsesStatement({
+    taskId,
+    tenant: owner.tenant,
+    principal: owner.principal,
+    responses: JSON.stringify(responses),
+    resumedMessage: RESUMED_MESSAGE,
+  }).execute(db);
   const row = result.rows[0];
   return { found: row?.found === true, resumed: row?.status === 'working' };
 }
@@ -450,38 +405,15 @@ export async function requestCancel(
   taskId: string,
 ): Promise<{ found: boolean; cancelledDirectly: boolean }> {
   if (!isWellFormedTaskId(taskId)) return { found: false, cancelledDirectly: false };
-  const result = await sql<{ found: boolean; cancelled_directly: boolean }>`
-    WITH current_task AS (
-      SELECT id,
-             (status = 'input_required'
-              OR (status = 'working' AND (lease_owner IS NULL OR lease_expires_at <= now()))) AS unheld
-      FROM tasks
-      WHERE id = ${taskId} AND tenant = ${owner.tenant} AND principal = ${owner.principal}
-      FOR UPDATE
-    ),
-    updated AS (
-      UPDATE tasks t
-      SET cancel_requested_at = coalesce(t.cancel_requested_at, now()),
-          status = CASE WHEN current_task.unheld THEN 'cancelled' ELSE t.status END,
-          status_message = CASE WHEN current_task.unheld THEN ${CANCELLED_BY_REQUEST}
-                                ELSE t.status_message END,
-          input_requests = CASE WHEN current_task.unheld THEN '{}'::jsonb ELSE t.input_requests END,
-          lease_owner = CASE WHEN current_task.unheld THEN NULL ELSE t.lease_owner END,
-          lease_expires_at = CASE WHEN current_task.unheld THEN NULL ELSE t.lease_expires_at END
-      FROM current_task
-      WHERE t.id = current_task.id AND (t.cancel_requested_at IS NULL OR current_task.unheld)
-      RETURNING current_task.unheld
-    )
-    SELECT EXISTS (SELECT 1 FROM current_task) AS found,
-           coalesce((SELECT unheld FROM updated), false) AS cancelled_directly
-  `.execute(db);
+  const result = await requestCancelStatement({
+    taskId,
+    tenant: owner.tenant,
+    principal: owner.principal,
+    cancelledMessage: CANCELLED_BY_REQUEST,
+  }).execute(db);
   const row = result.rows[0];
   return { found: row?.found === true, cancelledDirectly: row?.cancelled_directly === true };
 }
-
-/** A task nobody holds: waiting for input, or working without a live lease. */
-const UNHELD = sql`(t.status = 'input_required'
-  OR (t.status = 'working' AND (t.lease_owner IS NULL OR t.lease_expires_at <= now())))`;
 
 /**
  * Withdraws creates whose callers were told they failed, so none of them runs: one statement that
@@ -494,24 +426,12 @@ const UNHELD = sql`(t.status = 'input_required'
 export async function withdrawTasks(db: Db, inputs: readonly NewTask[]): Promise<void> {
   if (inputs.length === 0) return;
   const column = <T>(pick: (input: NewTask) => T): T[] => inputs.map(pick);
-  await sql`
-    INSERT INTO tasks AS t (id, tenant, principal, method, tool_name, arguments, status,
-                           status_message, cancel_requested_at, ttl_ms)
-    SELECT id, tenant, principal, 'tools/call', tool_name, '{}'::jsonb, 'cancelled',
-           ${WITHDRAWN_MESSAGE}, now(), ttl_ms
-    FROM unnest(${column((i) => i.id)}::text[], ${column((i) => i.owner.tenant)}::text[],
-                ${column((i) => i.owner.principal)}::text[],
-                ${column((i) => i.operation.toolName)}::text[],
-                ${column((i) => i.ttlMs)}::bigint[])
-      AS w(id, tenant, principal, tool_name, ttl_ms)
-    ON CONFLICT (id) DO UPDATE
-    SET cancel_requested_at = coalesce(t.cancel_requested_at, now()),
-        status = CASE WHEN ${UNHELD} THEN 'cancelled' ELSE t.status END,
-        status_message = CASE WHEN ${UNHELD} THEN ${WITHDRAWN_MESSAGE} ELSE t.status_message END,
-        input_requests = CASE WHEN ${UNHELD} THEN '{}'::jsonb ELSE t.input_requests END,
-        lease_owner = CASE WHEN ${UNHELD} THEN NULL ELSE t.lease_owner END,
-        lease_expires_at = CASE WHEN ${UNHELD} THEN NULL ELSE t.lease_expires_at END
-    WHERE t.tenant = excluded.tenant AND t.principal = excluded.principal
-      AND t.status IN ('working', 'input_required')
-  `.execute(db);
+  await withdrawTasksStatement({
+    withdrawnMessage: WITHDRAWN_MESSAGE,
+    ids: column((i) => i.id),
+    tenants: column((i) => i.owner.tenant),
+    principals: column((i) => i.owner.principal),
+    toolNames: column((i) => i.operation.toolName),
+    ttlMs: column((i) => i.ttlMs),
+  }).execute(db);
 }

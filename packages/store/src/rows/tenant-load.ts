@@ -1,5 +1,5 @@
-import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
+import { inFlightByTenantStatement } from '../sql/tasks.js';
 
 /**
  * Each tenant's tasks in flight (`working` or `input_required`: accepted and not finished), for
@@ -13,16 +13,10 @@ export async function countTasksInFlight(
 ): Promise<Map<string, number>> {
   const counts = new Map<string, number>();
   if (tenants.length === 0) return counts;
-  const result = await sql<{ tenant: string; in_flight: string }>`
-    SELECT t.tenant, (
-      SELECT count(*) FROM (
-        SELECT 1 FROM tasks
-        WHERE tasks.tenant = t.tenant AND status IN ('working', 'input_required')
-        LIMIT ${atMost}
-      ) AS capped
-    ) AS in_flight
-    FROM unnest(${[...new Set(tenants)]}::text[]) AS t(tenant)
-  `.execute(db);
+  const result = await inFlightByTenantStatement({
+    atMost,
+    tenants: [...new Set(tenants)],
+  }).execute(db);
   for (const row of result.rows) counts.set(row.tenant, Number(row.in_flight));
   return counts;
 }

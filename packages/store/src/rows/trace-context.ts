@@ -1,6 +1,7 @@
 import { CompiledQuery } from 'kysely';
 import type { Db, TraceContext } from '../db/schema.js';
 import { executePrepared } from '../db/prepared-statements.js';
+import { RECORD_ATTEMPT } from '../sql/tasks.js';
 
 export type { TraceContext } from '../db/schema.js';
 
@@ -9,9 +10,6 @@ export interface ClaimTrace {
   context: TraceContext;
   lastAttempt: string | null;
 }
-
-const RECORD_ATTEMPT = `UPDATE tasks SET trace_last_attempt = $3
-  WHERE id = $1 AND lease_epoch = $2 AND status = 'working' AND lease_owner IS NOT NULL`;
 
 /**
  * Keeps the attempt span's `traceparent` on the row so that the attempt that takes over after

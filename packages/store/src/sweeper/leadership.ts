@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { DEFAULT_CONNECTION_TIMEOUT_MS, DEFAULT_STATEMENT_TIMEOUT_MS } from '../db/database.js';
+import { SET_IDLE_SESSION_TIMEOUT, TRY_LOCK, UNLOCK } from '../sql/sweeper.js';
 
 export const LEADERSHIP_APPLICATION_NAME = 'mcp-tasks leader';
 
@@ -37,10 +38,7 @@ export async function tryAcquireLeadership(
   await client.connect();
   let acquired = false;
   try {
-    const result = await client.query<{ acquired: boolean }>(
-      'SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS acquired',
-      [lockName],
-    );
+    const result = await client.query<{ acquired: boolean }>(TRY_LOCK, [lockName]);
     acquired = result.rows[0]?.acquired === true;
   } finally {
     if (!acquired) await client.end();
@@ -52,7 +50,7 @@ export async function tryAcquireLeadership(
     release() {
       released ??= (async () => {
         try {
-          await client.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [lockName]);
+          await client.query(UNLOCK, [lockName]);
         } catch {
           // The connection is gone, and the lock with it.
         } finally {
@@ -125,9 +123,7 @@ export function createLeadershipSession(options: {
     try {
       await next.connect();
       if (options.idleSessionTimeoutMs !== undefined && options.idleSessionTimeoutMs > 0) {
-        await next.query("SELECT set_config('idle_session_timeout', $1, false)", [
-          String(options.idleSessionTimeoutMs),
-        ]);
+        await next.query(SET_IDLE_SESSION_TIMEOUT, [String(options.idleSessionTimeoutMs)]);
       }
     } catch (error) {
       await next.end().catch(() => undefined);
@@ -141,10 +137,7 @@ export function createLeadershipSession(options: {
     async acquire() {
       const current = await connection();
       try {
-        const result = await current.query<{ acquired: boolean }>(
-          'SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS acquired',
-          [options.lockName],
-        );
+        const result = await current.query<{ acquired: boolean }>(TRY_LOCK, [options.lockName]);
         leading = result.rows[0]?.acquired === true && client === current;
         return leading;
       } catch (error) {
@@ -158,9 +151,7 @@ export function createLeadershipSession(options: {
       leading = false;
       if (!wasLeading || current === undefined) return;
       try {
-        await current.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [
-          options.lockName,
-        ]);
+        await current.query(UNLOCK, [options.lockName]);
       } catch (error) {
         // The lock died with the session; a fresh connection serves the next term.
         drop(current, error);

@@ -1,6 +1,6 @@
-import { sql } from 'kysely';
 import type { TaskError } from '@mcp-tasks/tasks';
 import { jsonb, type Db } from '../db/database.js';
+import { findOrphansStatement } from '../sql/sweeper.js';
 
 export const TASK_EXPIRED_ERROR: TaskError = { code: -32603, message: 'task expired' };
 export const TASK_EXPIRED_MESSAGE = 'task expired';
@@ -35,20 +35,7 @@ export async function findOrphans(
   const { limit } = options;
   // With expired leases left out, the second half is false before it reads a row.
   const expiredLeases = options.expiredLeases !== false;
-  const result = await sql<{ id: string }>`
-    SELECT id FROM (
-      (SELECT id, unheld_due_at AS due FROM tasks
-        WHERE status = 'working' AND lease_owner IS NULL AND unheld_due_at <= ${cutoff}
-        ORDER BY unheld_due_at LIMIT ${limit})
-      UNION ALL
-      (SELECT id, lease_expires_at AS due FROM tasks
-        WHERE ${expiredLeases}::boolean
-          AND status = 'working' AND lease_owner IS NOT NULL AND lease_expires_at <= ${now}
-          AND coalesce(enqueued_at, last_updated_at) <= ${cutoff}
-        ORDER BY lease_expires_at LIMIT ${limit})
-    ) AS orphans
-    ORDER BY due LIMIT ${limit}
-  `.execute(db);
+  const result = await findOrphansStatement({ cutoff, limit, expiredLeases, now }).execute(db);
   return result.rows.map((row) => row.id);
 }
 
