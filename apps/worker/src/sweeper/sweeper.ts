@@ -104,10 +104,7 @@ export function createSweeper(options: {
   const mayGoOn = (): boolean => !stopped && leadership.isLeader();
 
   /** One step, isolated: its failure is logged and counted, and the sweep goes on. */
-  const runStep = async (
-    step: SweepStepName,
-    runBatch: (limit: number) => Promise<number>,
-  ): Promise<number> => {
+  const runStep: StepRunner = async (step, runBatch) => {
     try {
       const result = await runInBatches({
         batchSize: batchSizes[step],
@@ -148,14 +145,8 @@ export function createSweeper(options: {
     try {
       // The database clock: leases and expiry are written with Postgres now(), not this host's.
       const now = await databaseNow(db);
-      // Expire first: a task past its ttl needs no wake-up. Each batch goes on from where the
-      // last one ended (expireTaskBatch's `from`), so a drain does not re-read its own wake.
-      let expireFrom: Date | undefined;
-      const expired = await runStep('expire', async (limit) => {
-        const batch = await expireTaskBatch(db, now, { limit, from: expireFrom });
-        expireFrom = batch.reached ?? expireFrom;
-        return batch.count;
-      });
+      // Expire first: a task past its ttl needs no wake-up.
+      const expired = await expireAll(db, now, runStep);
       // Keeps going while whole batches come back (a Redis that lost its data leaves every
       // queued task orphaned), so recovery scales with the backlog instead of one batch a sweep.
       // While expiries are left over, the next sweep follows at once and comes here again: waking
@@ -168,24 +159,9 @@ export function createSweeper(options: {
       let redispatched = 0;
       if (mayGoOn() && orphanWakeDue) {
         lastOrphanWakeAt = performance.now();
-        await runStep('redispatch', async (limit) => {
-          const batch = await options.orphans.wakeOrphans(now, { limit, expiredLeases });
-          redispatched += batch.woken;
-          // Orphans that failed stay orphans: the next batch would find them again, so stop here.
-          return batch.failed > 0 ? 0 : batch.found;
-        });
+        redispatched = await wakeAllOrphans(options.orphans, now, expiredLeases, runStep);
       }
-      let deleteFrom: Date | undefined;
-      const deleted = mayGoOn()
-        ? await runStep('delete', async (limit) => {
-            const batch = await deleteExpiredTaskBatch(db, now, options.retentionMs, {
-              limit,
-              from: deleteFrom,
-            });
-            deleteFrom = batch.reached ?? deleteFrom;
-            return batch.count;
-          })
-        : 0;
+      const deleted = mayGoOn() ? await deleteAll(db, now, options.retentionMs, runStep) : 0;
       metrics.sweeps.inc({ role: 'leader' });
       metrics.redispatched.inc(redispatched);
       metrics.sweptTasks.inc({ step: 'expire' }, expired);
@@ -243,4 +219,58 @@ export function createSweeper(options: {
       await leadership.close();
     },
   };
+}
+
+/** Runs one sweep step in bounded batches; what it handled (0 when it failed). */
+type StepRunner = (
+  step: SweepStepName,
+  runBatch: (limit: number) => Promise<number>,
+) => Promise<number>;
+
+/**
+ * Fails expired tasks. Each batch goes on from where the last one ended (expireTaskBatch's
+ * `from`), so a drain does not re-read its own wake.
+ */
+async function expireAll(db: Db, now: Date, runStep: StepRunner): Promise<number> {
+  let expireFrom: Date | undefined;
+  return runStep('expire', async (limit) => {
+    const batch = await expireTaskBatch(db, now, { limit, from: expireFrom });
+    expireFrom = batch.reached ?? expireFrom;
+    return batch.count;
+  });
+}
+
+/** Wakes orphans batch after batch; how many got a new wake-up. */
+async function wakeAllOrphans(
+  orphans: OrphanWaker,
+  now: Date,
+  expiredLeases: boolean,
+  runStep: StepRunner,
+): Promise<number> {
+  let woken = 0;
+  await runStep('redispatch', async (limit) => {
+    const batch = await orphans.wakeOrphans(now, { limit, expiredLeases });
+    woken += batch.woken;
+    // Orphans that failed stay orphans: the next batch would find them again, so stop here.
+    return batch.failed > 0 ? 0 : batch.found;
+  });
+  return woken;
+}
+
+/** Deletes terminal tasks past retention, each batch going on `from` the last one's end. */
+async function deleteAll(
+  db: Db,
+  now: Date,
+  retentionMs: number,
+  runStep: StepRunner,
+): Promise<number> {
+  let deleteFrom: Date | undefined;
+  return runStep('delete', async (limit) => {
+    const batch = await deleteExpiredTaskBatch(db, now, retentionMs, {
+      limit,
+      from: deleteFrom,
+    });
+    deleteFrom = batch.reached ?? deleteFrom;
+    return batch.count;
+  });
 }
