@@ -78,6 +78,8 @@ export function createTaskQueue(options: TaskQueueOptions): TaskQueue {
   });
   queue.on('error', () => undefined);
 
+  const producer: Producer = { queue, connection, prefix };
+
   const isPending = async (jobId: string): Promise<boolean> =>
     PENDING_STATES.has(await queue.getJobState(jobId));
 
@@ -107,27 +109,8 @@ export function createTaskQueue(options: TaskQueueOptions): TaskQueue {
     reason: WakeUpReason,
     wakeUpOptions: WakeUpOptions = {},
   ): Promise<void> => {
-    const jobId = jobIdFor(taskId, reason);
-    const add = async () => {
-      const adding = queue.add(
-        WAKE_UP_JOB_NAME,
-        { taskId, reason },
-        { jobId, ...(wakeUpOptions.delayMs ? { delay: wakeUpOptions.delayMs } : {}) },
-      );
-      if (jobId === taskId) {
-        await adding;
-        return;
-      }
-      // The pointer goes out with the add, not one round trip after it. If the add fails, the
-      // pointer names a job that does not exist, which lookups read as "not live": at worst
-      // one duplicate wake-up later, which claimLease absorbs.
-      const pointing = queue
-        .waitUntilReady()
-        .then(() => connection.set(latestJobKey(prefix, taskId), jobId, 'PX', LATEST_JOB_TTL_MS));
-      await Promise.all([adding, pointing]);
-    };
     await withDeadline(
-      add(),
+      addWakeUp(producer, taskId, reason, wakeUpOptions),
       timeoutMs,
       `enqueue of task ${taskId} timed out after ${timeoutMs} ms`,
     );
@@ -138,38 +121,9 @@ export function createTaskQueue(options: TaskQueueOptions): TaskQueue {
     // A lone wake-up (every create at low load) skips the pipeline: ioredis builds a Pipeline
     // object per call, copying every command onto it, a third of the add's CPU (profiled).
     if (taskIds.length === 1) return await wakeOne(taskIds[0]!, reason);
-    const jobs = taskIds.map((taskId) => ({
-      name: WAKE_UP_JOB_NAME,
-      data: { taskId, reason },
-      opts: { jobId: jobIdFor(taskId, reason) },
-    }));
-    // `created` wake-ups are found by their id alone: no pointers, no second round trip.
-    const later = jobs.filter((job) => job.opts.jobId !== job.data.taskId);
-    const add = async () => {
-      // One pipeline (one write); an id already in Redis (waiting, active, delayed) is left as it
-      // is. The pointers go out alongside, as in wake.
-      const adding = queue.addBulk(jobs);
-      if (later.length === 0) {
-        await adding;
-        return;
-      }
-      // The connection refuses commands until it is ready (no offline queue); BullMQ's add waits
-      // for that, and so must the pointer writes.
-      await queue.waitUntilReady();
-      const pointers = connection.pipeline();
-      for (const job of later) {
-        pointers.set(
-          latestJobKey(prefix, job.data.taskId),
-          job.opts.jobId,
-          'PX',
-          LATEST_JOB_TTL_MS,
-        );
-      }
-      await Promise.all([adding, pointers.exec()]);
-    };
     const deadline = batchTimeoutMs(taskIds.length);
     await withDeadline(
-      add(),
+      addWakeUps(producer, taskIds, reason),
       deadline,
       `enqueue of ${taskIds.length} tasks timed out after ${deadline} ms`,
     );
@@ -203,4 +157,67 @@ export function createTaskQueue(options: TaskQueueOptions): TaskQueue {
       connection.disconnect();
     },
   };
+}
+
+/** What the add helpers write with: the BullMQ queue, its Redis connection and key prefix. */
+interface Producer {
+  queue: Queue<WakeUpJob, void, string>;
+  connection: ReturnType<typeof createProducerConnection>;
+  prefix: string;
+}
+
+/** Adds one wake-up job and, for a later wake-up (its own job id), the latest-wake-up pointer. */
+async function addWakeUp(
+  { queue, connection, prefix }: Producer,
+  taskId: string,
+  reason: WakeUpReason,
+  wakeUpOptions: WakeUpOptions,
+): Promise<void> {
+  const jobId = jobIdFor(taskId, reason);
+  const adding = queue.add(
+    WAKE_UP_JOB_NAME,
+    { taskId, reason },
+    { jobId, ...(wakeUpOptions.delayMs ? { delay: wakeUpOptions.delayMs } : {}) },
+  );
+  if (jobId === taskId) {
+    await adding;
+    return;
+  }
+  // The pointer goes out with the add, not one round trip after it. If the add fails, the
+  // pointer names a job that does not exist, which lookups read as "not live": at worst
+  // one duplicate wake-up later, which claimLease absorbs.
+  const pointing = queue
+    .waitUntilReady()
+    .then(() => connection.set(latestJobKey(prefix, taskId), jobId, 'PX', LATEST_JOB_TTL_MS));
+  await Promise.all([adding, pointing]);
+}
+
+/** Adds many wake-up jobs in one pipeline, with the pointers of the later ones alongside. */
+async function addWakeUps(
+  { queue, connection, prefix }: Producer,
+  taskIds: readonly string[],
+  reason: WakeUpReason,
+): Promise<void> {
+  const jobs = taskIds.map((taskId) => ({
+    name: WAKE_UP_JOB_NAME,
+    data: { taskId, reason },
+    opts: { jobId: jobIdFor(taskId, reason) },
+  }));
+  // `created` wake-ups are found by their id alone: no pointers, no second round trip.
+  const later = jobs.filter((job) => job.opts.jobId !== job.data.taskId);
+  // One pipeline (one write); an id already in Redis (waiting, active, delayed) is left as it
+  // is. The pointers go out alongside, as in addWakeUp.
+  const adding = queue.addBulk(jobs);
+  if (later.length === 0) {
+    await adding;
+    return;
+  }
+  // The connection refuses commands until it is ready (no offline queue); BullMQ's add waits
+  // for that, and so must the pointer writes.
+  await queue.waitUntilReady();
+  const pointers = connection.pipeline();
+  for (const job of later) {
+    pointers.set(latestJobKey(prefix, job.data.taskId), job.opts.jobId, 'PX', LATEST_JOB_TTL_MS);
+  }
+  await Promise.all([adding, pointers.exec()]);
 }
