@@ -254,44 +254,8 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
     maxBatchSize,
     maxPendingWakeUps: options.maxPendingWakeUps,
   });
-  // Polls batched naturally like creates: a lone poll is read at once with its own statement,
-  // polls that arrive while a read is in flight share the next one.
-  const viewReader = (source: Db) =>
-    createNaturalBatcher<TaskViewKey, TaskView | undefined>({
-      maxBatchSize,
-      run: singleOrShared({
-        single: ({ tenant, principal, taskId }) =>
-          getTaskViewForPrincipal(source, tenant, principal, taskId),
-        shared: async (keys) =>
-          (await getTaskViewsForPrincipals(source, keys)).map((value) => ({ ok: true, value })),
-      }),
-    });
-  const readView = viewReader(readDb ?? db);
-  /**
-   * A miss on a replica is asked again of the primary (ADR 0007): behind a reader endpoint the
-   * next read may reach a replica that lags more than the one the create waited for, and a
-   * handle the client was given must never be "not found". The misses share one statement at a
-   * time (natural batching), so ids that exist nowhere cost the primary at most one query in
-   * flight per gateway, however many arrive. A replica that has not replayed the schema the read
-   * needs (a migration just ran) counts as a miss too.
-   */
-  const readMissOnPrimary = readDb === undefined ? undefined : viewReader(db);
-  const getTaskView: TaskService['getTaskView'] = async (owner, taskId, readOptions) => {
-    const key = { tenant: owner.tenant, principal: owner.principal, taskId };
-    if (readMissOnPrimary === undefined) return readView(key, readOptions);
-    let view: TaskView | undefined;
-    try {
-      view = await readView(key, readOptions);
-    } catch (error) {
-      if (!replicaNotCaughtUp(error)) throw error;
-    }
-    return view ?? readMissOnPrimary(key, readOptions);
-  };
-  const ping = (target: Db) => async (): Promise<void> => {
-    await target.selectNoFrom((eb) => eb.val(1).as('one')).execute();
-  };
-  const databaseChecks: DatabaseCheck[] = [{ name: 'postgres', check: ping(db) }];
-  if (readDb !== undefined) databaseChecks.push({ name: 'postgres_read', check: ping(readDb) });
+  const getTaskView = createViewReader(db, readDb, maxBatchSize);
+  const databaseChecks = databaseChecksOf(db, readDb);
 
   return {
     async createAndWake(input, createOptions = {}) {
@@ -357,4 +321,58 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
       wakeResumed: (taskId) => outbox.wake(taskId, 'resumed'),
     }),
   };
+}
+
+/**
+ * The task service's poll: reads batched naturally like creates, on the replica when there is one,
+ * a replica's miss asked again of the primary.
+ */
+function createViewReader(
+  db: Db,
+  readDb: Db | undefined,
+  maxBatchSize: number,
+): TaskService['getTaskView'] {
+  // Polls batched naturally like creates: a lone poll is read at once with its own statement,
+  // polls that arrive while a read is in flight share the next one.
+  const viewReader = (source: Db) =>
+    createNaturalBatcher<TaskViewKey, TaskView | undefined>({
+      maxBatchSize,
+      run: singleOrShared({
+        single: ({ tenant, principal, taskId }) =>
+          getTaskViewForPrincipal(source, tenant, principal, taskId),
+        shared: async (keys) =>
+          (await getTaskViewsForPrincipals(source, keys)).map((value) => ({ ok: true, value })),
+      }),
+    });
+  const readView = viewReader(readDb ?? db);
+  /**
+   * A miss on a replica is asked again of the primary (ADR 0007): behind a reader endpoint the
+   * next read may reach a replica that lags more than the one the create waited for, and a
+   * handle the client was given must never be "not found". The misses share one statement at a
+   * time (natural batching), so ids that exist nowhere cost the primary at most one query in
+   * flight per gateway, however many arrive. A replica that has not replayed the schema the read
+   * needs (a migration just ran) counts as a miss too.
+   */
+  const readMissOnPrimary = readDb === undefined ? undefined : viewReader(db);
+  return async (owner, taskId, readOptions) => {
+    const key = { tenant: owner.tenant, principal: owner.principal, taskId };
+    if (readMissOnPrimary === undefined) return readView(key, readOptions);
+    let view: TaskView | undefined;
+    try {
+      view = await readView(key, readOptions);
+    } catch (error) {
+      if (!replicaNotCaughtUp(error)) throw error;
+    }
+    return view ?? readMissOnPrimary(key, readOptions);
+  };
+}
+
+/** Readiness checks: the primary, and the read replica when there is one. */
+function databaseChecksOf(db: Db, readDb: Db | undefined): DatabaseCheck[] {
+  const ping = (target: Db) => async (): Promise<void> => {
+    await target.selectNoFrom((eb) => eb.val(1).as('one')).execute();
+  };
+  const databaseChecks: DatabaseCheck[] = [{ name: 'postgres', check: ping(db) }];
+  if (readDb !== undefined) databaseChecks.push({ name: 'postgres_read', check: ping(readDb) });
+  return databaseChecks;
 }
