@@ -1,5 +1,5 @@
 import {
-  enqueueGraceProblem,
+  wakeUpGraceProblem,
   parseDatabaseSettings,
   type DatabaseSettings,
 } from '@mcp-tasks/store';
@@ -187,7 +187,7 @@ export function parseEnv(source: Record<string, string | undefined>): EnvResult 
   const database = parseDatabase(cleaned, problems);
 
   if (env.ENQUEUE_GRACE_MS !== undefined && env.MCP_VISIBILITY_TIMEOUT_MS !== undefined) {
-    const problem = enqueueGraceProblem(env.ENQUEUE_GRACE_MS, env.MCP_VISIBILITY_TIMEOUT_MS);
+    const problem = wakeUpGraceProblem(env.ENQUEUE_GRACE_MS, env.MCP_VISIBILITY_TIMEOUT_MS);
     if (problem !== undefined) problems.push(problem);
   }
 

@@ -248,8 +248,8 @@ function openTaskService(
     visibilityTimeoutMs: config.visibilityTimeoutMs,
     maxWaitingCreates: config.createQueueMax,
     maxCreateWaitMs: config.createQueueMaxAgeMs,
-    dispatcher: queue,
-    onDispatchError: (taskId, error) =>
+    wakeUpQueue: queue,
+    onWakeUpError: (taskId, error) =>
       logger.warn(
         { err: error, taskId },
         'enqueue failed after commit; the sweeper will dispatch the task',

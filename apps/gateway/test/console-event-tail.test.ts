@@ -29,7 +29,7 @@ async function until(check: () => boolean, timeoutMs = 10_000): Promise<void> {
 
 describe('the console event tail', () => {
   it('delivers each change once with its tenant, also one whose transaction committed after a later one', async () => {
-    const service = createTaskService({ db: infra.db, dispatcher: infra.queue });
+    const service = createTaskService({ db: infra.db, wakeUpQueue: infra.queue });
     const tail = createEventTail({
       console: service.console,
       intervalMs: 50,

@@ -91,7 +91,7 @@ function gatewayWith(
   });
   const taskService = createTaskService({
     db,
-    dispatcher: infra.queue,
+    wakeUpQueue: infra.queue,
     maxWaitingCreates: options.maxWaitingCreates,
     maxCreateWaitMs: options.maxCreateWaitMs,
   });

@@ -57,13 +57,13 @@ describe('operations', () => {
   });
 
   it('returns the task handle when creation outlasts MCP_REQUEST_TIMEOUT_MS (no orphan task)', async () => {
-    const real = createTaskService({ db: infra.db, dispatcher: infra.queue });
+    const real = createTaskService({ db: infra.db, wakeUpQueue: infra.queue });
     const slowService: TaskService = {
       ...real,
-      async createAndDispatch(input, options) {
+      async createAndWake(input, options) {
         // Taken into its INSERT (which disarms the deadline), then a replica wait longer than
         // the request timeout.
-        const task = await real.createAndDispatch(input, options);
+        const task = await real.createAndWake(input, options);
         await new Promise((resolve) => setTimeout(resolve, 300));
         return task;
       },

@@ -49,7 +49,7 @@ describe.skipIf(unavailable !== null)(
       const taskService = createTaskService({
         db: primary,
         readDb: replica,
-        dispatcher: queue,
+        wakeUpQueue: queue,
         visibilityTimeoutMs: 300,
       });
       gw = buildGateway(

@@ -47,7 +47,7 @@ describe('creating a task (R10, R11)', () => {
 
   it('still returns a valid handle when the enqueue fails after the commit', async () => {
     const broken = buildGateway(infra, {
-      dispatcher: { enqueue: () => Promise.reject(new Error('redis down')) },
+      wakeUpQueue: { wake: () => Promise.reject(new Error('redis down')) },
     });
     const reply = await rpc(broken.app, 'tools/call', SMALL_REPORT);
     expect(reply.status).toBe(200);
@@ -59,17 +59,16 @@ describe('creating a task (R10, R11)', () => {
   it('answers an unexpected failure with -32603 and 500, without its message', async () => {
     const failing = buildGateway(infra, {
       taskService: {
-        createAndDispatch: () => Promise.reject(new Error('connection refused to 10.0.0.7')),
+        createAndWake: () => Promise.reject(new Error('connection refused to 10.0.0.7')),
         submitInputResponses: () => Promise.reject(new Error('unused')),
         cancel: () => Promise.reject(new Error('unused')),
-        redispatchOrphans: () => Promise.reject(new Error('unused')),
         getTaskView: () => Promise.reject(new Error('unused')),
         getTask: () => Promise.reject(new Error('unused')),
         getTasks: () => Promise.reject(new Error('unused')),
         flagListened: () => Promise.reject(new Error('unused')),
         settleWakeUps: () => Promise.resolve(),
         databaseChecks: [],
-        console: createTaskService({ db: infra.db, dispatcher: infra.queue }).console,
+        console: createTaskService({ db: infra.db, wakeUpQueue: infra.queue }).console,
       },
     });
     const reply = await rpc(failing.app, 'tools/call', SMALL_REPORT, { id: 'boom' });

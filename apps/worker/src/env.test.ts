@@ -11,7 +11,7 @@ describe('parseEnv', () => {
       leaseMs: 30_000,
       sweepIntervalMs: 5_000,
       sweepLeaderTimeoutMs: 60_000,
-      enqueueGraceMs: 30_000,
+      wakeUpGraceMs: 30_000,
       retry: { maxAttempts: 3 },
       reportStepMs: 500,
       toolPacks: ['reports', 'conformance'],
@@ -53,7 +53,7 @@ describe('parseEnv', () => {
         RETRY_BASE_DELAY_MS: '4000',
       }),
     ).toMatchObject({
-      enqueueGraceMs: 2_000,
+      wakeUpGraceMs: 2_000,
       retry: { baseDelayMs: 2_000, maxDelayMs: 2_000 },
     });
   });
@@ -69,7 +69,7 @@ describe('parseEnv', () => {
     });
     expect(config).toMatchObject({
       leaseMs: 2_000,
-      enqueueGraceMs: 2_000,
+      wakeUpGraceMs: 2_000,
       toolPacks: ['reports'],
     });
     expect(config.metricsPort).toBe(0);
@@ -78,11 +78,11 @@ describe('parseEnv', () => {
 
   it("keeps the enqueue grace above the gateways' create window: raised by default, refused when set", () => {
     // 2 × MCP_VISIBILITY_TIMEOUT_MS (5000 by default, as in the gateway) + 1000.
-    expect(parseEnv({ ...required, LEASE_MS: '2000' }).enqueueGraceMs).toBe(11_000);
+    expect(parseEnv({ ...required, LEASE_MS: '2000' }).wakeUpGraceMs).toBe(11_000);
     expect(
-      parseEnv({ ...required, LEASE_MS: '2000', MCP_VISIBILITY_TIMEOUT_MS: '200' }).enqueueGraceMs,
+      parseEnv({ ...required, LEASE_MS: '2000', MCP_VISIBILITY_TIMEOUT_MS: '200' }).wakeUpGraceMs,
     ).toBe(2_000);
-    expect(parseEnv({ ...required, ENQUEUE_GRACE_MS: '11000' }).enqueueGraceMs).toBe(11_000);
+    expect(parseEnv({ ...required, ENQUEUE_GRACE_MS: '11000' }).wakeUpGraceMs).toBe(11_000);
     expect(() => parseEnv({ ...required, ENQUEUE_GRACE_MS: '5000' })).toThrow(
       new EnvError([
         'ENQUEUE_GRACE_MS: 5000 ms is shorter than 2 × MCP_VISIBILITY_TIMEOUT_MS + 1000 = 11000 ms, so the sweeper could run a task whose client was told nothing will run; raise it or lower MCP_VISIBILITY_TIMEOUT_MS (give gateways and workers the same values)',

@@ -2,16 +2,16 @@ import { parseTracingEnv, type TracingSettings } from '@mcp-tasks/tracing';
 import { hostname } from 'node:os';
 import {
   DEFAULT_IDLE_TIMEOUT_MS,
-  enqueueGraceProblem,
-  minimumEnqueueGraceMs,
+  wakeUpGraceProblem,
+  minimumWakeUpGraceMs,
   parseDatabaseSettings,
   type DatabaseSettings,
 } from '@mcp-tasks/store';
 import { redisEndpointFromEnv, type RedisEndpoint } from '@mcp-tasks/queue';
 import { TOOL_PACKS, type ToolPack } from '@mcp-tasks/tools';
 import { z } from 'zod';
-import type { RetryPolicy } from './retry-policy.js';
-import { DEFAULT_TOOL_MISSING_FAIL_AFTER_MS } from './tool-mismatch.js';
+import type { RetryPolicy } from './attempt/retry-policy.js';
+import { DEFAULT_TOOL_MISSING_FAIL_AFTER_MS } from './attempt/tool-mismatch.js';
 
 const int = (min: number) => z.coerce.number().int().min(min);
 
@@ -32,7 +32,7 @@ const EnvSchema = z.object({
   WORKER_CONCURRENCY: int(1).default(8),
   LEASE_MS: int(500).default(30_000),
   SWEEP_INTERVAL_MS: int(50).default(5_000),
-  /** Rows per sweeper statement (expire, re-dispatch, delete). */
+  /** Rows per sweeper statement (expire, wake orphans, delete). */
   SWEEP_BATCH_SIZE: int(1).max(50_000).default(1_000),
   /** How long each sweep step may keep taking batches before leaving the rest to the next sweep. */
   SWEEP_STEP_BUDGET_MS: int(0).default(2_000),
@@ -43,7 +43,7 @@ const EnvSchema = z.object({
   SWEEP_LEADER_TIMEOUT_MS: int(0).default(60_000),
   /**
    * How long a wake-up may sit in the queue before the sweeper sends another; default LEASE_MS,
-   * at least minimumEnqueueGraceMs(MCP_VISIBILITY_TIMEOUT_MS) (a shorter explicit value is refused).
+   * at least minimumWakeUpGraceMs(MCP_VISIBILITY_TIMEOUT_MS) (a shorter explicit value is refused).
    */
   ENQUEUE_GRACE_MS: int(0).optional(),
   /** The gateways' replica wait bound: read only to keep the grace above their create window. */
@@ -109,8 +109,8 @@ export interface WorkerConfig {
   /** SWEEP_LEADER_TIMEOUT_MS: the leadership session's idle_session_timeout; 0 for none. */
   sweepLeaderTimeoutMs: number;
   /** ENQUEUE_GRACE_MS, defaulting to the lease (at least the gateways' create window). */
-  enqueueGraceMs: number;
-  /** MAX_ATTEMPTS and the retry delays, the delays capped to the enqueue grace. */
+  wakeUpGraceMs: number;
+  /** MAX_ATTEMPTS and the retry delays, the delays capped to the wake-up grace. */
   retry: RetryPolicy;
   reportStepMs: number;
   taskRetentionMs: number;
@@ -129,12 +129,12 @@ export interface WorkerConfig {
 }
 
 function toConfig(env: Env, database: DatabaseSettings, redis: RedisEndpoint): WorkerConfig {
-  const enqueueGraceMs =
+  const wakeUpGraceMs =
     env.ENQUEUE_GRACE_MS ??
-    Math.max(env.LEASE_MS, minimumEnqueueGraceMs(env.MCP_VISIBILITY_TIMEOUT_MS));
+    Math.max(env.LEASE_MS, minimumWakeUpGraceMs(env.MCP_VISIBILITY_TIMEOUT_MS));
   // A delayed retry is marked enqueued when sent, and that mark holds the sweeper off only for
-  // the grace: a longer delay would be re-dispatched early, skipping the rest of the backoff.
-  const maxDelayMs = Math.max(1, Math.min(env.RETRY_MAX_DELAY_MS, enqueueGraceMs));
+  // the grace: a longer delay would be woken again early, skipping the rest of the backoff.
+  const maxDelayMs = Math.max(1, Math.min(env.RETRY_MAX_DELAY_MS, wakeUpGraceMs));
   return {
     databaseUrl: env.DATABASE_URL,
     database,
@@ -147,7 +147,7 @@ function toConfig(env: Env, database: DatabaseSettings, redis: RedisEndpoint): W
     sweepBatchSize: env.SWEEP_BATCH_SIZE,
     sweepStepBudgetMs: env.SWEEP_STEP_BUDGET_MS,
     sweepLeaderTimeoutMs: env.SWEEP_LEADER_TIMEOUT_MS,
-    enqueueGraceMs,
+    wakeUpGraceMs,
     retry: {
       maxAttempts: env.MAX_ATTEMPTS,
       baseDelayMs: Math.min(env.RETRY_BASE_DELAY_MS, maxDelayMs),
@@ -170,7 +170,7 @@ function toConfig(env: Env, database: DatabaseSettings, redis: RedisEndpoint): W
 function crossChecks(env: Env): string[] {
   const problems: string[] = [];
   if (env.ENQUEUE_GRACE_MS !== undefined) {
-    const problem = enqueueGraceProblem(env.ENQUEUE_GRACE_MS, env.MCP_VISIBILITY_TIMEOUT_MS);
+    const problem = wakeUpGraceProblem(env.ENQUEUE_GRACE_MS, env.MCP_VISIBILITY_TIMEOUT_MS);
     if (problem !== undefined) problems.push(problem);
   }
   const longestSweepMs = 3 * env.SWEEP_STEP_BUDGET_MS;

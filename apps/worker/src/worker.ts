@@ -4,6 +4,7 @@ import {
   startConsumerHeartbeat,
   type ConsumerHeartbeat,
   type TaskConsumer,
+  type TaskQueue,
 } from '@mcp-tasks/queue';
 import {
   assertSchemaCompatible,
@@ -11,27 +12,28 @@ import {
   readReplicationDurability,
   createDb,
   createTaskChangeListener,
-  createTaskService,
+  createOrphanWaker,
   describeConnectionFailure,
   describePoolerRefusal,
   statementTimeoutProblem,
+  type Db,
   type TaskChangeListener,
 } from '@mcp-tasks/store';
 import { createToolCatalogue, loadToolModules } from '@mcp-tasks/tools';
-import { watchForCancellation, type CancelWatcher } from './cancellation.js';
+import { watchForCancellation, type CancelWatcher } from './attempt/cancellation.js';
 import type { WorkerConfig } from './env.js';
 import { startHealthServer, type HealthServer } from './health-server.js';
-import { createHeldTasks } from './held-tasks.js';
-import { createJobHandler } from './job-handler.js';
+import { createHeldTasks } from './attempt/held-tasks.js';
+import { createJobHandler } from './attempt/job-handler.js';
 import type { Logger } from './logger.js';
-import { createWorkerMetrics } from './metrics.js';
+import { createWorkerMetrics, type WorkerMetrics } from './metrics.js';
 import { createRedisErrorReporter } from './redis-error-reporter.js';
-import { createRequeue } from './requeue.js';
+import { createWakeAgain } from './attempt/wake-again.js';
 import { StartupError } from './startup-errors.js';
-import { createStepLog } from './step-log.js';
-import { createSweepDispatcher } from './sweep-dispatcher.js';
-import { createSweeper, type Sweeper } from './sweeper.js';
-import { createTaskRunner, type TaskRunner } from './task-runner.js';
+import { createStepLog } from './attempt/step-log.js';
+import { createSweepWakeUpQueue } from './sweeper/sweep-wake-up-queue.js';
+import { createSweeper, type Sweeper } from './sweeper/sweeper.js';
+import { createTaskRunner, type TaskRunner } from './attempt/task-runner.js';
 
 export interface WorkerOptions {
   config: WorkerConfig;
@@ -67,32 +69,7 @@ export interface Worker {
 export async function createWorker(options: WorkerOptions): Promise<Worker> {
   const { config, logger } = options;
   const { database } = config;
-  const db = createDb({
-    connectionString: database.url,
-    max: config.concurrency + 4,
-    applicationName: `mcp-tasks worker ${config.workerId}`,
-    idleTimeoutMs: config.databasePoolIdleTimeoutMs,
-    pooler: database.pooler,
-    preparedStatements: database.preparedStatements,
-  });
-  try {
-    await assertSchemaCompatible(db);
-    const timeoutProblem = await statementTimeoutProblem(db, {
-      variable: 'DATABASE_URL',
-      pooler: database.pooler,
-    });
-    if (timeoutProblem !== undefined) throw new StartupError(timeoutProblem);
-    // What a failover of the primary could lose, said once (docs/failover.md).
-    const durability = await readReplicationDurability(db);
-    logger.info(durability, describeReplicationDurability(durability));
-  } catch (error) {
-    const described =
-      describeConnectionFailure('DATABASE_URL', database.url, error) ??
-      describePoolerRefusal('DATABASE_URL', error);
-    await db.destroy();
-    if (described === undefined) throw error;
-    throw new StartupError(described);
-  }
+  const db = await openDatabase(config, logger);
 
   const catalogue = createToolCatalogue({
     packs: config.toolPacks,
@@ -104,7 +81,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
   const metrics = createWorkerMetrics();
   const heldTasks = createHeldTasks();
   let draining = false;
-  const requeue = createRequeue({ db, queue });
+  const wakeAgain = createWakeAgain({ db, queue });
 
   const runner = createTaskRunner({
     db,
@@ -116,7 +93,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     toolMissingFailAfterMs: config.toolMissingFailAfterMs,
     heldTasks,
     isDraining: () => draining,
-    requeue,
+    wakeAgain,
     logger,
     metrics,
     stepLog: config.stepLog ? createStepLog(logger) : undefined,
@@ -147,7 +124,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
       concurrency: config.concurrency,
       // Redeliver a dead worker's job on the lease's time scale; the lease decides who works.
       lockDurationMs: Math.max(1_000, Math.floor(config.leaseMs / 2)),
-      handle: createJobHandler({ runner, requeue, leaseMs: config.leaseMs, logger, metrics }),
+      handle: createJobHandler({ runner, wakeAgain, leaseMs: config.leaseMs, logger, metrics }),
       onInvalidPayload: (jobId, issues) =>
         logger.warn({ jobId, issues }, 'dropped a job with an invalid payload'),
       onStall: (stall) =>
@@ -165,32 +142,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
       consumerId: config.workerId,
     });
 
-    sweeper = createSweeper({
-      connectionString: database.directUrl,
-      db,
-      taskService: createTaskService({
-        db,
-        dispatcher: createSweepDispatcher(queue),
-        enqueueGraceMs: config.enqueueGraceMs,
-        onDispatchError: (taskId, error) =>
-          logger.warn({ err: error, taskId }, 'sweeper could not re-dispatch'),
-        onSweepBatchError: (taskIds, error) =>
-          logger.warn(
-            { err: error, tasks: taskIds.length },
-            'sweeper could not re-dispatch a batch',
-          ),
-      }),
-      intervalMs: config.sweepIntervalMs,
-      batchSize: config.sweepBatchSize,
-      stepBudgetMs: config.sweepStepBudgetMs,
-      // Holders retry giving their leases back every 250 ms once Postgres answers again.
-      holderGraceMs: config.leaseMs,
-      leaderTimeoutMs: config.sweepLeaderTimeoutMs,
-      retentionMs: config.taskRetentionMs,
-      workerId: config.workerId,
-      logger,
-      metrics,
-    });
+    sweeper = createWorkerSweeper({ config, db, queue, logger, metrics });
     sweeper.start();
 
     if (config.metricsPort !== 0) {
@@ -232,4 +184,74 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
       await health?.close();
     },
   };
+}
+
+/**
+ * The worker's pool, checked before anything else starts: the schema this build understands, the
+ * statement bound, and what a failover could lose (said once). A failure is a StartupError with
+ * one line for the operator when it can be described.
+ */
+async function openDatabase(config: WorkerConfig, logger: Logger): Promise<Db> {
+  const { database } = config;
+  const db = createDb({
+    connectionString: database.url,
+    max: config.concurrency + 4,
+    applicationName: `mcp-tasks worker ${config.workerId}`,
+    idleTimeoutMs: config.databasePoolIdleTimeoutMs,
+    pooler: database.pooler,
+    preparedStatements: database.preparedStatements,
+  });
+  try {
+    await assertSchemaCompatible(db);
+    const timeoutProblem = await statementTimeoutProblem(db, {
+      variable: 'DATABASE_URL',
+      pooler: database.pooler,
+    });
+    if (timeoutProblem !== undefined) throw new StartupError(timeoutProblem);
+    // What a failover of the primary could lose, said once (docs/failover.md).
+    const durability = await readReplicationDurability(db);
+    logger.info(durability, describeReplicationDurability(durability));
+  } catch (error) {
+    const described =
+      describeConnectionFailure('DATABASE_URL', database.url, error) ??
+      describePoolerRefusal('DATABASE_URL', error);
+    await db.destroy();
+    if (described === undefined) throw error;
+    throw new StartupError(described);
+  }
+  return db;
+}
+
+/** The sweeper with its own door into the store (createOrphanWaker) and its view of the queue. */
+function createWorkerSweeper(options: {
+  config: WorkerConfig;
+  db: Db;
+  queue: TaskQueue;
+  logger: Logger;
+  metrics: WorkerMetrics;
+}): Sweeper {
+  const { config, db, queue, logger, metrics } = options;
+  return createSweeper({
+    connectionString: config.database.directUrl,
+    db,
+    orphans: createOrphanWaker({
+      db,
+      wakeUpQueue: createSweepWakeUpQueue(queue),
+      wakeUpGraceMs: config.wakeUpGraceMs,
+      onWakeUpError: (taskId, error) =>
+        logger.warn({ err: error, taskId }, 'sweeper could not re-dispatch'),
+      onSweepBatchError: (taskIds, error) =>
+        logger.warn({ err: error, tasks: taskIds.length }, 'sweeper could not re-dispatch a batch'),
+    }),
+    intervalMs: config.sweepIntervalMs,
+    batchSize: config.sweepBatchSize,
+    stepBudgetMs: config.sweepStepBudgetMs,
+    // Holders retry giving their leases back every 250 ms once Postgres answers again.
+    holderGraceMs: config.leaseMs,
+    leaderTimeoutMs: config.sweepLeaderTimeoutMs,
+    retentionMs: config.taskRetentionMs,
+    workerId: config.workerId,
+    logger,
+    metrics,
+  });
 }

@@ -83,7 +83,7 @@ export async function createHarness(label: string): Promise<Harness> {
   const db = createDb({ connectionString: database.connectionString, max: 4 });
   await migrateToLatest(db);
   const queue = createTaskQueue({ redis: { url: redis.url }, prefix: redis.prefix });
-  const service = createTaskService({ db, dispatcher: queue });
+  const service = createTaskService({ db, wakeUpQueue: queue });
   const admin = new Redis(redis.url);
   const workers: WorkerProcess[] = [];
   const built: Worker[] = [];
@@ -151,7 +151,7 @@ export async function createHarness(label: string): Promise<Harness> {
     async createTask(toolName, args, ttlMs = null) {
       const tool = catalogue.get(toolName);
       if (tool?.task === undefined) throw new Error(`no task tool ${toolName}`);
-      return service.createAndDispatch({
+      return service.createAndWake({
         id: newTaskId(),
         owner: OWNER,
         operation: { method: 'tools/call', toolName, arguments: args },

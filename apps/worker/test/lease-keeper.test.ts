@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { claimLease } from '@mcp-tasks/store';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startLeaseKeeper } from '../src/lease-keeper.js';
+import { startLeaseKeeper } from '../src/attempt/lease-keeper.js';
 import { createLogger } from '../src/logger.js';
 import { createHarness, sleep, type Harness } from './harness.js';
 

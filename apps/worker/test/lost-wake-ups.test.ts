@@ -1,9 +1,9 @@
-import { createTaskService } from '@mcp-tasks/store';
+import { createOrphanWaker } from '@mcp-tasks/store';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/logger.js';
 import { createWorkerMetrics } from '../src/metrics.js';
-import { createSweepDispatcher } from '../src/sweep-dispatcher.js';
-import { createSweeper, type Sweeper } from '../src/sweeper.js';
+import { createSweepWakeUpQueue } from '../src/sweeper/sweep-wake-up-queue.js';
+import { createSweeper, type Sweeper } from '../src/sweeper/sweeper.js';
 import {
   FAST_ENV,
   OWNER,
@@ -42,10 +42,10 @@ beforeAll(async () => {
   sweeper = createSweeper({
     connectionString: h.database.connectionString,
     db: h.db,
-    taskService: createTaskService({
+    orphans: createOrphanWaker({
       db: h.db,
-      dispatcher: createSweepDispatcher(h.queue),
-      enqueueGraceMs: GRACE_MS,
+      wakeUpQueue: createSweepWakeUpQueue(h.queue),
+      wakeUpGraceMs: GRACE_MS,
     }),
     intervalMs: SWEEP_INTERVAL_MS,
     retentionMs: 60 * 60_000,
@@ -176,7 +176,7 @@ describe('a lost wake-up, and the sweeper wake-up after it lost too', () => {
       `UPDATE tasks SET checkpoint = '{"phase":"from-the-future"}'::jsonb WHERE id = $1`,
       [task.id],
     );
-    await h.queue.enqueue(task.id, 'created');
+    await h.queue.wake(task.id, 'created');
     await h.waitFor(task.id, (t) => t.failures === 1 && t.lease === null);
     // The failure is recorded, then the delayed wake-up sent: wait for it, then stop the worker
     // before the delay is over, so nothing takes the wake-up before it is lost.

@@ -86,7 +86,7 @@ describe('how tasks end', () => {
       `UPDATE tasks SET checkpoint = '{"phase":"from-the-future"}'::jsonb WHERE id = $1`,
       [task.id],
     );
-    await h.queue.enqueue(task.id, 'created');
+    await h.queue.wake(task.id, 'created');
     const done = await h.waitFor(task.id, isTerminal);
     expect(done.status).toBe('failed');
     expect(done.error).toEqual({ code: -32603, message: 'internal error after 3 attempts' });
@@ -108,7 +108,7 @@ describe('how tasks end', () => {
          lease_expires_at = now() - interval '1 second' WHERE id = $1`,
       [task.id],
     );
-    await h.queue.enqueue(task.id, 'created');
+    await h.queue.wake(task.id, 'created');
     const done = await h.waitFor(task.id, isTerminal);
     const message = "internal error after 3 attempts: the task's worker was lost";
     expect(done.status).toBe('failed');

@@ -186,7 +186,7 @@ describe.skipIf(unavailable !== null)(`the product on a Redis Cluster ${unavaila
         .taskId as string;
     const before = await Promise.all(Array.from({ length: 10 }, create));
     const failover = cluster.killMasterOf('{mcp-tasks}');
-    // Creates keep coming while the replica is promoted: their wake-ups may fail to enqueue,
+    // Creates keep coming while the replica is promoted: their wake-ups may fail to go out,
     // which the sweeper makes up for from Postgres.
     const during: string[] = [];
     while (during.length < 10) {

@@ -1,11 +1,11 @@
-import { createTaskService } from '@mcp-tasks/store';
+import { createOrphanWaker } from '@mcp-tasks/store';
 import { TASK_QUEUE_NAME } from '@mcp-tasks/queue';
 import { newTaskId } from '@mcp-tasks/tasks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/logger.js';
 import { createWorkerMetrics } from '../src/metrics.js';
-import { createSweepDispatcher } from '../src/sweep-dispatcher.js';
-import { createSweeper } from '../src/sweeper.js';
+import { createSweepWakeUpQueue } from '../src/sweeper/sweep-wake-up-queue.js';
+import { createSweeper } from '../src/sweeper/sweeper.js';
 import { createHarness, sleep, type Harness } from './harness.js';
 
 let h: Harness;
@@ -38,10 +38,10 @@ describe('re-dispatch of a large orphan backlog', () => {
     const sweeper = createSweeper({
       connectionString: h.database.connectionString,
       db: h.db,
-      taskService: createTaskService({
+      orphans: createOrphanWaker({
         db: h.db,
-        dispatcher: createSweepDispatcher(h.queue),
-        enqueueGraceMs: 60_000,
+        wakeUpQueue: createSweepWakeUpQueue(h.queue),
+        wakeUpGraceMs: 60_000,
       }),
       intervalMs: 1_000,
       retentionMs: 60_000,

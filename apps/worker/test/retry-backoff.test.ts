@@ -9,7 +9,7 @@ let jobs: Queue;
 
 beforeAll(async () => {
   h = await createHarness('worker_retry_backoff');
-  // One worker, so its sweeper is the only one; a 4 s backoff inside a 5 s enqueue grace.
+  // One worker, so its sweeper is the only one; a 4 s backoff inside a 5 s wake-up grace.
   worker = await h.startWorker({
     MAX_ATTEMPTS: '2',
     RETRY_BASE_DELAY_MS: '4000',
@@ -33,12 +33,12 @@ describe('retry backoff', () => {
          enqueued_at = now() - interval '1 hour' WHERE id = $1`,
       [task.id],
     );
-    await h.queue.enqueue(task.id, 'created');
+    await h.queue.wake(task.id, 'created');
 
     const failedOnce = await h.waitFor(task.id, (t) => t.failures >= 1);
     expect(failedOnce.status).toBe('working');
     expect(failedOnce.lease).toBeNull();
-    // The failure is recorded first and the requeue marks the row right after: poll for the mark.
+    // The failure is recorded first and the wake-again marks the row right after: poll for the mark.
     const isMarked = async () => {
       const rows = await h.query<{ fresh: boolean }>(
         `SELECT enqueued_at > now() - interval '1 minute' AS fresh FROM tasks WHERE id = $1`,

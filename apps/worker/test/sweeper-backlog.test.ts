@@ -1,9 +1,9 @@
-import { createDb, createTaskService, type Db } from '@mcp-tasks/store';
+import { createDb, createOrphanWaker, type Db } from '@mcp-tasks/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/logger.js';
 import { createWorkerMetrics } from '../src/metrics.js';
-import { createSweepDispatcher } from '../src/sweep-dispatcher.js';
-import { MAX_REDISPATCH_DEFERRAL_INTERVALS, createSweeper } from '../src/sweeper.js';
+import { createSweepWakeUpQueue } from '../src/sweeper/sweep-wake-up-queue.js';
+import { MAX_ORPHAN_WAKE_DEFERRAL_INTERVALS, createSweeper } from '../src/sweeper/sweeper.js';
 import { createHarness, sleep, type Harness } from './harness.js';
 
 let h: Harness;
@@ -63,10 +63,10 @@ describe('the sweeper on a backlog', () => {
     const sweeper = createSweeper({
       connectionString: h.database.connectionString,
       db: tightDb,
-      taskService: createTaskService({
+      orphans: createOrphanWaker({
         db: tightDb,
-        dispatcher: createSweepDispatcher(h.queue),
-        enqueueGraceMs: 60_000,
+        wakeUpQueue: createSweepWakeUpQueue(h.queue),
+        wakeUpGraceMs: 60_000,
       }),
       intervalMs: 50,
       retentionMs: 60 * 60_000,
@@ -124,10 +124,10 @@ describe('the sweeper on a backlog', () => {
     const sweeper = createSweeper({
       connectionString: h.database.connectionString,
       db: h.db,
-      taskService: createTaskService({
+      orphans: createOrphanWaker({
         db: h.db,
-        dispatcher: createSweepDispatcher(h.queue),
-        enqueueGraceMs: 1_000,
+        wakeUpQueue: createSweepWakeUpQueue(h.queue),
+        wakeUpGraceMs: 1_000,
       }),
       intervalMs,
       retentionMs: 60 * 60_000,
@@ -176,10 +176,10 @@ describe('the sweeper on a backlog', () => {
     const sweeper = createSweeper({
       connectionString: h.database.connectionString,
       db: h.db,
-      taskService: createTaskService({
+      orphans: createOrphanWaker({
         db: h.db,
-        dispatcher: createSweepDispatcher(h.queue),
-        enqueueGraceMs: 1_000,
+        wakeUpQueue: createSweepWakeUpQueue(h.queue),
+        wakeUpGraceMs: 1_000,
       }),
       intervalMs,
       retentionMs: 60 * 60_000,
@@ -191,7 +191,7 @@ describe('the sweeper on a backlog', () => {
     const woken = async () => (await h.queue.pendingJobs(['lost-wake-up'])).has('lost-wake-up');
     sweeper.start();
     try {
-      const deadline = Date.now() + 4 * MAX_REDISPATCH_DEFERRAL_INTERVALS * intervalMs;
+      const deadline = Date.now() + 4 * MAX_ORPHAN_WAKE_DEFERRAL_INTERVALS * intervalMs;
       while (!(await woken()) && Date.now() < deadline) await sleep(100);
     } finally {
       await sweeper.stop();

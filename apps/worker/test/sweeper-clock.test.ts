@@ -1,10 +1,10 @@
-import { createTask, createTaskService, markEnqueued } from '@mcp-tasks/store';
+import { createTask, createOrphanWaker, markWakeUpSent } from '@mcp-tasks/store';
 import { newTaskId } from '@mcp-tasks/tasks';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../src/logger.js';
 import { createWorkerMetrics } from '../src/metrics.js';
-import { createSweepDispatcher } from '../src/sweep-dispatcher.js';
-import { createSweeper } from '../src/sweeper.js';
+import { createSweepWakeUpQueue } from '../src/sweeper/sweep-wake-up-queue.js';
+import { createSweeper } from '../src/sweeper/sweeper.js';
 import { OWNER, createHarness, sleep, type Harness } from './harness.js';
 
 let h: Harness;
@@ -38,7 +38,7 @@ describe('the sweeper clock', () => {
     const fresh = await newSlowTask(10 * 60_000);
     const unenqueued = await newSlowTask(null);
     const due = await newSlowTask(1);
-    await markEnqueued(h.db, [fresh.id]);
+    await markWakeUpSent(h.db, [fresh.id]);
     await sleep(20);
 
     // Only Date is faked: timers, sockets and Postgres keep real time.
@@ -49,10 +49,10 @@ describe('the sweeper clock', () => {
     const sweeper = createSweeper({
       connectionString: h.database.connectionString,
       db: h.db,
-      taskService: createTaskService({
+      orphans: createOrphanWaker({
         db: h.db,
-        dispatcher: createSweepDispatcher(h.queue),
-        enqueueGraceMs: 60_000,
+        wakeUpQueue: createSweepWakeUpQueue(h.queue),
+        wakeUpGraceMs: 60_000,
       }),
       intervalMs: 50,
       retentionMs: 60_000,

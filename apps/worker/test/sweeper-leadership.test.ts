@@ -1,9 +1,9 @@
-import { LEADERSHIP_APPLICATION_NAME, createTaskService } from '@mcp-tasks/store';
+import { LEADERSHIP_APPLICATION_NAME, createOrphanWaker } from '@mcp-tasks/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/logger.js';
 import { createWorkerMetrics } from '../src/metrics.js';
-import { createSweepDispatcher } from '../src/sweep-dispatcher.js';
-import { createSweeper } from '../src/sweeper.js';
+import { createSweepWakeUpQueue } from '../src/sweeper/sweep-wake-up-queue.js';
+import { createSweeper } from '../src/sweeper/sweeper.js';
 import { createHarness, sleep, type Harness } from './harness.js';
 
 let h: Harness;
@@ -25,7 +25,7 @@ function sweeperWith(
   return createSweeper({
     connectionString: h.database.connectionString,
     db: h.db,
-    taskService: createTaskService({ db: h.db, dispatcher: createSweepDispatcher(h.queue) }),
+    orphans: createOrphanWaker({ db: h.db, wakeUpQueue: createSweepWakeUpQueue(h.queue) }),
     intervalMs: 50,
     retentionMs: 60_000,
     logger: createLogger({ level: 'silent', workerId }),

@@ -23,7 +23,7 @@ afterAll(async () => {
 });
 
 function createTally(): Promise<Task> {
-  return h.service.createAndDispatch({
+  return h.service.createAndWake({
     id: newTaskId(),
     owner: OWNER,
     operation: { method: 'tools/call', toolName: 'tally', arguments: {} },

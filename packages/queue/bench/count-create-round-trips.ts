@@ -79,10 +79,10 @@ async function main(): Promise<void> {
       const service = createTaskService({
         db: primary.db,
         ...(withReplica ? { readDb: read.db } : {}),
-        dispatcher: queue,
+        wakeUpQueue: queue,
       });
       const create = () =>
-        service.createAndDispatch({
+        service.createAndWake({
           id: newTaskId(),
           owner: { tenant: 'acme', principal: 'alice' },
           operation: { method: 'tools/call', toolName: 'failing_job', arguments: {} },

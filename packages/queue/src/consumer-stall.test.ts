@@ -71,7 +71,7 @@ describe('a consumer whose fetch loop stopped taking wake-ups', () => {
       try {
         await consumer.waitUntilReady();
         const before = newTaskId();
-        await queue.enqueue(before, 'created');
+        await queue.wake(before, 'created');
         expect(await eventually(() => delivered.has(before), 10_000)).toBe(true);
 
         proxy.blackhole();
@@ -79,7 +79,7 @@ describe('a consumer whose fetch loop stopped taking wake-ups', () => {
         proxy.heal();
 
         const after = newTaskId();
-        await queue.enqueue(after, reason, { delayMs });
+        await queue.wake(after, reason, { delayMs });
         expect(await eventually(() => delivered.has(after), 30_000)).toBe(true);
         expect(stalls.length).toBeGreaterThan(0);
         // The stall names the wake-up nobody took: the task id itself, or a retry's own job id.
@@ -112,7 +112,7 @@ describe('a consumer whose fetch loop stopped taking wake-ups', () => {
     const queue = createTaskQueue({ redis: { url: redis.url }, prefix: `${redis.prefix}-busy` });
     try {
       await consumer.waitUntilReady();
-      await queue.enqueueCreated([newTaskId(), newTaskId(), newTaskId()]);
+      await queue.wakeCreated([newTaskId(), newTaskId(), newTaskId()]);
       await sleep(3_000);
       expect(stalls).toEqual([]);
     } finally {

@@ -1,17 +1,17 @@
 export {
   DEFAULT_QUEUE_PREFIX,
-  RUN_TASK_JOB_NAME,
-  RUN_TASK_REASONS,
-  RunTaskJobSchema,
+  WAKE_UP_JOB_NAME,
+  WAKE_UP_REASONS,
+  WakeUpJobSchema,
   TASK_QUEUE_NAME,
   jobIdFor,
-  type RunTaskJob,
-  type RunTaskReason,
+  type WakeUpJob,
+  type WakeUpReason,
 } from './wake-up-job.js';
 export {
   createTaskQueue,
   latestJobKey,
-  type EnqueueOptions,
+  type WakeUpOptions,
   type TaskQueue,
   type TaskQueueOptions,
 } from './task-queue.js';

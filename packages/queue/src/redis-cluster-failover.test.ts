@@ -62,7 +62,7 @@ describe.skipIf(unavailable !== null)(`failover on a Redis Cluster ${unavailable
       for (let round = 0; round < 6; round++) {
         // Wake-ups in flight while the master dies: some may be lost, which is allowed.
         const during = Array.from({ length: 20 }, () => newTaskId());
-        const sending = Promise.allSettled(during.map((id) => queue.enqueue(id, 'swept')));
+        const sending = Promise.allSettled(during.map((id) => queue.wake(id, 'swept')));
         const { killed } = await cluster.killMasterOf('{mcp-tasks}');
         await sending;
         await cluster.revive(killed);
@@ -71,7 +71,7 @@ describe.skipIf(unavailable !== null)(`failover on a Redis Cluster ${unavailable
         for (const id of after) {
           for (;;) {
             try {
-              await queue.enqueue(id, 'swept');
+              await queue.wake(id, 'swept');
               break;
             } catch {
               await new Promise((resolve) => setTimeout(resolve, 100));

@@ -16,7 +16,7 @@ import { asBullConnection, probeRedis } from './redis-connection.js';
 import { createTaskConsumer } from './task-consumer.js';
 import { createTaskQueue, latestJobKey } from './task-queue.js';
 import { createTenantTokenBucket, tenantBucketKey } from './tenant-token-bucket.js';
-import { TASK_QUEUE_NAME, type RunTaskJob } from './wake-up-job.js';
+import { TASK_QUEUE_NAME, type WakeUpJob } from './wake-up-job.js';
 
 /**
  * Every Redis use of this package on a real Redis Cluster (3 masters, 3 replicas, started here):
@@ -72,7 +72,7 @@ describe.skipIf(unavailable !== null)(`on a Redis Cluster ${unavailable ?? ''}`,
 
   it('delivers wake-ups under the default prefix, hash-tagged as {mcp-tasks}', async () => {
     const queue = createTaskQueue({ redis: endpoint });
-    const delivered: RunTaskJob[] = [];
+    const delivered: WakeUpJob[] = [];
     const consumer = createTaskConsumer({
       redis: endpoint,
       concurrency: 2,
@@ -85,9 +85,9 @@ describe.skipIf(unavailable !== null)(`on a Redis Cluster ${unavailable ?? ''}`,
       await consumer.waitUntilReady();
       const created = [newTaskId(), newTaskId()];
       const resumed = newTaskId();
-      await queue.enqueue(created[0]!, 'created');
-      await queue.enqueueCreated([created[1]!]);
-      await queue.enqueueMany([resumed, newTaskId()], 'swept');
+      await queue.wake(created[0]!, 'created');
+      await queue.wakeCreated([created[1]!]);
+      await queue.wakeMany([resumed, newTaskId()], 'swept');
       await eventually(() => delivered.length === 4);
       expect(
         delivered
@@ -97,7 +97,7 @@ describe.skipIf(unavailable !== null)(`on a Redis Cluster ${unavailable ?? ''}`,
       ).toEqual([...created].sort());
       const pointer = await admin.get(latestJobKey('{mcp-tasks}', resumed));
       expect(pointer).toMatch(new RegExp(`^${resumed}\\.swept\\.`));
-      await queue.enqueue(resumed, 'retry', { delayMs: 60_000 });
+      await queue.wake(resumed, 'retry', { delayMs: 60_000 });
       expect(await queue.hasPendingJob(resumed)).toBe(true);
       expect(await queue.pendingJobs([resumed, created[0]!])).toEqual(new Set([resumed]));
       await queue.ping();
@@ -123,7 +123,7 @@ describe.skipIf(unavailable !== null)(`on a Redis Cluster ${unavailable ?? ''}`,
     ] as const) {
       const queue = createTaskQueue({ redis: endpoint, prefix });
       try {
-        await queue.enqueue(newTaskId(), 'created');
+        await queue.wake(newTaskId(), 'created');
         expect(await admin.exists(`${tagged}:${TASK_QUEUE_NAME}:wait`)).toBe(1);
       } finally {
         await queue.close();

@@ -29,8 +29,8 @@ function connect(endpoint: RedisEndpoint, options: ConnectOptions): RedisClient 
 }
 
 /**
- * Producer connections fail fast: with Redis down, an enqueue must error quickly (the task is
- * already durable and the sweeper re-enqueues it), not sit in ioredis' offline queue.
+ * Producer connections fail fast: with Redis down, a wake-up must error quickly (the task is
+ * already durable and the sweeper wakes it again), not sit in ioredis' offline queue.
  */
 export function createProducerConnection(
   endpoint: RedisEndpoint,

@@ -1,5 +1,5 @@
 import { Worker, type Job } from 'bullmq';
-import { RunTaskJobSchema, TASK_QUEUE_NAME, type RunTaskJob } from './wake-up-job.js';
+import { WakeUpJobSchema, TASK_QUEUE_NAME, type WakeUpJob } from './wake-up-job.js';
 import {
   asBullConnection,
   createConsumerConnection,
@@ -30,8 +30,8 @@ export interface TaskConsumerOptions {
    */
   stallCheckMs?: number;
   /** Runs one wake-up. Should settle the task in Postgres itself; a throw only fails the job. */
-  handle(job: RunTaskJob): Promise<void>;
-  /** A job whose payload failed RunTaskJobSchema: it is dropped after this. */
+  handle(job: WakeUpJob): Promise<void>;
+  /** A job whose payload failed WakeUpJobSchema: it is dropped after this. */
   onInvalidPayload?(jobId: string | undefined, issues: string): void;
   /** The fetch loop was found stuck and its BullMQ worker replaced by a new one. */
   onStall?(stall: ConsumerStall): void;
@@ -63,7 +63,7 @@ export function createTaskConsumer(options: TaskConsumerOptions): TaskConsumer {
     taken += 1;
     running += 1;
     try {
-      const parsed = RunTaskJobSchema.safeParse(job.data);
+      const parsed = WakeUpJobSchema.safeParse(job.data);
       if (!parsed.success) {
         options.onInvalidPayload?.(job.id, parsed.error.message);
         return;

@@ -3,7 +3,7 @@ import { createTestRedis, type TestRedis } from '@mcp-tasks/testing';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RunTaskJobSchema, jobIdFor, type RunTaskJob } from './wake-up-job.js';
+import { WakeUpJobSchema, jobIdFor, type WakeUpJob } from './wake-up-job.js';
 import { createTaskConsumer, type TaskConsumer } from './task-consumer.js';
 import { createTaskQueue, latestJobKey, type TaskQueue } from './task-queue.js';
 
@@ -46,9 +46,9 @@ describe('jobIdFor', () => {
 
 describe('RunTaskJobSchema', () => {
   it('accepts a task id with a known reason and refuses anything else', () => {
-    expect(RunTaskJobSchema.safeParse({ taskId: newTaskId(), reason: 'swept' }).success).toBe(true);
-    expect(RunTaskJobSchema.safeParse({ taskId: 'nope', reason: 'swept' }).success).toBe(false);
-    expect(RunTaskJobSchema.safeParse({ taskId: newTaskId(), reason: 'because' }).success).toBe(
+    expect(WakeUpJobSchema.safeParse({ taskId: newTaskId(), reason: 'swept' }).success).toBe(true);
+    expect(WakeUpJobSchema.safeParse({ taskId: 'nope', reason: 'swept' }).success).toBe(false);
+    expect(WakeUpJobSchema.safeParse({ taskId: newTaskId(), reason: 'because' }).success).toBe(
       false,
     );
   });
@@ -105,7 +105,7 @@ describe('a queue or consumer closed while it is still starting', () => {
 describe('task queue and consumer on real Redis', () => {
   let queue: TaskQueue;
   let consumer: TaskConsumer | undefined;
-  const received: RunTaskJob[] = [];
+  const received: WakeUpJob[] = [];
   const invalid: string[] = [];
   let gate: Promise<void> = Promise.resolve();
 
@@ -119,8 +119,8 @@ describe('task queue and consumer on real Redis', () => {
 
   it('deduplicates a repeated created wake-up while it waits, and reports it live', async () => {
     const taskId = newTaskId();
-    await queue.enqueue(taskId, 'created');
-    await queue.enqueue(taskId, 'created');
+    await queue.wake(taskId, 'created');
+    await queue.wake(taskId, 'created');
     expect(await queue.hasPendingJob(taskId)).toBe(true);
     expect(await queue.hasPendingJob(newTaskId())).toBe(false);
     const waiting = await admin.llen(`${redis.prefix}:mcp-tasks-run:wait`);
@@ -145,7 +145,7 @@ describe('task queue and consumer on real Redis', () => {
     await eventually(() => received.length === 1);
     const taskId = received[0]!.taskId;
     // A resume enqueued while the created job is still active is NOT swallowed by it.
-    await queue.enqueue(taskId, 'resumed');
+    await queue.wake(taskId, 'resumed');
     await eventually(() => received.length === 2);
     expect(received.map((j) => j.reason)).toEqual(['created', 'resumed']);
     // Both wake-ups are active now: nothing is pending delivery.
@@ -177,7 +177,7 @@ describe('task queue and consumer on real Redis', () => {
   it('holds a delayed wake-up until its delay passes', async () => {
     const taskId = newTaskId();
     const before = received.length;
-    await queue.enqueue(taskId, 'retry', { delayMs: 400 });
+    await queue.wake(taskId, 'retry', { delayMs: 400 });
     expect(await queue.hasPendingJob(taskId)).toBe(true);
     await new Promise((r) => setTimeout(r, 150));
     expect(received.length).toBe(before);
@@ -197,8 +197,8 @@ describe('enqueueCreated', () => {
     let consumer: TaskConsumer | undefined;
     try {
       const ids = [newTaskId(), newTaskId(), newTaskId()];
-      await queue.enqueueCreated(ids);
-      await queue.enqueueCreated([ids[0]!, ids[0]!]);
+      await queue.wakeCreated(ids);
+      await queue.wakeCreated([ids[0]!, ids[0]!]);
       expect((await admin.lrange(waitKey, 0, -1)).sort()).toEqual([...ids].sort());
       // No pointer for a created wake-up: its job id is the task id.
       expect(await admin.exists(latestJobKey(prefix, ids[0]!))).toBe(0);
@@ -219,7 +219,7 @@ describe('enqueueCreated', () => {
       await eventually(
         async () => (await admin.exists(`${prefix}:mcp-tasks-run:${ids[0]!}`)) === 0,
       );
-      await queue.enqueueCreated([ids[0]!]);
+      await queue.wakeCreated([ids[0]!]);
       await eventually(() => handled.length === 4);
       expect(handled.filter((id) => id === ids[0])).toHaveLength(2);
     } finally {
@@ -234,7 +234,7 @@ describe('enqueueCreated', () => {
 describe('a producer with Redis unreachable', () => {
   it('fails an enqueue and a ping quickly instead of hanging', async () => {
     const dead = createTaskQueue({ redis: { url: 'redis://127.0.0.1:1' }, commandTimeoutMs: 300 });
-    await expect(dead.enqueue(newTaskId(), 'created')).rejects.toThrow();
+    await expect(dead.wake(newTaskId(), 'created')).rejects.toThrow();
     await expect(dead.ping()).rejects.toThrow();
     await dead.close();
   });
@@ -245,13 +245,13 @@ describe('the latest-wake-up pointer', () => {
     const queue = createTaskQueue({ redis: { url: redis.url }, prefix: `${redis.prefix}-ptr` });
     try {
       const taskId = newTaskId();
-      await queue.enqueue(taskId, 'created');
+      await queue.wake(taskId, 'created');
       // The created job is found by its id alone: no 24 h key per task for it.
       expect(await admin.exists(latestJobKey(`${redis.prefix}-ptr`, taskId))).toBe(0);
       expect(await queue.hasPendingJob(taskId)).toBe(true);
 
       const swept = newTaskId();
-      await queue.enqueueMany([swept], 'swept');
+      await queue.wakeMany([swept], 'swept');
       expect(await admin.get(latestJobKey(`${redis.prefix}-ptr`, swept))).toMatch(
         new RegExp(`^${swept}\\.swept\\.`),
       );

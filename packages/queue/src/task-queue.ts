@@ -1,32 +1,32 @@
 import { Queue } from 'bullmq';
 import { withDeadline } from './deadline.js';
 import {
-  RUN_TASK_JOB_NAME,
+  WAKE_UP_JOB_NAME,
   TASK_QUEUE_NAME,
   jobIdFor,
-  type RunTaskJob,
-  type RunTaskReason,
+  type WakeUpJob,
+  type WakeUpReason,
 } from './wake-up-job.js';
 import { asBullConnection, createProducerConnection } from './redis-connection.js';
 import { effectivePrefix, type RedisEndpoint } from './redis-endpoint.js';
 
-export interface EnqueueOptions {
+export interface WakeUpOptions {
   /** Deliver no earlier than this many ms from now (a retry's backoff). */
   delayMs?: number;
 }
 
-/** Satisfies the store's TaskDispatcher structurally (this package imports no store). */
+/** Satisfies the store's WakeUpQueue structurally (this package imports no store). */
 export interface TaskQueue {
   /** Idempotent for `created` (the job id is the task id); see jobIdFor for the other reasons. */
-  enqueue(taskId: string, reason: RunTaskReason, options?: EnqueueOptions): Promise<void>;
+  wake(taskId: string, reason: WakeUpReason, options?: WakeUpOptions): Promise<void>;
   /** Many wake-ups in one round trip (BullMQ addBulk), e.g. the sweeper's batch of orphans. */
-  enqueueMany(taskIds: readonly string[], reason: RunTaskReason): Promise<void>;
-  /** enqueueMany(taskIds, 'created'): the task service's batch of new tasks, idempotent per id. */
-  enqueueCreated(taskIds: readonly string[]): Promise<void>;
+  wakeMany(taskIds: readonly string[], reason: WakeUpReason): Promise<void>;
+  /** wakeMany(taskIds, 'created'): the task service's batch of new tasks, idempotent per id. */
+  wakeCreated(taskIds: readonly string[]): Promise<void>;
   /**
    * A waiting or delayed wake-up exists (active ones do not count). The sweeper asks this: for a
    * task Postgres calls orphaned, an active job is a dead or finishing worker's, not a delivery
-   * still to come, so only a pending job makes a re-dispatch redundant.
+   * still to come, so only a pending job makes another wake-up redundant.
    */
   hasPendingJob(taskId: string): Promise<boolean>;
   /** hasPendingJob for a batch, the lookups pipelined; resolves with the ids that have one. */
@@ -43,7 +43,7 @@ export interface TaskQueueOptions {
    * cluster it is hash-tagged when it has no tag (effectivePrefix).
    */
   prefix?: string;
-  /** Bound on one enqueue or ping (a batch gets 2 ms more per task); default 2000 ms. */
+  /** Bound on one wake-up or ping (a batch gets 2 ms more per task); default 2000 ms. */
   commandTimeoutMs?: number;
 }
 
@@ -71,18 +71,20 @@ export function createTaskQueue(options: TaskQueueOptions): TaskQueue {
   // Errors surface through the rejected commands; the event only needs a listener so ioredis
   // does not report "unhandled error event" while reconnecting.
   connection.on('error', () => undefined);
-  const queue = new Queue<RunTaskJob, void, string>(TASK_QUEUE_NAME, {
+  const queue = new Queue<WakeUpJob, void, string>(TASK_QUEUE_NAME, {
     connection: asBullConnection(connection),
     prefix,
     defaultJobOptions: { removeOnComplete: true, removeOnFail: true, attempts: 1 },
   });
   queue.on('error', () => undefined);
 
+  const producer: Producer = { queue, connection, prefix };
+
   const isPending = async (jobId: string): Promise<boolean> =>
     PENDING_STATES.has(await queue.getJobState(jobId));
 
   /**
-   * Looks at the created job and the latest later wake-up (a pointer written by enqueue): older
+   * Looks at the created job and the latest later wake-up (a pointer written by wake): older
    * wake-ups of a task are superseded by the latest one for this purpose.
    */
   const checkJob = async (taskId: string): Promise<boolean> => {
@@ -102,83 +104,35 @@ export function createTaskQueue(options: TaskQueueOptions): TaskQueue {
     );
   const batchTimeoutMs = (size: number): number => timeoutMs + 2 * size;
 
-  const enqueueOne = async (
+  const wakeOne = async (
     taskId: string,
-    reason: RunTaskReason,
-    enqueueOptions: EnqueueOptions = {},
+    reason: WakeUpReason,
+    wakeUpOptions: WakeUpOptions = {},
   ): Promise<void> => {
-    const jobId = jobIdFor(taskId, reason);
-    const add = async () => {
-      const adding = queue.add(
-        RUN_TASK_JOB_NAME,
-        { taskId, reason },
-        { jobId, ...(enqueueOptions.delayMs ? { delay: enqueueOptions.delayMs } : {}) },
-      );
-      if (jobId === taskId) {
-        await adding;
-        return;
-      }
-      // The pointer goes out with the add, not one round trip after it. If the add fails, the
-      // pointer names a job that does not exist, which lookups read as "not live": at worst
-      // one duplicate wake-up later, which claimLease absorbs.
-      const pointing = queue
-        .waitUntilReady()
-        .then(() => connection.set(latestJobKey(prefix, taskId), jobId, 'PX', LATEST_JOB_TTL_MS));
-      await Promise.all([adding, pointing]);
-    };
     await withDeadline(
-      add(),
+      addWakeUp(producer, taskId, reason, wakeUpOptions),
       timeoutMs,
       `enqueue of task ${taskId} timed out after ${timeoutMs} ms`,
     );
   };
 
-  const enqueueMany = async (taskIds: readonly string[], reason: RunTaskReason): Promise<void> => {
+  const wakeMany = async (taskIds: readonly string[], reason: WakeUpReason): Promise<void> => {
     if (taskIds.length === 0) return;
     // A lone wake-up (every create at low load) skips the pipeline: ioredis builds a Pipeline
     // object per call, copying every command onto it, a third of the add's CPU (profiled).
-    if (taskIds.length === 1) return await enqueueOne(taskIds[0]!, reason);
-    const jobs = taskIds.map((taskId) => ({
-      name: RUN_TASK_JOB_NAME,
-      data: { taskId, reason },
-      opts: { jobId: jobIdFor(taskId, reason) },
-    }));
-    // `created` wake-ups are found by their id alone: no pointers, no second round trip.
-    const later = jobs.filter((job) => job.opts.jobId !== job.data.taskId);
-    const add = async () => {
-      // One pipeline (one write); an id already in Redis (waiting, active, delayed) is left as it
-      // is. The pointers go out alongside, as in enqueue.
-      const adding = queue.addBulk(jobs);
-      if (later.length === 0) {
-        await adding;
-        return;
-      }
-      // The connection refuses commands until it is ready (no offline queue); BullMQ's add waits
-      // for that, and so must the pointer writes.
-      await queue.waitUntilReady();
-      const pointers = connection.pipeline();
-      for (const job of later) {
-        pointers.set(
-          latestJobKey(prefix, job.data.taskId),
-          job.opts.jobId,
-          'PX',
-          LATEST_JOB_TTL_MS,
-        );
-      }
-      await Promise.all([adding, pointers.exec()]);
-    };
+    if (taskIds.length === 1) return await wakeOne(taskIds[0]!, reason);
     const deadline = batchTimeoutMs(taskIds.length);
     await withDeadline(
-      add(),
+      addWakeUps(producer, taskIds, reason),
       deadline,
       `enqueue of ${taskIds.length} tasks timed out after ${deadline} ms`,
     );
   };
 
   return {
-    enqueue: enqueueOne,
-    enqueueMany,
-    enqueueCreated: (taskIds) => enqueueMany(taskIds, 'created'),
+    wake: wakeOne,
+    wakeMany,
+    wakeCreated: (taskIds) => wakeMany(taskIds, 'created'),
     async pendingJobs(taskIds) {
       // Issued together, ioredis pipelines them on the one connection.
       const lookups = Promise.all(taskIds.map((taskId) => checkJob(taskId)));
@@ -203,4 +157,67 @@ export function createTaskQueue(options: TaskQueueOptions): TaskQueue {
       connection.disconnect();
     },
   };
+}
+
+/** What the add helpers write with: the BullMQ queue, its Redis connection and key prefix. */
+interface Producer {
+  queue: Queue<WakeUpJob, void, string>;
+  connection: ReturnType<typeof createProducerConnection>;
+  prefix: string;
+}
+
+/** Adds one wake-up job and, for a later wake-up (its own job id), the latest-wake-up pointer. */
+async function addWakeUp(
+  { queue, connection, prefix }: Producer,
+  taskId: string,
+  reason: WakeUpReason,
+  wakeUpOptions: WakeUpOptions,
+): Promise<void> {
+  const jobId = jobIdFor(taskId, reason);
+  const adding = queue.add(
+    WAKE_UP_JOB_NAME,
+    { taskId, reason },
+    { jobId, ...(wakeUpOptions.delayMs ? { delay: wakeUpOptions.delayMs } : {}) },
+  );
+  if (jobId === taskId) {
+    await adding;
+    return;
+  }
+  // The pointer goes out with the add, not one round trip after it. If the add fails, the
+  // pointer names a job that does not exist, which lookups read as "not live": at worst
+  // one duplicate wake-up later, which claimLease absorbs.
+  const pointing = queue
+    .waitUntilReady()
+    .then(() => connection.set(latestJobKey(prefix, taskId), jobId, 'PX', LATEST_JOB_TTL_MS));
+  await Promise.all([adding, pointing]);
+}
+
+/** Adds many wake-up jobs in one pipeline, with the pointers of the later ones alongside. */
+async function addWakeUps(
+  { queue, connection, prefix }: Producer,
+  taskIds: readonly string[],
+  reason: WakeUpReason,
+): Promise<void> {
+  const jobs = taskIds.map((taskId) => ({
+    name: WAKE_UP_JOB_NAME,
+    data: { taskId, reason },
+    opts: { jobId: jobIdFor(taskId, reason) },
+  }));
+  // `created` wake-ups are found by their id alone: no pointers, no second round trip.
+  const later = jobs.filter((job) => job.opts.jobId !== job.data.taskId);
+  // One pipeline (one write); an id already in Redis (waiting, active, delayed) is left as it
+  // is. The pointers go out alongside, as in addWakeUp.
+  const adding = queue.addBulk(jobs);
+  if (later.length === 0) {
+    await adding;
+    return;
+  }
+  // The connection refuses commands until it is ready (no offline queue); BullMQ's add waits
+  // for that, and so must the pointer writes.
+  await queue.waitUntilReady();
+  const pointers = connection.pipeline();
+  for (const job of later) {
+    pointers.set(latestJobKey(prefix, job.data.taskId), job.opts.jobId, 'PX', LATEST_JOB_TTL_MS);
+  }
+  await Promise.all([adding, pointers.exec()]);
 }

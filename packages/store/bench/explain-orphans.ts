@@ -1,16 +1,16 @@
 /**
  * The orphan query's plan: `pnpm --filter @mcp-tasks/store explain-orphans` (EXPLAIN_HELD=70000
  * by default). On a throwaway database it commits that many working tasks held by live leases
- * (the common case: nothing to re-dispatch) plus 10 orphans, then prints EXPLAIN ANALYZE of the
+ * (the common case: nothing to wake) plus 10 orphans, then prints EXPLAIN ANALYZE of the
  * sweeper's findOrphans and its time, next to the query it replaced (the baseline), so the README's plan can be re-run. Nothing is asserted.
  */
 import { performance } from 'node:perf_hooks';
 import { sql } from 'kysely';
 import { newTaskId } from '@mcp-tasks/tasks';
 import { createTestDatabase } from '@mcp-tasks/testing';
-import { createDb } from '../src/database.js';
-import { migrateToLatest } from '../src/migrate.js';
-import { databaseNow, findOrphans } from '../src/sweeper-repository.js';
+import { createDb } from '../src/db/database.js';
+import { migrateToLatest } from '../src/db/migrate.js';
+import { databaseNow, findOrphans } from '../src/sweeper/sweeper-repository.js';
 
 const held = Number(process.env.EXPLAIN_HELD ?? 70_000);
 const database = await createTestDatabase('explain');
@@ -32,9 +32,9 @@ try {
   await sql`ANALYZE tasks`.execute(db);
 
   const now = await databaseNow(db);
-  const options = { enqueueGraceMs: 30_000, limit: 1_000 };
+  const options = { wakeUpGraceMs: 30_000, limit: 1_000 };
   // The same statement findOrphans sends, under EXPLAIN.
-  const cutoff = new Date(now.getTime() - options.enqueueGraceMs);
+  const cutoff = new Date(now.getTime() - options.wakeUpGraceMs);
   const plan = await sql<{ 'QUERY PLAN': string }>`
     EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY ON)
     SELECT id FROM (

@@ -8,11 +8,11 @@
 import { sql } from 'kysely';
 import { newTaskId } from '@mcp-tasks/tasks';
 import { createTestDatabase } from '@mcp-tasks/testing';
-import { createDb } from '../src/database.js';
-import { claimFairly, claimLease } from '../src/lease.js';
-import { completeTask } from '../src/fenced-task-writes.js';
-import { migrateToLatest } from '../src/migrate.js';
-import { createTask } from '../src/task-repository.js';
+import { createDb } from '../src/db/database.js';
+import { claimFairly, claimLease } from '../src/lease/lease.js';
+import { completeTask } from '../src/lease/fenced-task-writes.js';
+import { migrateToLatest } from '../src/db/migrate.js';
+import { createTask } from '../src/rows/task-repository.js';
 
 const tasks = Number(process.env.BENCH_TASKS ?? 500);
 if (!Number.isInteger(tasks) || tasks <= 0)

@@ -7,9 +7,9 @@ export {
   type Db,
   type TaskRow,
   type TasksTable,
-} from './database.js';
+} from './db/database.js';
 export { MIGRATIONS } from './migrations/index.js';
-export { assertSchemaCompatible, migrateToLatest } from './migrate.js';
+export { assertSchemaCompatible, migrateToLatest } from './db/migrate.js';
 export {
   CreateOverloadedError,
   ReplicaLagError,
@@ -20,8 +20,8 @@ export {
   StaleLeaseError,
   TaskIdConflictError,
 } from './errors.js';
-export { taskRowToTask } from './task-row.js';
-export { recordAttemptSpan, type ClaimTrace, type TraceContext } from './trace-context.js';
+export { taskRowToTask } from './rows/task-row.js';
+export { recordAttemptSpan, type ClaimTrace, type TraceContext } from './rows/trace-context.js';
 export {
   CANCELLED_BY_REQUEST,
   RESUMED_MESSAGE,
@@ -37,15 +37,15 @@ export {
   withdrawTasks,
   type CreatedTask,
   type NewTask,
-} from './task-repository.js';
-export { createReplicaWaiter, type ReplicaWaiter } from './replica.js';
+} from './rows/task-repository.js';
+export { createReplicaWaiter, type ReplicaWaiter } from './db/replica.js';
 export {
   createNaturalBatcher,
   type BatchOutcome,
   type NaturalBatcherOptions,
-} from './natural-batcher.js';
-export { getTaskViewForPrincipal } from './task-view.js';
-export { DEFAULT_LISTEN_FLAG_TTL_MS, flagListenedTasks } from './listen-repository.js';
+} from './db/natural-batcher.js';
+export { getTaskViewForPrincipal } from './service/task-view.js';
+export { DEFAULT_LISTEN_FLAG_TTL_MS, flagListenedTasks } from './rows/listen-repository.js';
 export {
   claimFairly,
   claimLease,
@@ -55,12 +55,12 @@ export {
   type Claim,
   type Fence,
   type ToolRecord,
-} from './lease.js';
+} from './lease/lease.js';
 export {
   createBatchedLeaseWrites,
   type BatchedLeaseWrites,
   type BatchedLeaseWritesOptions,
-} from './batched-lease-writes.js';
+} from './lease/batched-lease-writes.js';
 export {
   completeTask,
   failTask,
@@ -71,7 +71,7 @@ export {
   writeFinal,
   writeFinals,
   type FinalWrite,
-} from './fenced-task-writes.js';
+} from './lease/fenced-task-writes.js';
 export {
   TASK_EXPIRED_ERROR,
   TASK_EXPIRED_MESSAGE,
@@ -83,56 +83,66 @@ export {
   expireTasks,
   type SweepBatch,
   findOrphans,
-} from './sweeper-repository.js';
+} from './sweeper/sweeper-repository.js';
 export {
   createOutbox,
-  markEnqueued,
+  markWakeUpSent,
   type OrphanWakeUp,
   type Outbox,
   type OutboxOptions,
-  type TaskDispatcher,
-  type WakeReason,
-} from './outbox.js';
+  type WakeUpQueue,
+  type WakeUpReason,
+} from './wake-up/outbox.js';
 export {
   LEADERSHIP_APPLICATION_NAME,
   createLeadershipSession,
   tryAcquireLeadership,
   type Leadership,
   type LeadershipSession,
-} from './leadership.js';
-export { readLastSweep, recordSweep, type LastSweep, type SweepRecord } from './sweeper-state.js';
+} from './sweeper/leadership.js';
+export {
+  readLastSweep,
+  recordSweep,
+  type LastSweep,
+  type SweepRecord,
+} from './sweeper/sweeper-state.js';
 export {
   CHANGE_LISTENER_APPLICATION_NAME,
   TASK_CHANGES_CHANNEL,
   createTaskChangeListener,
   type TaskChangeListener,
   type TaskChangeListenerOptions,
-} from './change-listener.js';
+} from './db/change-listener.js';
 export {
   DEFAULT_MAX_CREATE_WAIT_MS,
   DEFAULT_MAX_WAITING_CREATES,
   createTaskService,
   type DatabaseCheck,
-  type RedispatchResult,
   type TaskService,
   type TaskServiceOptions,
   type CreateOptions,
   type ReadOptions,
-} from './task-service.js';
-export { recordToolMissing, recordToolVersion } from './tool-record.js';
-export { enqueueGraceProblem, minimumEnqueueGraceMs } from './create-window.js';
-export { describeConnectionFailure, maskPassword } from './connection-failure.js';
-export { countTasksInFlight } from './tenant-load.js';
+} from './service/task-service.js';
+export {
+  createOrphanWaker,
+  type OrphanSweep,
+  type OrphanWaker,
+  type OrphanWakerOptions,
+} from './sweeper/orphan-waker.js';
+export { recordToolMissing, recordToolVersion } from './lease/tool-record.js';
+export { wakeUpGraceProblem, minimumWakeUpGraceMs } from './service/create-window.js';
+export { describeConnectionFailure, maskPassword } from './db/connection-failure.js';
+export { countTasksInFlight } from './rows/tenant-load.js';
 export {
   describeReplicationDurability,
   readReplicationDurability,
   type ReplicationDurability,
-} from './replication-durability.js';
+} from './db/replication-durability.js';
 export {
   infrastructureFailure,
   isTransientInfrastructureError,
   type InfrastructureFailure,
-} from './infrastructure-failure.js';
+} from './db/infrastructure-failure.js';
 export {
   beginStepTransaction,
   commitStepTransaction,
@@ -141,7 +151,7 @@ export {
   type BeginStepTransactionOptions,
   type StepQueryResult,
   type StepTransactionHandle,
-} from './step-transaction.js';
+} from './lease/step-transaction.js';
 export { createConsoleService, type ConsoleService } from './console/console-service.js';
 export {
   MAX_PAGE_SIZE,
@@ -165,5 +175,5 @@ export {
   type DatabaseSettings,
   type DatabaseSettingsResult,
   type PoolerMode,
-} from './database-settings.js';
-export { describePoolerRefusal, statementTimeoutProblem } from './pooler-checks.js';
+} from './db/database-settings.js';
+export { describePoolerRefusal, statementTimeoutProblem } from './db/pooler-checks.js';

@@ -1,9 +1,9 @@
 import { sql } from 'kysely';
 import { createTestDatabase, type TestDatabase } from '@mcp-tasks/testing';
 import { newTaskId, type TaskOwner } from '@mcp-tasks/tasks';
-import { createDb, type Db, type TaskRow } from '../src/database.js';
-import { migrateToLatest } from '../src/migrate.js';
-import type { NewTask } from '../src/task-repository.js';
+import { createDb, type Db, type TaskRow } from '../src/db/database.js';
+import { migrateToLatest } from '../src/db/migrate.js';
+import type { NewTask } from '../src/rows/task-repository.js';
 
 export interface StoreFixture {
   database: TestDatabase;

@@ -190,7 +190,7 @@ export const toolsCall: MethodHandler = async (ctx, services) => {
     // unsent); once it is taken into one the client must get the handle: a 504 after that would
     // leave a task running that nobody can see or cancel, and a retry would create a second one.
     const task = await services.taskService
-      .createAndDispatch(
+      .createAndWake(
         {
           id: taskId,
           owner: ctx.identity,

@@ -5,7 +5,7 @@ import {
   createTaskService,
   migrateToLatest,
   type Db,
-  type TaskDispatcher,
+  type WakeUpQueue,
   type TaskService,
 } from '@mcp-tasks/store';
 import {
@@ -81,7 +81,7 @@ export interface GatewayUnderTest {
 
 export interface GatewayOverrides {
   config?: Partial<GatewayAppConfig>;
-  dispatcher?: TaskDispatcher;
+  wakeUpQueue?: WakeUpQueue;
   taskService?: TaskService;
   queue?: { ping(): Promise<void> };
   logger?: Logger;
@@ -103,7 +103,7 @@ export function buildGateway(
   const app = createGatewayApp({
     taskService:
       overrides.taskService ??
-      createTaskService({ db: infra.db, dispatcher: overrides.dispatcher ?? infra.queue }),
+      createTaskService({ db: infra.db, wakeUpQueue: overrides.wakeUpQueue ?? infra.queue }),
     queue: overrides.queue ?? infra.queue,
     catalogue: createToolCatalogue({
       packs: [...TOOL_PACKS],

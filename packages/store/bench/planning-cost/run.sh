@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The measurement behind packages/store/src/prepared-statements.ts: the create's INSERT, the
+# The measurement behind packages/store/src/db/prepared-statements.ts: the create's INSERT, the
 # claim and the tasks/get read as pgbench runs them unnamed (-M simple: parsed and planned every
 # time) and prepared (-M prepared: parsed once, a cached plan), one client.
 # PGURL must name a migrated scratch database (the ids are random, so the claim and the read find

@@ -1,5 +1,5 @@
-import { assertSchemaCompatible, migrateToLatest } from '../migrate.js';
-import { createDb } from '../database.js';
+import { assertSchemaCompatible, migrateToLatest } from '../db/migrate.js';
+import { createDb } from '../db/database.js';
 
 // `pnpm db:migrate`: the one place in this package that reads the environment. The migration
 // lock is a session lock: DATABASE_DIRECT_URL when set (DATABASE_URL may be a transaction pooler).

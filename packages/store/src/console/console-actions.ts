@@ -1,7 +1,7 @@
 import { sql, type SqlBool } from 'kysely';
 import type { InputResponses, JsonObject } from '@mcp-tasks/tasks';
-import type { Db } from '../database.js';
-import { CANCELLED_BY_REQUEST, recordInputResponses } from '../task-repository.js';
+import type { Db } from '../db/database.js';
+import { CANCELLED_BY_REQUEST, recordInputResponses } from '../rows/task-repository.js';
 import { filterCondition, type OperatorScope, type TaskFilter } from './console-queries.js';
 import { recordAudit } from './task-events.js';
 

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
-import type { Db } from '../database.js';
-import { LEADERSHIP_APPLICATION_NAME } from '../leadership.js';
-import { readLastSweep, type LastSweep } from '../sweeper-state.js';
+import type { Db } from '../db/database.js';
+import { LEADERSHIP_APPLICATION_NAME } from '../sweeper/leadership.js';
+import { readLastSweep, type LastSweep } from '../sweeper/sweeper-state.js';
 
 export interface HeldByWorker {
   worker: string;

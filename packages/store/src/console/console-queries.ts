@@ -1,7 +1,7 @@
 import { sql, type ExpressionBuilder, type Expression, type SqlBool } from 'kysely';
 import { isWellFormedTaskId, type Task, type TaskStatus } from '@mcp-tasks/tasks';
-import type { Database, Db, TaskRow } from '../database.js';
-import { taskRowToTask } from '../task-row.js';
+import type { Database, Db, TaskRow } from '../db/database.js';
+import { taskRowToTask } from '../rows/task-row.js';
 
 /** What an operator may see: one tenant, or every tenant (`null`). */
 export interface OperatorScope {

@@ -1,5 +1,5 @@
 import type { InputResponses, Task } from '@mcp-tasks/tasks';
-import type { Db } from '../database.js';
+import type { Db } from '../db/database.js';
 import {
   answerInputForOperator,
   cancelTasksForOperator,

@@ -1,17 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { alice, createStoreFixture, newTask, type StoreFixture } from '../../test/helpers.js';
-import type { Db } from '../database.js';
+import type { Db } from '../db/database.js';
 import {
   completeTask,
   recordAttemptFailure,
   requestInput,
   saveCheckpoint,
-} from '../fenced-task-writes.js';
-import { claimLease, releaseLease, renewLease } from '../lease.js';
-import { flagListenedTasks } from '../listen-repository.js';
-import { deleteExpiredTasks, expireTasks } from '../sweeper-repository.js';
-import { createTask, recordInputResponses, requestCancel } from '../task-repository.js';
+} from '../lease/fenced-task-writes.js';
+import { claimLease, releaseLease, renewLease } from '../lease/lease.js';
+import { flagListenedTasks } from '../rows/listen-repository.js';
+import { deleteExpiredTasks, expireTasks } from '../sweeper/sweeper-repository.js';
+import { createTask, recordInputResponses, requestCancel } from '../rows/task-repository.js';
 import { answerInputForOperator, cancelTasksForOperator } from './console-actions.js';
 import { countTasksForOperator, listTasksForOperator } from './console-queries.js';
 import { stepStartsFolded } from '../migrations/0021-step-starts-folded.js';

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { JsonObject } from '@mcp-tasks/tasks';
-import type { Db } from '../database.js';
+import type { Db } from '../db/database.js';
 import { eventsOfRow, type TaskEvent } from './history-rows.js';
 
 export type { TaskEvent } from './history-rows.js';

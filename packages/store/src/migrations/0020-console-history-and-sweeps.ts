@@ -81,7 +81,7 @@ export const STEP_STARTED_ROWS = sql`
 /**
  * Issue 27's console, completed:
  * - `step_started`: the worker starts step N+1 in the same loop iteration as the claim or the
- *   checkpoint of step N commits, with no write in between (apps/worker/src/step-loop.ts), so the
+ *   checkpoint of step N commits, with no write in between (apps/worker/src/attempt/step-loop.ts), so the
  *   trigger records the start with that write instead of the worker paying one more round trip
  *   per step. Not written when a cancel is already requested (the worker settles it instead of
  *   starting a step). A step's end is its `checkpoint`, or the settle event of the last step.

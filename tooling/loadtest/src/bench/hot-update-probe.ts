@@ -22,7 +22,7 @@ import {
   createDb,
   createTasks,
   expireTaskBatch,
-  markEnqueued,
+  markWakeUpSent,
   migrateToLatest,
   recordInputResponses,
   renewLease,
@@ -144,7 +144,7 @@ async function runVariant(variant: Variant): Promise<{
       return which.length;
     };
     const markAll = async (which: readonly string[]) => {
-      for (const batch of chunks(which, 500)) await markEnqueued(db, batch);
+      for (const batch of chunks(which, 500)) await markWakeUpSent(db, batch);
       return Math.ceil(which.length / 500);
     };
 

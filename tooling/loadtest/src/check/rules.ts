@@ -238,7 +238,7 @@ export function checkForeignRead({ request, reply, ownerTenant }: ForeignRead): 
   ];
 }
 
-/** The outcome a worker logs for a step that ended after its lease deadline (apps/worker/src/step-log.ts). */
+/** The outcome a worker logs for a step that ended after its lease deadline (apps/worker/src/attempt/step-log.ts). */
 export const LEASE_EXPIRED_OUTCOME = 'lease-expired';
 
 /**

@@ -119,7 +119,7 @@ export const ChaosRoundsRecordSchema = z.object({
   plans: z.array(z.object({ plan: z.string(), rounds: z.number().int().nonnegative() })),
 });
 
-/** One line of a worker's step log (STEP_LOG=on, apps/worker/src/step-log.ts). */
+/** One line of a worker's step log (STEP_LOG=on, apps/worker/src/attempt/step-log.ts). */
 export const StepRecordSchema = z.object({
   kind: z.literal('step'),
   phase: z.enum(['start', 'end']),

@@ -5,7 +5,7 @@ import { StepRecordSchema, type StepRecord } from './records.js';
 
 /**
  * Turns one line of a worker's stdout into a step record, or undefined for every other line. The
- * worker writes these with STEP_LOG=on (apps/worker/src/step-log.ts); `worker` comes from the
+ * worker writes these with STEP_LOG=on (apps/worker/src/attempt/step-log.ts); `worker` comes from the
  * line's `workerId`.
  */
 export function parseStepLogLine(line: string): StepRecord | undefined {

@@ -1,0 +1,241 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newTaskId } from '@mcp-tasks/tasks';
+import { createStoreFixture, newTask, rawRow, type StoreFixture } from '../../test/helpers.js';
+import { createBatchedLeaseWrites, type BatchedLeaseWrites } from './batched-lease-writes.js';
+import { createDb, type Db } from '../db/database.js';
+import { StaleLeaseError } from '../errors.js';
+import type { FinalWrite } from './fenced-task-writes.js';
+import { claimLease, type Fence } from './lease.js';
+import { createTask } from '../rows/task-repository.js';
+
+let fixture: StoreFixture;
+let db: Db;
+/** The same database through a query log, to count the statements each batch costs. */
+let loggedDb: Db;
+let statements: string[] = [];
+beforeAll(async () => {
+  fixture = await createStoreFixture('batched_lease');
+  db = fixture.db;
+  loggedDb = createDb({
+    connectionString: fixture.database.connectionString,
+    // Failed statements too ('error' events).
+    log: (event) => {
+      statements.push(event.query.sql);
+    },
+  });
+});
+afterAll(async () => {
+  await loggedDb.destroy();
+  await fixture.close();
+});
+
+const writes = (): BatchedLeaseWrites =>
+  createBatchedLeaseWrites({ db: loggedDb, workerId: 'worker-b', leaseMs: 30_000 });
+
+async function freshTasks(count: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < count; i += 1) ids.push((await createTask(db, newTask())).task.id);
+  return ids;
+}
+
+async function claimed(count: number): Promise<Fence[]> {
+  const fences: Fence[] = [];
+  for (const id of await freshTasks(count)) {
+    const claim = await claimLease(db, id, 'worker-b', 30_000);
+    fences.push(claim!.fence);
+  }
+  return fences;
+}
+
+describe('batched claims', () => {
+  it('claims that arrive together share one statement, each caller getting its own claim', async () => {
+    const ids = await freshTasks(3);
+    statements = [];
+    const claims = await Promise.all(ids.map((id) => writes().claim(id)));
+    // Three batchers, three statements: the batch is per worker, not global.
+    expect(statements).toHaveLength(3);
+
+    const shared = writes();
+    const more = await freshTasks(4);
+    statements = [];
+    const batch = await Promise.all(more.map((id) => shared.claim(id)));
+    expect(statements).toHaveLength(1);
+    expect(statements[0]).toContain('ANY(');
+    expect(batch.map((claim) => claim?.fence)).toEqual(
+      more.map((taskId) => ({ taskId, epoch: 1 })),
+    );
+    for (const [index, claim] of batch.entries()) {
+      expect(claim!.task).toMatchObject({
+        id: more[index],
+        status: 'working',
+        attempts: 1,
+        lease: { owner: 'worker-b', epoch: 1 },
+      });
+    }
+    expect(claims.every((claim) => claim !== null)).toBe(true);
+  });
+
+  it('a lone claim goes out at once, alone in its statement', async () => {
+    const [id] = await freshTasks(1);
+    statements = [];
+    const claim = await writes().claim(id!);
+    expect(claim?.fence).toEqual({ taskId: id, epoch: 1 });
+    expect(statements).toHaveLength(1);
+  });
+
+  it('answers null for a held task, a malformed id and a second delivery of the same wake-up when nothing else waits', async () => {
+    const [free, held] = await freshTasks(2);
+    await claimLease(db, held!, 'worker-other', 30_000);
+    const shared = writes();
+    statements = [];
+    const answers = await Promise.all([
+      shared.claim(free!),
+      shared.claim(held!),
+      shared.claim('not-a-task-id'),
+      shared.claim(free!),
+    ]);
+    expect(statements).toHaveLength(1);
+    expect(answers.map((claim) => claim?.fence ?? null)).toEqual([
+      { taskId: free, epoch: 1 },
+      null,
+      null,
+      null,
+    ]);
+    expect((await rawRow(db, held!))?.lease_owner).toBe('worker-other');
+  });
+});
+
+describe('batched last writes', () => {
+  it('completions, failures and cancels that arrive together share one statement', async () => {
+    const fences = await claimed(3);
+    const finals: FinalWrite[] = [
+      {
+        status: 'completed',
+        result: { content: [{ type: 'text', text: 'ok' }] },
+        statusMessage: 'Done.',
+      },
+      { status: 'failed', error: { code: -32603, message: 'boom' }, statusMessage: 'Failed: boom' },
+      { status: 'cancelled', statusMessage: 'Stopped by the tool.' },
+    ];
+    const shared = writes();
+    statements = [];
+    await Promise.all(fences.map((fence, index) => shared.writeFinal(fence, finals[index]!)));
+    expect(statements).toHaveLength(1);
+
+    const rows = await Promise.all(fences.map((fence) => rawRow(db, fence.taskId)));
+    expect(
+      rows.map((row) => ({
+        status: row!.status,
+        result: row!.result,
+        error: row!.error,
+        statusMessage: row!.status_message,
+        leaseOwner: row!.lease_owner,
+        leaseExpiresAt: row!.lease_expires_at,
+        epoch: row!.lease_epoch,
+      })),
+    ).toEqual([
+      {
+        status: 'completed',
+        result: { content: [{ type: 'text', text: 'ok' }] },
+        error: null,
+        statusMessage: 'Done.',
+        leaseOwner: null,
+        leaseExpiresAt: null,
+        epoch: 1,
+      },
+      {
+        status: 'failed',
+        result: null,
+        error: { code: -32603, message: 'boom' },
+        statusMessage: 'Failed: boom',
+        leaseOwner: null,
+        leaseExpiresAt: null,
+        epoch: 1,
+      },
+      {
+        status: 'cancelled',
+        result: null,
+        error: null,
+        statusMessage: 'Stopped by the tool.',
+        leaseOwner: null,
+        leaseExpiresAt: null,
+        epoch: 1,
+      },
+    ]);
+  });
+
+  it('a fence that no longer holds loses alone, with StaleLeaseError, and its row is unchanged', async () => {
+    const [kept, superseded] = await claimed(2);
+    // Another worker took the second task over (its lease is made to look expired first).
+    await db
+      .updateTable('tasks')
+      .set({ lease_expires_at: new Date(Date.now() - 60_000) })
+      .where('id', '=', superseded!.taskId)
+      .execute();
+    await claimLease(db, superseded!.taskId, 'worker-other', 30_000);
+    const before = await rawRow(db, superseded!.taskId);
+
+    const shared = writes();
+    statements = [];
+    const outcomes = await Promise.allSettled([
+      shared.writeFinal(kept!, { status: 'cancelled', statusMessage: 'bye' }),
+      shared.writeFinal(superseded!, { status: 'cancelled', statusMessage: 'bye' }),
+    ]);
+    expect(statements).toHaveLength(1);
+    expect(outcomes[0]).toEqual({ status: 'fulfilled', value: undefined });
+    expect(outcomes[1]).toEqual({
+      status: 'rejected',
+      reason: new StaleLeaseError(superseded!.taskId, superseded!.epoch),
+    });
+    expect((await rawRow(db, kept!.taskId))?.status).toBe('cancelled');
+    expect(await rawRow(db, superseded!.taskId)).toEqual(before);
+  });
+
+  it('a row the database refuses fails only its own write: the batch goes again one by one', async () => {
+    const [good, bad] = await claimed(2);
+    const shared = writes();
+    statements = [];
+    const outcomes = await Promise.allSettled([
+      shared.writeFinal(good!, {
+        status: 'completed',
+        result: { content: [] },
+        statusMessage: null,
+      }),
+      // A result that is not an object breaks the tasks_result_iff_completed check.
+      shared.writeFinal(bad!, {
+        status: 'completed',
+        result: ['not', 'an', 'object'] as unknown as { content: [] },
+        statusMessage: null,
+      }),
+    ]);
+    // The batch, then each write on its own.
+    expect(statements).toHaveLength(3);
+    expect(outcomes[0]).toEqual({ status: 'fulfilled', value: undefined });
+    expect(outcomes[1]).toMatchObject({
+      status: 'rejected',
+      reason: { code: '23514', constraint: 'tasks_result_iff_completed' },
+    });
+    expect((await rawRow(db, good!.taskId))?.status).toBe('completed');
+    expect(await rawRow(db, bad!.taskId)).toMatchObject({
+      status: 'working',
+      lease_owner: 'worker-b',
+    });
+  });
+
+  it('a lone write goes out at once as its single-row statement', async () => {
+    const [fence] = await claimed(1);
+    statements = [];
+    await writes().writeFinal(fence!, { status: 'cancelled', statusMessage: null });
+    expect(statements).toHaveLength(1);
+    expect(statements[0]).not.toContain('unnest');
+    expect((await rawRow(db, fence!.taskId))?.status).toBe('cancelled');
+  });
+});
+
+it('an unknown task id in a claim batch is just not claimed', async () => {
+  const [id] = await freshTasks(1);
+  const shared = writes();
+  const [claim, missing] = await Promise.all([shared.claim(id!), shared.claim(newTaskId())]);
+  expect(claim?.fence.taskId).toBe(id);
+  expect(missing).toBeNull();
+});

@@ -1,0 +1,378 @@
+import { createConsoleService, type ConsoleService } from '../console/console-service.js';
+import type { InputResponses, Task, TaskOwner, TaskView } from '@mcp-tasks/tasks';
+import { context, trace, SpanStatusCode, type Span } from '@opentelemetry/api';
+import { contextFromCarrier, linkTo } from '@mcp-tasks/tracing';
+import type { Db } from '../db/database.js';
+import { flagListenedTasks } from '../rows/listen-repository.js';
+import { CreateOverloadedError, ReplicaLagError, StoreUnavailableError } from '../errors.js';
+import { createNaturalBatcher, singleOrShared, type BatchOutcome } from '../db/natural-batcher.js';
+import { createOutbox, type WakeUpQueue } from '../wake-up/outbox.js';
+import { createReplicaWaiter, replicaNotCaughtUp } from '../db/replica.js';
+import {
+  createTasks,
+  getTaskForPrincipal,
+  getTasksForPrincipal,
+  mayHaveCommitted,
+  recordInputResponses,
+  requestCancel,
+  type CreatedTask,
+  type NewTask,
+} from '../rows/task-repository.js';
+import {
+  getTaskViewForPrincipal,
+  getTaskViewsForPrincipals,
+  type TaskViewKey,
+} from './task-view.js';
+import { createWithdrawals } from './withdrawals.js';
+
+export interface TaskService {
+  /**
+   * Returns once the row is committed and readable; the wake-up follows (settleWakeUps), and its
+   * failure is reported, not thrown (the sweeper retries). Repeating a create (same id, owner and
+   * operation) returns the existing task and wakes nothing, unless it was never woken
+   * (see CreateOptions). Every failure leaves nothing that will run unless `kept` says so:
+   * CreateOverloadedError (refused before it was sent), ReplicaLagError (the read replica lags
+   * past the bound), StoreUnavailableError (the database or the replica failed), a domain error
+   * of this input alone (TaskIdConflictError, UnstorableArgumentsError), or whatever `onTaken`
+   * threw (the caller left before its create was sent).
+   */
+  createAndWake(input: NewTask, options?: CreateOptions): Promise<Task>;
+  submitInputResponses(
+    owner: TaskOwner,
+    taskId: string,
+    responses: InputResponses,
+  ): Promise<{ found: boolean }>;
+  cancel(owner: TaskOwner, taskId: string): Promise<{ found: boolean }>;
+  /**
+   * What the owner may see of a task (tasks/get); reads the replica when one is configured, and
+   * the primary when the replica has no such task (it may lag behind the create).
+   */
+  getTaskView(
+    owner: TaskOwner,
+    taskId: string,
+    options?: ReadOptions,
+  ): Promise<TaskView | undefined>;
+  /** The owner's task as the primary has it (tasks/update checks answers against it). */
+  getTask(owner: TaskOwner, taskId: string): Promise<Task | undefined>;
+  /** The owner's tasks among `taskIds`, from the primary (listen loads, right after a change). */
+  getTasks(owner: TaskOwner, taskIds: readonly string[]): Promise<Task[]>;
+  /**
+   * Flags the owner's tasks so their changes are announced for `ttlMs` (see flagListenedTasks);
+   * a stream open longer calls it again to renew the flags.
+   */
+  flagListened(
+    owner: TaskOwner,
+    taskIds: readonly string[],
+    options?: { ttlMs?: number },
+  ): Promise<void>;
+  /**
+   * Resolves when every created task's wake-up has been sent or reported lost. A create returns
+   * before its wake-up is sent (see Outbox.wakeAfterReply); call this before closing the queue.
+   */
+  settleWakeUps(): Promise<void>;
+  /** The operator console's reads and actions (across owners, within an operator's scope). */
+  readonly console: ConsoleService;
+  /** Readiness checks: `postgres` (the primary), and `postgres_read` when a replica is configured. */
+  readonly databaseChecks: readonly DatabaseCheck[];
+}
+
+export interface DatabaseCheck {
+  name: 'postgres' | 'postgres_read';
+  check: () => Promise<void>;
+}
+
+export interface CreateOptions {
+  /**
+   * The id is derived from the request (the final MRTR round), so a client's retry names this
+   * task again. After a replica-lag timeout such a task is kept, not withdrawn: the retry must get
+   * a task that will run, never a handle to one the server cancelled (also when another replica
+   * hands it to the retry while this wait is timing out). A repeat wakes it if nobody has.
+   */
+  derivedId?: boolean;
+  /**
+   * Called when the create is taken from the queue into an INSERT, just before it is sent. If it
+   * throws (the request timed out or its client left while it waited), the create is dropped,
+   * nothing is sent, and createAndWake rejects with that error.
+   */
+  onTaken?: () => void;
+}
+
+export interface ReadOptions {
+  /** As CreateOptions.onTaken: a poll whose caller is gone is dropped before its read is sent. */
+  onTaken?: () => void;
+}
+
+export interface TaskServiceOptions {
+  db: Db;
+  /** A streaming replica the gateway reads from; creation waits until it has the row (R11). */
+  readDb?: Db;
+  visibilityTimeoutMs?: number;
+  wakeUpQueue: WakeUpQueue;
+  /** Told about a wake-up (or mark) that failed; the task is still durable and the sweeper will find it. */
+  onWakeUpError?: (taskId: string, error: unknown) => void;
+  /** Creates inserted (and enqueued) together at most; default 256. */
+  createBatchSize?: number;
+  /** Created tasks' wake-ups not yet sent beyond which a create waits for its own; default 1024. */
+  maxPendingWakeUps?: number;
+  /**
+   * Creates waiting for the next INSERT at most (the one in flight not counted); one more is
+   * refused with CreateOverloadedError. Default 2048.
+   */
+  maxWaitingCreates?: number;
+  /** How long a create may wait for its INSERT; then it is refused unsent. Default 5000 ms. */
+  maxCreateWaitMs?: number;
+  /** Told when a failed create could not be withdrawn within the visibility timeout (it may run). */
+  onWithdrawGiveUp?: (taskIds: readonly string[], error: unknown) => void;
+}
+
+const DEFAULT_VISIBILITY_TIMEOUT_MS = 2_000;
+const DEFAULT_CREATE_BATCH = 256;
+export const DEFAULT_MAX_WAITING_CREATES = 2048;
+export const DEFAULT_MAX_CREATE_WAIT_MS = 5_000;
+
+const tracer = trace.getTracer('@mcp-tasks/store');
+
+/**
+ * The batch's one INSERT as one span (docs/tracing.md), only when some create in it is traced:
+ * a child of the first traced create's request, linked from every traced create's request, so
+ * each create's trace shows the statement it shared.
+ */
+function startInsertSpan(creates: readonly PendingCreate[]): Span | undefined {
+  const carriers = creates.flatMap((create) =>
+    create.input.traceContext === undefined ? [] : [create.input.traceContext],
+  );
+  if (carriers.length === 0) return undefined;
+  return tracer.startSpan(
+    'tasks.insert',
+    {
+      attributes: { 'mcp_tasks.batch.size': creates.length, 'db.system.name': 'postgresql' },
+      links: carriers.flatMap((carrier) => linkTo(carrier.traceparent)),
+    },
+    contextFromCarrier(carriers[0]),
+  );
+}
+
+/** A span from the deferred wake-up's scheduling until BullMQ took it (or it was reported lost). */
+function endWakeUpSpan(taskId: string): (sent: boolean) => void {
+  const span = tracer.startSpan('tasks.wake_up', {
+    attributes: { 'mcp_tasks.task.id': taskId, 'messaging.system': 'bullmq' },
+  });
+  return (sent) => {
+    if (!sent)
+      span.setStatus({
+        code: SpanStatusCode.ERROR,
+        message: 'wake-up lost; the sweeper will send it',
+      });
+    span.end();
+  };
+}
+
+/** One create as the batcher carries it. */
+interface PendingCreate {
+  input: NewTask;
+  derivedId: boolean;
+}
+
+/**
+ * The one door into the store for the gateway, and the start of the outbox sequence "commit ->
+ * wait until readable -> wake". Commit first, so the queue never names a task Postgres does not
+ * have; wake after the row is readable everywhere, so a worker or a client on any replica finds
+ * it. The wake-up step itself (and when it marks the row) is outbox.ts. At-least-once wake-ups;
+ * claimLease dedupes. Reads go where they always went: tasks/get to the replica when configured,
+ * everything else to the primary.
+ *
+ * Creates are batched naturally (natural-batcher.ts): those that arrive while an INSERT is in
+ * flight go in the next one, one statement for all, and likewise their replica wait (one poll)
+ * and their wake-ups (one addBulk). Each caller still gets only its own outcome, after its own
+ * row committed and is readable. A create's wake-up is sent just after its reply, not before
+ * (Outbox.wakeAfterReply): the row is the record and the sweeper recovers a lost wake-up, so the
+ * reply need not wait for Redis.
+ */
+export function createTaskService(options: TaskServiceOptions): TaskService {
+  const { db, readDb } = options;
+  const visibilityTimeoutMs = options.visibilityTimeoutMs ?? DEFAULT_VISIBILITY_TIMEOUT_MS;
+  const maxBatchSize = options.createBatchSize ?? DEFAULT_CREATE_BATCH;
+
+  const withdrawals = createWithdrawals({
+    db,
+    retryForMs: visibilityTimeoutMs,
+    onGiveUp: options.onWithdrawGiveUp,
+  });
+  /**
+   * One INSERT for the batch. Each create gets its own outcome; if the statement failed for all
+   * and may have committed, a withdraw of the fresh ids starts before anyone is answered and is
+   * retried until it lands, within the visibility timeout, which the sweeper's grace exceeds: so
+   * no caller is told "failed" about a task that will run (a derived id is kept: its retry names
+   * it again).
+   */
+  const insertBatch = async (
+    creates: readonly PendingCreate[],
+  ): Promise<BatchOutcome<CreatedTask>[]> => {
+    const span = startInsertSpan(creates);
+    try {
+      const insertAll = () =>
+        createTasks(
+          db,
+          creates.map((create) => create.input),
+        );
+      return await (span === undefined
+        ? insertAll()
+        : context.with(trace.setSpan(context.active(), span), insertAll));
+    } catch (error) {
+      span?.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
+      // Not awaited: the database that just failed may hold the withdraw as long as it held the
+      // INSERT; it is retried until it lands, within the visibility timeout (see withdrawals.ts).
+      if (mayHaveCommitted(error)) {
+        void withdrawals.withdraw(
+          creates.filter((create) => !create.derivedId).map((create) => create.input),
+        );
+      }
+      return creates.map(({ input, derivedId }) => ({
+        ok: false,
+        error: new StoreUnavailableError(input.id, derivedId, { cause: error }),
+      }));
+    } finally {
+      span?.end();
+    }
+  };
+  const insert = createNaturalBatcher<PendingCreate, CreatedTask>({
+    maxBatchSize,
+    maxWaiting: options.maxWaitingCreates ?? DEFAULT_MAX_WAITING_CREATES,
+    maxWaitMs: options.maxCreateWaitMs ?? DEFAULT_MAX_CREATE_WAIT_MS,
+    overloaded: (bound, limit) =>
+      new CreateOverloadedError(bound === 'length' ? 'queue_length' : 'queue_age', limit),
+    run: insertBatch,
+  });
+  const replica =
+    readDb === undefined
+      ? undefined
+      : createReplicaWaiter(readDb, { timeoutMs: visibilityTimeoutMs });
+  const outbox = createOutbox({
+    db,
+    wakeUpQueue: options.wakeUpQueue,
+    onWakeUpError: options.onWakeUpError,
+    maxBatchSize,
+    maxPendingWakeUps: options.maxPendingWakeUps,
+  });
+  const getTaskView = createViewReader(db, readDb, maxBatchSize);
+  const databaseChecks = databaseChecksOf(db, readDb);
+
+  return {
+    async createAndWake(input, createOptions = {}) {
+      const derivedId = createOptions.derivedId === true;
+      const { task, created, woken } = await insert(
+        { input, derivedId },
+        { onTaken: createOptions.onTaken },
+      );
+      const traced = input.traceContext !== undefined;
+      if (replica !== undefined) {
+        const span = traced
+          ? tracer.startSpan('tasks.replica_wait', { attributes: { 'mcp_tasks.task.id': task.id } })
+          : undefined;
+        try {
+          await replica.waitUntilReadable(task.id);
+        } catch (error) {
+          span?.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
+          // A fresh random id: the client gets an error, not a handle, and no retry can ever name
+          // this task, so withdraw it (unheld and never enqueued, so cancelled at once) before the
+          // sweeper runs work nobody can see. A derived id is kept: the retry names it again.
+          // A repeat of an earlier create keeps its task: that one's handle was already given out.
+          // A withdraw that fails is retried in the background; the answer stays the wait's.
+          const kept = !created || derivedId;
+          if (!kept) await withdrawals.withdraw([input]);
+          if (error instanceof ReplicaLagError) throw error;
+          throw new StoreUnavailableError(task.id, kept, { cause: error });
+        } finally {
+          span?.end();
+        }
+      }
+      // A repeat wakes nothing twice: a derived-id repeat wakes only a task no wake-up is known
+      // to have reached (its first create may have failed its replica wait before enqueueing),
+      // and the created job's id is the task id, so if that first wake-up is still queued the
+      // add is a no-op (BullMQ keeps one job per id while it exists).
+      const neverWoken = derivedId && !created && !woken && task.status === 'working';
+      if (created || neverWoken) {
+        await outbox.wakeAfterReply(task.id, traced ? endWakeUpSpan(task.id) : undefined);
+      }
+      return task;
+    },
+    async submitInputResponses(owner, taskId, responses) {
+      const { found, resumed } = await recordInputResponses(db, owner, taskId, responses);
+      if (resumed) await outbox.wake(taskId, 'resumed');
+      return { found };
+    },
+    async cancel(owner, taskId) {
+      // A held task learns of the request from its next renewLease; the change feed tells watchers.
+      const { found } = await requestCancel(db, owner, taskId);
+      return { found };
+    },
+    getTaskView,
+    getTask: (owner, taskId) => getTaskForPrincipal(db, owner.tenant, owner.principal, taskId),
+    getTasks: (owner, taskIds) => getTasksForPrincipal(db, owner.tenant, owner.principal, taskIds),
+    flagListened: (owner, taskIds, flagOptions) =>
+      flagListenedTasks(db, owner, taskIds, flagOptions),
+    settleWakeUps: async () => {
+      await Promise.all([outbox.settle(), withdrawals.settle()]);
+    },
+    databaseChecks,
+    console: createConsoleService({
+      db,
+      readDb,
+      wakeResumed: (taskId) => outbox.wake(taskId, 'resumed'),
+    }),
+  };
+}
+
+/**
+ * The task service's poll: reads batched naturally like creates, on the replica when there is one,
+ * a replica's miss asked again of the primary.
+ */
+function createViewReader(
+  db: Db,
+  readDb: Db | undefined,
+  maxBatchSize: number,
+): TaskService['getTaskView'] {
+  // Polls batched naturally like creates: a lone poll is read at once with its own statement,
+  // polls that arrive while a read is in flight share the next one.
+  const viewReader = (source: Db) =>
+    createNaturalBatcher<TaskViewKey, TaskView | undefined>({
+      maxBatchSize,
+      run: singleOrShared({
+        single: ({ tenant, principal, taskId }) =>
+          getTaskViewForPrincipal(source, tenant, principal, taskId),
+        shared: async (keys) =>
+          (await getTaskViewsForPrincipals(source, keys)).map((value) => ({ ok: true, value })),
+      }),
+    });
+  const readView = viewReader(readDb ?? db);
+  /**
+   * A miss on a replica is asked again of the primary (ADR 0007): behind a reader endpoint the
+   * next read may reach a replica that lags more than the one the create waited for, and a
+   * handle the client was given must never be "not found". The misses share one statement at a
+   * time (natural batching), so ids that exist nowhere cost the primary at most one query in
+   * flight per gateway, however many arrive. A replica that has not replayed the schema the read
+   * needs (a migration just ran) counts as a miss too.
+   */
+  const readMissOnPrimary = readDb === undefined ? undefined : viewReader(db);
+  return async (owner, taskId, readOptions) => {
+    const key = { tenant: owner.tenant, principal: owner.principal, taskId };
+    if (readMissOnPrimary === undefined) return readView(key, readOptions);
+    let view: TaskView | undefined;
+    try {
+      view = await readView(key, readOptions);
+    } catch (error) {
+      if (!replicaNotCaughtUp(error)) throw error;
+    }
+    return view ?? readMissOnPrimary(key, readOptions);
+  };
+}
+
+/** Readiness checks: the primary, and the read replica when there is one. */
+function databaseChecksOf(db: Db, readDb: Db | undefined): DatabaseCheck[] {
+  const ping = (target: Db) => async (): Promise<void> => {
+    await target.selectNoFrom((eb) => eb.val(1).as('one')).execute();
+  };
+  const databaseChecks: DatabaseCheck[] = [{ name: 'postgres', check: ping(db) }];
+  if (readDb !== undefined) databaseChecks.push({ name: 'postgres_read', check: ping(readDb) });
+  return databaseChecks;
+}
