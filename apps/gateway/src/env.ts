@@ -1,8 +1,4 @@
-import {
-  wakeUpGraceProblem,
-  parseDatabaseSettings,
-  type DatabaseSettings,
-} from '@mcp-tasks/store';
+import { wakeUpGraceProblem, parseDatabaseSettings, type DatabaseSettings } from '@mcp-tasks/store';
 import { redisEndpointFromEnv, type RedisEndpoint } from '@mcp-tasks/queue';
 import { TOOL_PACKS } from '@mcp-tasks/tools';
 import { parseTracingEnv, type TracingSettings } from '@mcp-tasks/tracing';
