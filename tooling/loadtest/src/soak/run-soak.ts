@@ -84,13 +84,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakRun> {
   const dir = options.dir ?? (await mkdtemp(join(tmpdir(), 'soak-')));
   await mkdir(dir, { recursive: true });
   const historyPath = join(dir, 'history.jsonl');
-  const windowMs = options.windowS * 1_000;
   const latency: SoakLatency = { create: createWindowedLatency(), get: createWindowedLatency() };
-  const windowCounts: { created: number; terminal: number; errors: number; shed: number }[] = [];
-  const counts = (w: number) =>
-    (windowCounts[w] ??= { created: 0, terminal: 0, errors: 0, shed: 0 });
-  let loadStart = performance.now();
-  const windowOf = () => Math.floor((performance.now() - loadStart) / windowMs);
+  const clock = createWindowClock(options.windowS * 1_000);
+  const { counts, windowOf } = clock;
   const recorder = tapLatencies(createHistoryRecorder(historyPath), (method, ms, failed) => {
     const w = windowOf();
     if (failed) counts(w).errors += 1;
@@ -116,8 +112,6 @@ export async function runSoak(options: SoakOptions): Promise<SoakRun> {
   recordRunHeader(recorder, options, taskBoundMs, postgresSettings);
   const windows: SoakWindow[] = [];
   const lifecycles = createLifecycles(ctx, options, () => (counts(windowOf()).terminal += 1));
-  const { running } = lifecycles;
-  let started = 0;
   // Ctrl-C ends the load early: the processes still stop, and what was sampled is reported. A
   // terminal's Ctrl-C reaches the process more than once (pnpm and tsx pass it on as well), so
   // the handler stays until the teardown is done: a second signal must not kill it half-way.
@@ -130,46 +124,12 @@ export async function runSoak(options: SoakOptions): Promise<SoakRun> {
   process.on('SIGINT', interrupt);
   process.on('SIGTERM', interrupt);
   try {
-    let previous = await sampler.sample();
-    loadStart = performance.now();
-    options.log(
-      `soak: ${options.ratePerS.toFixed(1)} lifecycles/s for ${options.durationS} s, a sample every ${options.windowS} s; ttl ${options.ttlMs} ms, retention ${options.retentionMs} ms; history ${historyPath}`,
+    await driveLoad(
+      options,
+      historyPath,
+      { clock, sampler, lifecycles, latency, windows },
+      () => interrupted,
     );
-    const endAt = loadStart + options.durationS * 1_000;
-    const windowCount = Math.max(1, Math.floor(options.durationS / options.windowS));
-    let nextSampleAt = loadStart + windowMs;
-    while (windows.length < windowCount && lifecycles.failure() === undefined && !interrupted) {
-      const due = Math.floor(
-        ((Math.min(performance.now(), endAt) - loadStart) / 1_000) * options.ratePerS,
-      );
-      for (; started < due; started += 1) {
-        if (running.size >= options.maxInFlight) counts(windowOf()).shed += 1;
-        else lifecycles.start();
-      }
-      if (performance.now() >= nextSampleAt) {
-        const index = windows.length;
-        const storage = await sampler.sample();
-        windows.push(
-          windowRecord(
-            index,
-            options.windowS,
-            counts(index),
-            latency,
-            storage,
-            previous,
-            running.size,
-          ),
-        );
-        previous = storage;
-        options.log(describeWindow(windows.at(-1)!));
-        nextSampleAt += windowMs;
-      }
-      await sleep(TICK_MS);
-    }
-    const failure = lifecycles.failure();
-    if (failure !== undefined) throw failure;
-    options.log(`soak: load done; waiting for ${running.size} lifecycles to end`);
-    await Promise.all(running);
   } catch (error) {
     options.log(`soak: stopped: ${describe(error)}`);
     throw error;
@@ -327,6 +287,83 @@ function createLifecycles(ctx: LoadContext, options: SoakOptions, onTerminal: ()
     start,
     failure: () => failure,
   };
+}
+
+type WindowCounts = { created: number; terminal: number; errors: number; shed: number };
+
+/** The run's windows: which one it is now (from the load's start), and what each counted. */
+function createWindowClock(windowMs: number) {
+  const windowCounts: WindowCounts[] = [];
+  let loadStart = performance.now();
+  return {
+    counts: (w: number) => (windowCounts[w] ??= { created: 0, terminal: 0, errors: 0, shed: 0 }),
+    windowOf: () => Math.floor((performance.now() - loadStart) / windowMs),
+    /** The load starts now: window 0 begins. */
+    start: () => (loadStart = performance.now()),
+  };
+}
+
+/**
+ * The open loop: lifecycles started at the rate (shed past maxInFlight), a storage sample at
+ * the end of each window, until the last window, a failure or an interrupt; then the running
+ * lifecycles are awaited.
+ */
+async function driveLoad(
+  options: SoakOptions,
+  historyPath: string,
+  run: {
+    clock: ReturnType<typeof createWindowClock>;
+    sampler: StorageSampler;
+    lifecycles: ReturnType<typeof createLifecycles>;
+    latency: SoakLatency;
+    windows: SoakWindow[];
+  },
+  interrupted: () => boolean,
+): Promise<void> {
+  const { clock, sampler, lifecycles, latency, windows } = run;
+  const { running } = lifecycles;
+  let started = 0;
+  let previous = await sampler.sample();
+  const loadStart = clock.start();
+  options.log(
+    `soak: ${options.ratePerS.toFixed(1)} lifecycles/s for ${options.durationS} s, a sample every ${options.windowS} s; ttl ${options.ttlMs} ms, retention ${options.retentionMs} ms; history ${historyPath}`,
+  );
+  const endAt = loadStart + options.durationS * 1_000;
+  const windowMs = options.windowS * 1_000;
+  const windowCount = Math.max(1, Math.floor(options.durationS / options.windowS));
+  let nextSampleAt = loadStart + windowMs;
+  while (windows.length < windowCount && lifecycles.failure() === undefined && !interrupted()) {
+    const due = Math.floor(
+      ((Math.min(performance.now(), endAt) - loadStart) / 1_000) * options.ratePerS,
+    );
+    for (; started < due; started += 1) {
+      if (running.size >= options.maxInFlight) clock.counts(clock.windowOf()).shed += 1;
+      else lifecycles.start();
+    }
+    if (performance.now() >= nextSampleAt) {
+      const index = windows.length;
+      const storage = await sampler.sample();
+      windows.push(
+        windowRecord(
+          index,
+          options.windowS,
+          clock.counts(index),
+          latency,
+          storage,
+          previous,
+          running.size,
+        ),
+      );
+      previous = storage;
+      options.log(describeWindow(windows.at(-1)!));
+      nextSampleAt += windowMs;
+    }
+    await sleep(TICK_MS);
+  }
+  const failure = lifecycles.failure();
+  if (failure !== undefined) throw failure;
+  options.log(`soak: load done; waiting for ${running.size} lifecycles to end`);
+  await Promise.all(running);
 }
 
 function windowRecord(
