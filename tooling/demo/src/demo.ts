@@ -119,17 +119,8 @@ async function waitFor(
 
 // --- spawn mode: today's self-contained stack -------------------------------------------------
 
-async function spawnStack(): Promise<{
-  url: string;
-  secondUrl: string;
-  control: ProcessControl;
-  stop(): Promise<void>;
-}> {
-  const baseUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-  const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-  const suffix = `${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
-  const dbName = `mcpt_demo_${suffix}`;
-  const databaseUrl = Object.assign(new URL(baseUrl), { pathname: `/${dbName}` }).toString();
+/** The gateways' and workers' environment: a database and Redis prefix of this run's own. */
+function spawnEnv(suffix: string, databaseUrl: string, redisUrl: string) {
   const shared = {
     DATABASE_URL: databaseUrl,
     REDIS_URL: redisUrl,
@@ -148,6 +139,35 @@ async function spawnStack(): Promise<{
     SWEEP_INTERVAL_MS: '500',
     REPORT_STEP_MS: '700',
   };
+  return { gatewayEnv, workerEnv };
+}
+
+async function createDatabase(baseUrl: string, dbName: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: baseUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE "${dbName}"`);
+  await admin.end();
+}
+
+async function dropDatabase(baseUrl: string, dbName: string): Promise<void> {
+  const cleanup = new pg.Client({ connectionString: baseUrl });
+  await cleanup.connect();
+  await cleanup.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
+  await cleanup.end();
+}
+
+async function spawnStack(): Promise<{
+  url: string;
+  secondUrl: string;
+  control: ProcessControl;
+  stop(): Promise<void>;
+}> {
+  const baseUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+  const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  const suffix = `${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
+  const dbName = `mcpt_demo_${suffix}`;
+  const databaseUrl = Object.assign(new URL(baseUrl), { pathname: `/${dbName}` }).toString();
+  const { gatewayEnv, workerEnv } = spawnEnv(suffix, databaseUrl, redisUrl);
   // The builds on plain node, their output straight to this terminal; the gateways on ephemeral
   // ports (the demo never collides with a running stack or another run), ready at /readyz.
   const launch = { build: 'dist', stdio: 'inherit', readyPath: '/readyz' } as const;
@@ -162,10 +182,7 @@ async function spawnStack(): Promise<{
       waitReady: false,
     });
 
-  const admin = new pg.Client({ connectionString: baseUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE "${dbName}"`);
-  await admin.end();
+  await createDatabase(baseUrl, dbName);
   const a = await launchGateway({
     ...launch,
     env: { ...gatewayEnv, MCP_MIGRATE_ON_START: 'true' },
@@ -195,10 +212,7 @@ async function spawnStack(): Promise<{
     async stop() {
       for (const launched of processes) launched.kill('SIGTERM');
       await Promise.all(processes.map((launched) => launched.exited));
-      const cleanup = new pg.Client({ connectionString: baseUrl });
-      await cleanup.connect();
-      await cleanup.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
-      await cleanup.end();
+      await dropDatabase(baseUrl, dbName);
     },
   };
 }
@@ -230,12 +244,8 @@ function stackControl(url: string): { control?: ProcessControl; state?: StackSta
 
 // --- the tour ---------------------------------------------------------------------------------
 
-async function tour(
-  url: string,
-  token: string,
-  otherToken: string | undefined,
-  control?: ProcessControl,
-) {
+/** The tour's clients: alice, alice again (anywhere behind the balancer), and the reader. */
+function tourClients(url: string, token: string) {
   const alice = createClient({
     url,
     token,
@@ -256,6 +266,12 @@ async function tour(
       })
     : aliceElsewhere;
 
+  return { alice, aliceElsewhere, reader, secondReplica };
+}
+
+type TourClients = ReturnType<typeof tourClients>;
+
+async function discoverStep({ alice }: TourClients, url: string): Promise<void> {
   say(`\n1. server/discover on ${url}`);
   const discovered = await alice.discover();
   say(
@@ -264,7 +280,9 @@ async function tour(
   proved(
     'no initialize handshake: every request carries its own _meta (version, capabilities), so any replica can answer any request.',
   );
+}
 
+async function callStep({ alice }: TourClients) {
   say('\n2. tools/call generate_report {size: "large"}');
   const call = await alice.callTool('generate_report', { size: 'large' });
   if (call.kind !== 'task') throw new Error('generate_report answered without a task');
@@ -275,7 +293,10 @@ async function tour(
   proved(
     'the call returned a durable handle at once; the task row was committed in Postgres before this reply was sent.',
   );
+  return call;
+}
 
+async function readAtOnceStep({ reader, secondReplica }: TourClients, taskId: string) {
   say(
     `\n3. tasks/get at once${secondReplica ? ` on the other replica (${secondReplica})` : ' from a second client'}`,
   );
@@ -289,7 +310,9 @@ async function tour(
     '   kind of reply this is — a complete answer to tasks/get (not a new task, not an input request) —',
   );
   say('   while status is the state of the task itself. The read is finished; the task is not.');
+}
 
+async function otherTenantStep(url: string, otherToken: string | undefined, taskId: string) {
   say('\n4. The same tasks/get as another tenant, then with an id that never existed');
   if (otherToken === undefined) {
     say('   skipped: pass --other-token with a token of another tenant to see it');
@@ -315,7 +338,13 @@ async function tour(
         : 'the replies DIFFER — that would leak task existence',
     );
   }
+}
 
+async function answerInputsStep(
+  { alice, reader }: TourClients,
+  call: Awaited<ReturnType<typeof callStep>>,
+): Promise<void> {
+  const taskId = call.handle.taskId;
   say('\n5. Waiting for the outline');
   await waitFor(alice, taskId, 'outline', (s) => s.status === 'input_required');
   proved(
@@ -333,7 +362,13 @@ async function tour(
   say('\n7. tasks/update with choose_format = html');
   await call.handle.update({ choose_format: { action: 'accept', content: { format: 'html' } } });
   proved('with every key answered the task is queued again and a worker picks it up.');
+}
 
+async function renderStep(
+  { alice }: TourClients,
+  taskId: string,
+  control: ProcessControl | undefined,
+): Promise<TaskSnapshot> {
   say('\n8. Rendering');
   let final: TaskSnapshot;
   if (control === undefined) {
@@ -355,12 +390,17 @@ async function tour(
   } else {
     final = await killMidRender(alice, taskId, control);
   }
+  return final;
+}
 
+function resultStep(final: TaskSnapshot): void {
   say(`\n9. Result: status ${final.status}`);
   const text = final.result?.content?.[0]?.text ?? '';
   say(`   text: ${text.length > 80 ? `${text.slice(0, 80).replace(/\n/g, ' ')}…` : text}`);
   say(`   structuredContent: ${JSON.stringify(final.result?.structuredContent)}`);
+}
 
+async function cancellationStep({ alice, aliceElsewhere }: TourClients): Promise<TaskSnapshot> {
   say('\n10. Cancellation: slow_compute {seconds: 60}, then tasks/cancel from another client');
   const slow = await alice.callTool('slow_compute', { seconds: 60 });
   if (slow.kind !== 'task') throw new Error('slow_compute answered without a task');
@@ -374,6 +414,25 @@ async function tour(
   proved(
     `the worker stopped cooperatively: status ${cancelled.status}, "${cancelled.statusMessage ?? ''}".`,
   );
+  return cancelled;
+}
+
+async function tour(
+  url: string,
+  token: string,
+  otherToken: string | undefined,
+  control?: ProcessControl,
+) {
+  const clients = tourClients(url, token);
+  await discoverStep(clients, url);
+  const call = await callStep(clients);
+  const taskId = call.handle.taskId;
+  await readAtOnceStep(clients, taskId);
+  await otherTenantStep(url, otherToken, taskId);
+  await answerInputsStep(clients, call);
+  const final = await renderStep(clients, taskId, control);
+  resultStep(final);
+  const cancelled = await cancellationStep(clients);
 
   return final.status === 'completed' && cancelled.status === 'cancelled';
 }

@@ -127,7 +127,8 @@ function banner(
   return lines.join('\n');
 }
 
-async function main(): Promise<void> {
+/** The options, checked: a wrong value prints the usage and exits with 2; --help exits at once. */
+function parseOptions() {
   const { values } = parseArgs({
     options: {
       gateways: { type: 'string' },
@@ -143,7 +144,7 @@ async function main(): Promise<void> {
   });
   if (values.help) {
     process.stdout.write(`${USAGE}\n`);
-    return;
+    return undefined;
   }
   if (values.proxy !== undefined && values.proxy !== 'nginx' && values.proxy !== 'node') {
     process.stderr.write(
@@ -165,11 +166,15 @@ async function main(): Promise<void> {
     );
     process.exit(2);
   }
-  const statePath = values.state ?? join(repoRoot, '.stack', 'state.json');
-  const log = (text: string) => printLine({ name: 'stack', role: 'stack', stream: 'stdout', text });
-  const started = Date.now();
+  // Narrowed by the check above.
+  const proxy: 'nginx' | 'node' | undefined = values.proxy;
+  return { values, topology, internalPorts, proxy };
+}
 
-  const proxyPort = positive('port', values.port, 8080);
+type CliOptions = NonNullable<ReturnType<typeof parseOptions>>;
+
+/** With --oauth: an authorization server for the proxy's /mcp, and the gateways' JWT settings. */
+async function startOAuth(values: CliOptions['values'], proxyPort: number) {
   let oauth: AuthorizationServer | undefined;
   let oauthEnv: Record<string, string> = {};
   if (values.oauth === true) {
@@ -193,14 +198,19 @@ async function main(): Promise<void> {
     };
   }
 
-  let redisCluster: RedisCluster | undefined;
-  if (topology === 'cluster') {
-    redisCluster = await startRedisCluster();
-    log(`Redis Cluster: ${redisCluster.nodesSetting}`);
-  }
+  return { oauth, oauthEnv };
+}
+
+/** The database of the topology, then the stack; a failure stops what started and exits with 1. */
+async function startCliStack(
+  { values, topology, internalPorts, proxy }: CliOptions,
+  proxyPort: number,
+  oauth: AuthorizationServer | undefined,
+  oauthEnv: Record<string, string>,
+  redisCluster: RedisCluster | undefined,
+): Promise<{ stack: StackHandle; database: StackDatabase }> {
   const redisClusterNodes =
     redisCluster?.nodesSetting ?? (process.env.REDIS_CLUSTER_NODES || undefined);
-
   let stack: StackHandle;
   let database: StackDatabase | undefined;
   try {
@@ -221,7 +231,7 @@ async function main(): Promise<void> {
       ...(redisClusterNodes === undefined ? {} : { redisClusterNodes }),
       redisPrefix: process.env.REDIS_PREFIX || DEFAULT_REDIS_PREFIX,
       logSink: printLine,
-      ...(values.proxy === undefined ? {} : { proxy: values.proxy }),
+      ...(proxy === undefined ? {} : { proxy }),
     });
   } catch (error) {
     const message = error instanceof StackStartError ? error.message : String(error);
@@ -231,10 +241,16 @@ async function main(): Promise<void> {
     await redisCluster?.stop();
     process.exit(1);
   }
-  await writeStateFile(statePath, stackState(stack));
-  process.stdout.write(banner(stack, oauth, database, statePath));
-  log(`ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  return { stack, database };
+}
 
+/** Logs a process that exits on its own; Ctrl-C stops everything gracefully, twice kills. */
+function handleExitAndSignals(
+  stack: StackHandle,
+  stopOthers: () => Promise<void>,
+  statePath: string,
+  log: (text: string) => void,
+): void {
   let stopping = false;
   for (const p of stack.processes) {
     void p.exited().then((status) => {
@@ -250,15 +266,48 @@ async function main(): Promise<void> {
     stopping = true;
     log(`${signal}: stopping gracefully (Ctrl-C again to kill)`);
     await stack.stop();
-    await oauth?.close();
-    await database.stop();
-    await redisCluster?.stop();
+    await stopOthers();
     await removeStateFile(statePath);
     log('every process stopped');
     process.exit(0);
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
+}
+
+async function main(): Promise<void> {
+  const options = parseOptions();
+  if (options === undefined) return;
+  const { values, topology } = options;
+  const statePath = values.state ?? join(repoRoot, '.stack', 'state.json');
+  const log = (text: string) => printLine({ name: 'stack', role: 'stack', stream: 'stdout', text });
+  const started = Date.now();
+
+  const proxyPort = positive('port', values.port, 8080);
+  const { oauth, oauthEnv } = await startOAuth(values, proxyPort);
+
+  let redisCluster: RedisCluster | undefined;
+  if (topology === 'cluster') {
+    redisCluster = await startRedisCluster();
+    log(`Redis Cluster: ${redisCluster.nodesSetting}`);
+  }
+
+  const { stack, database } = await startCliStack(
+    options,
+    proxyPort,
+    oauth,
+    oauthEnv,
+    redisCluster,
+  );
+  await writeStateFile(statePath, stackState(stack));
+  process.stdout.write(banner(stack, oauth, database, statePath));
+  log(`ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  const stopOthers = async () => {
+    await oauth?.close();
+    await database.stop();
+    await redisCluster?.stop();
+  };
+  handleExitAndSignals(stack, stopOthers, statePath, log);
 }
 
 await main();

@@ -118,31 +118,13 @@ async function runMigrations(databaseUrl: string, env: Record<string, string | u
   return output.trim();
 }
 
-/**
- * The docker compose topology as local processes: migrations, gateway replicas, workers, and
- * nginx from infra/ in front of the gateways. Resolves once everything answers through the proxy.
- */
-export async function startStack(options: StackOptions = {}): Promise<StackHandle> {
-  const sink: LogSink = options.logSink ?? (() => undefined);
-  const began = Date.now();
-  const say = (text: string) =>
-    sink({
-      name: 'stack',
-      role: 'stack',
-      stream: 'stdout',
-      text: `${text} (+${((Date.now() - began) / 1000).toFixed(1)} s)`,
-    });
-  const databaseUrl = options.databaseUrl ?? DEFAULT_DATABASE_URL;
-  const redisUrl = options.redisUrl ?? DEFAULT_REDIS_URL;
-  const redisPrefix = options.redisPrefix ?? DEFAULT_REDIS_PREFIX;
-  const nginx = findNginx();
-  const proxyKind = options.proxy ?? (nginx === undefined ? 'node' : 'nginx');
-  if (proxyKind === 'nginx' && nginx === undefined) {
-    throw new StackStartError(
-      'nginx is not installed (Debian: apt-get install nginx); without it the stack uses its Node proxy.',
-    );
-  }
-
+/** Postgres and Redis answer (the database created if missing); stale packages built. */
+async function prepare(
+  options: StackOptions,
+  databaseUrl: string,
+  redisUrl: string,
+  say: (text: string) => void,
+): Promise<void> {
   const clusterNodes = options.redisClusterNodes;
   if (clusterNodes === undefined) await ensureRedis(redisUrl);
   if ((await ensurePostgres(databaseUrl)).created)
@@ -152,9 +134,17 @@ export async function startStack(options: StackOptions = {}): Promise<StackHandl
     const built = await buildStalePackages(repoRoot, say);
     say(built.length === 0 ? 'every package is up to date' : `built ${built.length} package(s)`);
   }
+}
 
+function stackEnv(
+  options: StackOptions,
+  databaseUrl: string,
+  redisUrl: string,
+  redisPrefix: string,
+): Record<string, string | undefined> {
+  const clusterNodes = options.redisClusterNodes;
   // Stack defaults < inherited environment < the explicit options < per-process identity.
-  const env: Record<string, string | undefined> = {
+  return {
     MCP_AUTH: 'tokens',
     MCP_TOKENS: DEMO_MCP_TOKENS,
     REQUEST_STATE_SECRET: DEMO_REQUEST_STATE_SECRET,
@@ -167,10 +157,15 @@ export async function startStack(options: StackOptions = {}): Promise<StackHandl
     REDIS_PREFIX: redisPrefix,
     ...options.env,
   };
-  say(await runMigrations(databaseUrl, env));
+}
 
+/** The gateway replicas, not started: gateway-1… on the base port + i, or free ports. */
+async function createGateways(
+  options: StackOptions,
+  env: Record<string, string | undefined>,
+  sink: LogSink,
+): Promise<ManagedProcess[]> {
   const gateways: ManagedProcess[] = [];
-  const workers: ManagedProcess[] = [];
   for (let i = 1; i <= (options.gateways ?? 3); i++) {
     const port = await portFor(options.gatewayBasePort, i);
     const url = `http://127.0.0.1:${port}`;
@@ -191,6 +186,16 @@ export async function startStack(options: StackOptions = {}): Promise<StackHandl
       ),
     );
   }
+  return gateways;
+}
+
+/** The workers, not started: worker-1… with their metrics on the base port + i, or free ports. */
+async function createWorkers(
+  options: StackOptions,
+  env: Record<string, string | undefined>,
+  sink: LogSink,
+): Promise<ManagedProcess[]> {
+  const workers: ManagedProcess[] = [];
   for (let i = 1; i <= (options.workers ?? 2); i++) {
     const port = await portFor(options.workerMetricsBasePort, i);
     const workerId = `worker-${i}`;
@@ -219,6 +224,18 @@ export async function startStack(options: StackOptions = {}): Promise<StackHandl
     );
   }
 
+  return workers;
+}
+
+/** nginx (or the Node proxy) in front of the gateways, not started, with its scratch directory. */
+async function createProxy(
+  options: StackOptions,
+  proxyKind: 'nginx' | 'node',
+  nginx: string | undefined,
+  gateways: ManagedProcess[],
+  sink: LogSink,
+  say: (text: string) => void,
+) {
   const proxyPort = options.proxyPort === 0 ? await freePort() : (options.proxyPort ?? 8080);
   const proxyBase = `http://127.0.0.1:${proxyPort}`;
   const upstreams = gateways.map((g) => ({
@@ -271,6 +288,51 @@ export async function startStack(options: StackOptions = {}): Promise<StackHandl
       url: proxyBase,
     },
     sink,
+  );
+  return { proxy, proxyBase, nginxDir };
+}
+
+/**
+ * The docker compose topology as local processes: migrations, gateway replicas, workers, and
+ * nginx from infra/ in front of the gateways. Resolves once everything answers through the proxy.
+ */
+export async function startStack(options: StackOptions = {}): Promise<StackHandle> {
+  const sink: LogSink = options.logSink ?? (() => undefined);
+  const began = Date.now();
+  const say = (text: string) =>
+    sink({
+      name: 'stack',
+      role: 'stack',
+      stream: 'stdout',
+      text: `${text} (+${((Date.now() - began) / 1000).toFixed(1)} s)`,
+    });
+  const databaseUrl = options.databaseUrl ?? DEFAULT_DATABASE_URL;
+  const redisUrl = options.redisUrl ?? DEFAULT_REDIS_URL;
+  const redisPrefix = options.redisPrefix ?? DEFAULT_REDIS_PREFIX;
+  const nginx = findNginx();
+  const proxyKind = options.proxy ?? (nginx === undefined ? 'node' : 'nginx');
+  if (proxyKind === 'nginx' && nginx === undefined) {
+    throw new StackStartError(
+      'nginx is not installed (Debian: apt-get install nginx); without it the stack uses its Node proxy.',
+    );
+  }
+
+  const clusterNodes = options.redisClusterNodes;
+  await prepare(options, databaseUrl, redisUrl, say);
+
+  const env = stackEnv(options, databaseUrl, redisUrl, redisPrefix);
+  say(await runMigrations(databaseUrl, env));
+
+  const gateways = await createGateways(options, env, sink);
+  const workers = await createWorkers(options, env, sink);
+
+  const { proxy, proxyBase, nginxDir } = await createProxy(
+    options,
+    proxyKind,
+    nginx,
+    gateways,
+    sink,
+    say,
   );
 
   const processes = [...gateways, ...workers, proxy];

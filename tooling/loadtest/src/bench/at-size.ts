@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { startBenchStack } from './bench-stack.js';
+import { startBenchStack, type BenchStack } from './bench-stack.js';
 import { waitUntilAllTasksEnded } from './cleanup.js';
 import { runConstantRate } from './constant-rate.js';
 import { runHttpLoad } from './http-load.js';
@@ -40,7 +40,7 @@ const GET_CONNECTIONS = 32;
  * `tasks`, then again after `rows` retained tasks were written into it; then the plans of the
  * statements that must stay index-driven at that size.
  */
-export async function runAtSize(options: {
+export interface AtSizeOptions {
   databaseUrl: string;
   redisUrl: string;
   redisPrefix: string;
@@ -50,7 +50,63 @@ export async function runAtSize(options: {
   warmupS: number;
   concurrency: number;
   log: (line: string) => void;
-}): Promise<AtSizeResult> {
+}
+
+/** Create at the fixed rate, then tasks/get at 32 connections, on the table as it is. */
+async function measureAtSize(
+  options: AtSizeOptions,
+  gateway: BenchStack['gateways'][number],
+  label: string,
+): Promise<AtSizeFigures> {
+  const createdTask = (body: string) => body.includes('"resultType":"task"');
+  const atRate = {
+    baseUrl: gateway.url,
+    request: createTaskRequest,
+    ratePerS: options.ratePerS,
+    isSuccess: createdTask,
+  };
+  await runConstantRate({ ...atRate, durationS: options.warmupS });
+  const create = await runConstantRate({ ...atRate, durationS: options.durationS });
+  await waitUntilAllTasksEnded(options.databaseUrl, 300_000);
+  const created = await sendMcp(gateway.url, createTaskRequest());
+  const taskId = created.taskId as string;
+  const read = {
+    baseUrl: gateway.url,
+    request: getTaskRequest(taskId),
+    connections: GET_CONNECTIONS,
+    expectBody: (body: string) => body.includes(`"taskId":"${taskId}"`),
+    serverPid: gateway.process.child.pid!,
+  };
+  await runHttpLoad({ ...read, durationS: options.warmupS });
+  const get = await runHttpLoad({ ...read, durationS: options.durationS });
+  const figures = {
+    createP50Ms: create.latency.p50,
+    createP99Ms: create.latency.p99,
+    createFailures: create.failures,
+    getRequestsPerS: get.requestsPerS,
+    getP99Ms: get.latency.p99,
+  };
+  options.log(
+    `${label}: create at ${options.ratePerS}/s p50 ${figures.createP50Ms.toFixed(2)} ms, p99 ${figures.createP99Ms.toFixed(2)} ms (failures ${figures.createFailures}); tasks/get at ${GET_CONNECTIONS} connections ${figures.getRequestsPerS.toFixed(0)} req/s, p99 ${figures.getP99Ms.toFixed(2)} ms`,
+  );
+  return figures;
+}
+
+/** The retained rows written (and vacuumed), with the table's and indexes' sizes after. */
+async function fillTable(client: pg.Client, options: AtSizeOptions) {
+  const fillStarted = performance.now();
+  await fillRetainedTasks(client, options.rows, options.log);
+  const fillSeconds = (performance.now() - fillStarted) / 1_000;
+  const { rows: sizes } = await client.query<{ heap: string; indexes: string }>(
+    `SELECT pg_table_size('tasks') AS heap, pg_indexes_size('tasks') AS indexes`,
+  );
+  options.log(
+    `${options.rows} retained rows written and vacuumed in ${fillSeconds.toFixed(0)} s: table ${(Number(sizes[0]!.heap) / 1_048_576).toFixed(0)} MB, indexes ${(Number(sizes[0]!.indexes) / 1_048_576).toFixed(0)} MB`,
+  );
+  return { fillSeconds, sizes };
+}
+
+export async function runAtSize(options: AtSizeOptions): Promise<AtSizeResult> {
   const stack = await startBenchStack({
     databaseUrl: options.databaseUrl,
     redisUrl: options.redisUrl,
@@ -69,54 +125,13 @@ export async function runAtSize(options: {
   await client.connect();
   try {
     const gateway = stack.gateways[0]!;
-    const measure = async (label: string): Promise<AtSizeFigures> => {
-      const createdTask = (body: string) => body.includes('"resultType":"task"');
-      const atRate = {
-        baseUrl: gateway.url,
-        request: createTaskRequest,
-        ratePerS: options.ratePerS,
-        isSuccess: createdTask,
-      };
-      await runConstantRate({ ...atRate, durationS: options.warmupS });
-      const create = await runConstantRate({ ...atRate, durationS: options.durationS });
-      await waitUntilAllTasksEnded(options.databaseUrl, 300_000);
-      const created = await sendMcp(gateway.url, createTaskRequest());
-      const taskId = created.taskId as string;
-      const read = {
-        baseUrl: gateway.url,
-        request: getTaskRequest(taskId),
-        connections: GET_CONNECTIONS,
-        expectBody: (body: string) => body.includes(`"taskId":"${taskId}"`),
-        serverPid: gateway.process.child.pid!,
-      };
-      await runHttpLoad({ ...read, durationS: options.warmupS });
-      const get = await runHttpLoad({ ...read, durationS: options.durationS });
-      const figures = {
-        createP50Ms: create.latency.p50,
-        createP99Ms: create.latency.p99,
-        createFailures: create.failures,
-        getRequestsPerS: get.requestsPerS,
-        getP99Ms: get.latency.p99,
-      };
-      options.log(
-        `${label}: create at ${options.ratePerS}/s p50 ${figures.createP50Ms.toFixed(2)} ms, p99 ${figures.createP99Ms.toFixed(2)} ms (failures ${figures.createFailures}); tasks/get at ${GET_CONNECTIONS} connections ${figures.getRequestsPerS.toFixed(0)} req/s, p99 ${figures.getP99Ms.toFixed(2)} ms`,
-      );
-      return figures;
-    };
+    const measure = (label: string) => measureAtSize(options, gateway, label);
     // A first round warms the stack up (JIT, pools, the planner's caches); then the table is
     // emptied, so the two measured rounds differ only in the retained rows.
     await measure('warm-up');
     await client.query('TRUNCATE tasks, task_events');
     const empty = await measure('empty table');
-    const fillStarted = performance.now();
-    await fillRetainedTasks(client, options.rows, options.log);
-    const fillSeconds = (performance.now() - fillStarted) / 1_000;
-    const { rows: sizes } = await client.query<{ heap: string; indexes: string }>(
-      `SELECT pg_table_size('tasks') AS heap, pg_indexes_size('tasks') AS indexes`,
-    );
-    options.log(
-      `${options.rows} retained rows written and vacuumed in ${fillSeconds.toFixed(0)} s: table ${(Number(sizes[0]!.heap) / 1_048_576).toFixed(0)} MB, indexes ${(Number(sizes[0]!.indexes) / 1_048_576).toFixed(0)} MB`,
-    );
+    const { fillSeconds, sizes } = await fillTable(client, options);
     const full = await measure(`${options.rows} rows`);
     await stopStack();
     await addSweeperWork(client);

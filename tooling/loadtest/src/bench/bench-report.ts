@@ -85,9 +85,8 @@ const failureText = (f: ConstantRateResult) =>
         .join(', ')})`;
 const pcts = (l: LatencySummary) => `p50 ${ms(l.p50)} / p99 ${ms(l.p99)}`;
 
-/** The measurements, one table per part (a)–(e) that was measured. */
-export function renderMeasurements(r: BenchResults): string {
-  const tables: Table.Table[] = [];
+/** (a) pgbench, when measured. */
+function pushPgbenchTable(r: BenchResults, tables: Table.Table[]): void {
   if (r.pgbench !== undefined) {
     const a = new Table({
       head: ['(a) pgbench single-row INSERT', 'tps', 'latency avg'],
@@ -97,6 +96,10 @@ export function renderMeasurements(r: BenchResults): string {
       a.push([`${p.clients} client${p.clients > 1 ? 's' : ''}`, n(p.tps), ms(p.latencyMs)]);
     tables.push(a);
   }
+}
+
+/** (b) raw BullMQ, when measured. */
+function pushBullmqTable(r: BenchResults, tables: Table.Table[]): void {
   if (r.bullmq !== undefined) {
     const b = new Table({
       head: ['(b) raw BullMQ no-op jobs (add → completed)', 'jobs/s'],
@@ -105,6 +108,10 @@ export function renderMeasurements(r: BenchResults): string {
     b.push([`concurrency ${r.bullmq.concurrency}`, n(r.bullmq.jobsPerS)]);
     tables.push(b);
   }
+}
+
+/** (c) the HTTP targets, when measured. */
+function pushHttpTable(r: BenchResults, tables: Table.Table[]): void {
   const rows: [string, HttpLoadResult[] | undefined][] = [
     ['bare Hono JSON', r.hono?.json],
     ['bare Hono + pg primary-key read', r.hono?.pg],
@@ -136,6 +143,10 @@ export function renderMeasurements(r: BenchResults): string {
         ]);
     tables.push(c);
   }
+}
+
+/** (d) create at a fixed rate, when measured. */
+function pushCreateTable(r: BenchResults, tables: Table.Table[]): void {
   const f = r.createAtFixedRate;
   if (f !== undefined) {
     const d = new Table({
@@ -161,6 +172,10 @@ export function renderMeasurements(r: BenchResults): string {
     ]);
     tables.push(d);
   }
+}
+
+/** (e) end-to-end, when measured. */
+function pushEndToEndTable(r: BenchResults, tables: Table.Table[]): void {
   if (r.endToEnd !== undefined) {
     const e = new Table({
       head: [
@@ -193,8 +208,10 @@ export function renderMeasurements(r: BenchResults): string {
       ]);
     tables.push(e);
   }
-  if (r.endToEndTraces !== undefined) tables.push(tracesTable(r.endToEndTraces));
-  if (r.realisticMix !== undefined) tables.push(realisticTable(r.realisticMix));
+}
+
+/** (e) the one-step task without and with ctx.transaction, when measured. */
+function pushEffectsTable(r: BenchResults, tables: Table.Table[]): void {
   if (r.endToEndEffects !== undefined) {
     const { plain: base, transactional } = r.endToEndEffects;
     const t = new Table({
@@ -233,6 +250,19 @@ export function renderMeasurements(r: BenchResults): string {
     ]);
     tables.push(t);
   }
+}
+
+/** The measurements, one table per part (a)–(e) that was measured. */
+export function renderMeasurements(r: BenchResults): string {
+  const tables: Table.Table[] = [];
+  pushPgbenchTable(r, tables);
+  pushBullmqTable(r, tables);
+  pushHttpTable(r, tables);
+  pushCreateTable(r, tables);
+  pushEndToEndTable(r, tables);
+  if (r.endToEndTraces !== undefined) tables.push(tracesTable(r.endToEndTraces));
+  if (r.realisticMix !== undefined) tables.push(realisticTable(r.realisticMix));
+  pushEffectsTable(r, tables);
   return tables.map((t) => t.toString()).join('\n');
 }
 
@@ -246,15 +276,15 @@ const atMost = (value: number, target: number) =>
  * Ours next to its same-run baseline as the ratio ours ÷ baseline, with issue 12's target for the
  * row and whether this run met it. Rows whose figures were not measured (`--only`) are left out.
  */
-export function renderComparisons(r: BenchResults): string {
-  const t = new Table({
-    head: ['comparison', 'ours', 'baseline (same run)', 'ours ÷ baseline', 'target', 'met?'],
-    ...plain,
-  });
-  const none = ['—', '—'];
-  const e2e1 = r.endToEnd?.find((x) => x.gateways === 1);
-  const e2e2 = r.endToEnd?.find((x) => x.gateways === 2);
-  for (const x of [e2e1, e2e2]) {
+const none = ['—', '—'];
+
+/** Comparison rows: end-to-end next to pgbench and raw BullMQ, when measured. */
+function pushEndToEndComparisons(
+  t: Table.Table,
+  r: BenchResults,
+  e2e: (EndToEndResult | undefined)[],
+): void {
+  for (const x of e2e) {
     if (x === undefined) continue;
     if (r.pgbench !== undefined) {
       const pg8 = r.pgbench.eight.tps;
@@ -276,6 +306,10 @@ export function renderComparisons(r: BenchResults): string {
         ...none,
       ]);
   }
+}
+
+/** Comparison rows: create latency next to a pgbench INSERT, when measured. */
+function pushCreateComparisons(t: Table.Table, r: BenchResults): void {
   const create = r.createAtFixedRate;
   if (create !== undefined) {
     const pg1 = r.pgbench?.one.latencyMs ?? Number.NaN;
@@ -297,6 +331,10 @@ export function renderComparisons(r: BenchResults): string {
       verdict(atMost(create.latency.p99, TARGETS.createP99Ms)),
     ]);
   }
+}
+
+/** Comparison rows: tasks/get next to the bare Hono server, when measured. */
+function pushTasksGetComparisons(t: Table.Table, r: BenchResults): void {
   for (const ours of r.tasksGet ?? []) {
     const pg = r.hono?.pg.find((x) => x.connections === ours.connections);
     const json = r.hono?.json.find((x) => x.connections === ours.connections);
@@ -334,7 +372,11 @@ export function renderComparisons(r: BenchResults): string {
         ...none,
       ]);
   }
-  for (const x of [e2e1, e2e2]) {
+}
+
+/** Comparison rows: CPU and round trips per task, when measured. */
+function pushCostComparisons(t: Table.Table, e2e: (EndToEndResult | undefined)[]): void {
+  for (const x of e2e) {
     if (x === undefined) continue;
     t.push([
       `gateway CPU ms per created task, ${x.gateways}+${x.workers}`,
@@ -360,6 +402,10 @@ export function renderComparisons(r: BenchResults): string {
       ...none,
     ]);
   }
+}
+
+/** Comparison rows: the realistic mix next to the no-input line, when measured. */
+function pushRealisticComparisons(t: Table.Table, r: BenchResults): void {
   const mix = r.realisticMix;
   if (mix !== undefined) {
     t.push([
@@ -379,6 +425,10 @@ export function renderComparisons(r: BenchResults): string {
       verdict(atMost(mix.createAtFixedRate.latency.p99, TARGETS.realisticCreateP99Ms)),
     ]);
   }
+}
+
+/** Comparison rows: the sweeper against its targets, when measured. */
+function pushSweepComparisons(t: Table.Table, r: BenchResults): void {
   const sweep = r.sweep;
   if (sweep !== undefined) {
     const expire = median(sweep.expireRowsPerSecond);
@@ -401,6 +451,10 @@ export function renderComparisons(r: BenchResults): string {
       verdict(atLeast(remove / e2e, TARGETS.retentionVsEndToEnd)),
     ]);
   }
+}
+
+/** Comparison rows: at size next to the empty table, when measured. */
+function pushAtSizeComparisons(t: Table.Table, r: BenchResults): void {
   const size = r.atSize;
   if (size !== undefined) {
     t.push([
@@ -431,6 +485,10 @@ export function renderComparisons(r: BenchResults): string {
       verdict(judged ? seqScans.length === 0 : undefined),
     ]);
   }
+}
+
+/** Comparison rows: lossless failover next to synchronous_commit = local, when measured. */
+function pushSyncCommitComparisons(t: Table.Table, r: BenchResults): void {
   const sync = r.syncCommit;
   if (sync !== undefined) {
     t.push([
@@ -448,6 +506,23 @@ export function renderComparisons(r: BenchResults): string {
       ...none,
     ]);
   }
+}
+
+export function renderComparisons(r: BenchResults): string {
+  const t = new Table({
+    head: ['comparison', 'ours', 'baseline (same run)', 'ours ÷ baseline', 'target', 'met?'],
+    ...plain,
+  });
+  const e2e1 = r.endToEnd?.find((x) => x.gateways === 1);
+  const e2e2 = r.endToEnd?.find((x) => x.gateways === 2);
+  pushEndToEndComparisons(t, r, [e2e1, e2e2]);
+  pushCreateComparisons(t, r);
+  pushTasksGetComparisons(t, r);
+  pushCostComparisons(t, [e2e1, e2e2]);
+  pushRealisticComparisons(t, r);
+  pushSweepComparisons(t, r);
+  pushAtSizeComparisons(t, r);
+  pushSyncCommitComparisons(t, r);
   return t.toString();
 }
 

@@ -67,6 +67,79 @@ async function migrateWith(root: string, databaseUrl: string): Promise<void> {
   log(`${root}: ${stdout.trim()}`);
 }
 
+/** The pairs, in turns (the order swapping every pair) or both sides at once. */
+async function runPairs(
+  options: AbOptions,
+  sides: [Side, Side],
+  redisUrl: string,
+  stacks: BenchStack[],
+): Promise<void> {
+  const start = (side: Side) =>
+    startBenchStack({
+      databaseUrl: side.database!.connectionString,
+      redisUrl,
+      redisPrefix: side.redisPrefix,
+      gateways: 1,
+      workers: 1,
+      workerConcurrency: options.concurrency,
+      appsRoot: side.root,
+    }).then((stack) => {
+      stacks.push(stack);
+      return stack;
+    });
+  const measure = async (side: Side, stack: BenchStack, pair: number) => {
+    const run = await runFixedRateCpu({
+      stack,
+      databaseUrl: side.database!.connectionString,
+      ratePerS: options.rate,
+      durationS: options.duration,
+      warmupS: options.warmup,
+      postgresCpu: options.withPostgres,
+    });
+    log(`${side.name}, pair ${pair + 1}: ${fixedRateLine(run)}`);
+    side.runs.push(run);
+  };
+  const stopAll = async () => {
+    await Promise.allSettled(stacks.map((stack) => stack.stop()));
+    stacks.length = 0;
+  };
+  for (let pair = 0; pair < options.pairs; pair += 1) {
+    try {
+      if (options.together) {
+        const both = await Promise.all(sides.map(start));
+        await Promise.all(sides.map((side, i) => measure(side, both[i]!, pair)));
+      } else {
+        const order = pair % 2 === 0 ? sides : ([sides[1], sides[0]] as const);
+        for (const side of order) {
+          await measure(side, await start(side), pair);
+          await stopAll();
+        }
+      }
+    } finally {
+      await stopAll();
+    }
+  }
+}
+
+/** The paired table and the median ratio of the CPU per task. */
+function report(options: AbOptions, sides: [Side, Side]): void {
+  const [a, b] = sides;
+  console.log(
+    pairedCpuTable(
+      `one-step task at ${options.rate}/s, 1 gateway + 1 worker${options.together ? ' (both sides at once)' : ''}`,
+      [a.name, b.name],
+      a.runs,
+      b.runs,
+    ).toString(),
+  );
+  const perTask = (runs: FixedRateCpuResult[]) =>
+    runs.map((x) => x.cpuMsPerTask + (options.withPostgres ? (x.postgresCpuMsPerTask ?? NaN) : 0));
+  const ratio = pairedRatios(perTask(a.runs), perTask(b.runs));
+  console.log(
+    `CPU ms per task, gateway + worker${options.withPostgres ? ' + Postgres backends' : ''}: ${a.name} ${median(perTask(a.runs)).toFixed(3)}, ${b.name} ${median(perTask(b.runs)).toFixed(3)}; ${b.name} ÷ ${a.name} per pair ${ratio.ratios.map((r) => r.toFixed(3)).join(', ')}: median ${ratio.median.toFixed(3)} (${ratio.min.toFixed(3)}–${ratio.max.toFixed(3)})`,
+  );
+}
+
 async function ab(options: AbOptions): Promise<void> {
   const candidateRoot = resolve(options.candidateRoot ?? repoRoot);
   if (options.candidateRoot === undefined) await buildStalePackages(repoRoot, log);
@@ -110,68 +183,8 @@ async function ab(options: AbOptions): Promise<void> {
     log(
       `${options.pairs} pairs (${options.together ? 'both sides at once' : 'in turns'}) at ${options.rate}/s, ${options.duration} s after ${options.warmup} s warm-up, 1 gateway + 1 worker: ${sides[0].name} (${sides[0].root}) vs ${sides[1].name} (${sides[1].root})`,
     );
-    const start = (side: Side) =>
-      startBenchStack({
-        databaseUrl: side.database!.connectionString,
-        redisUrl: redis.url,
-        redisPrefix: side.redisPrefix,
-        gateways: 1,
-        workers: 1,
-        workerConcurrency: options.concurrency,
-        appsRoot: side.root,
-      }).then((stack) => {
-        stacks.push(stack);
-        return stack;
-      });
-    const measure = async (side: Side, stack: BenchStack, pair: number) => {
-      const run = await runFixedRateCpu({
-        stack,
-        databaseUrl: side.database!.connectionString,
-        ratePerS: options.rate,
-        durationS: options.duration,
-        warmupS: options.warmup,
-        postgresCpu: options.withPostgres,
-      });
-      log(`${side.name}, pair ${pair + 1}: ${fixedRateLine(run)}`);
-      side.runs.push(run);
-    };
-    const stopAll = async () => {
-      await Promise.allSettled(stacks.map((stack) => stack.stop()));
-      stacks.length = 0;
-    };
-    for (let pair = 0; pair < options.pairs; pair += 1) {
-      try {
-        if (options.together) {
-          const both = await Promise.all(sides.map(start));
-          await Promise.all(sides.map((side, i) => measure(side, both[i]!, pair)));
-        } else {
-          const order = pair % 2 === 0 ? sides : ([sides[1], sides[0]] as const);
-          for (const side of order) {
-            await measure(side, await start(side), pair);
-            await stopAll();
-          }
-        }
-      } finally {
-        await stopAll();
-      }
-    }
-    const [a, b] = sides;
-    console.log(
-      pairedCpuTable(
-        `one-step task at ${options.rate}/s, 1 gateway + 1 worker${options.together ? ' (both sides at once)' : ''}`,
-        [a.name, b.name],
-        a.runs,
-        b.runs,
-      ).toString(),
-    );
-    const perTask = (runs: FixedRateCpuResult[]) =>
-      runs.map(
-        (x) => x.cpuMsPerTask + (options.withPostgres ? (x.postgresCpuMsPerTask ?? NaN) : 0),
-      );
-    const ratio = pairedRatios(perTask(a.runs), perTask(b.runs));
-    console.log(
-      `CPU ms per task, gateway + worker${options.withPostgres ? ' + Postgres backends' : ''}: ${a.name} ${median(perTask(a.runs)).toFixed(3)}, ${b.name} ${median(perTask(b.runs)).toFixed(3)}; ${b.name} ÷ ${a.name} per pair ${ratio.ratios.map((r) => r.toFixed(3)).join(', ')}: median ${ratio.median.toFixed(3)} (${ratio.min.toFixed(3)}–${ratio.max.toFixed(3)})`,
-    );
+    await runPairs(options, sides, redis.url, stacks);
+    report(options, sides);
   } finally {
     await cleanUp();
   }

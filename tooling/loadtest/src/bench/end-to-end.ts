@@ -57,7 +57,7 @@ async function xactCommits(statsUrl: string, database: string): Promise<number> 
  * has ended, again. A warm-up phase first; then a measured phase whose tasks are all waited for,
  * so commits and CPU are per finished task. Tasks/s counts tasks finished within the phase.
  */
-export async function runEndToEnd(options: {
+export interface EndToEndOptions {
   stack: BenchStack;
   databaseUrl: string;
   /** A connection to another database of the server, for pg_stat_database. */
@@ -71,23 +71,42 @@ export async function runEndToEnd(options: {
   request?: () => HttpRequestSpec;
   /** The whole life of one task, when it is more than a create and a wait (realistic-mix.ts). */
   lifecycle?: TaskLifecycle;
-}): Promise<EndToEndResult> {
-  const request = options.request ?? createTaskRequest;
-  const lifecycle: TaskLifecycle =
-    options.lifecycle ??
-    (async ({ gateway, watcher }) => {
-      const created = await sendMcp(gateway.url, request(), gateway.pool);
-      await watcher.waitFor(created.taskId as string);
-    });
+}
+
+/** The counters read before and after the measured phase. */
+async function readCounters(
+  options: EndToEndOptions,
+  watcher: CompletionWatcher,
+  finished: number,
+) {
   const { stack } = options;
-  const watcher = startCompletionWatcher(options.databaseUrl);
-  // Keep-alive connections per gateway, as a load tool keeps them (see sendMcp).
-  const pools = stack.gateways.map(
-    (gateway) => new Pool(gateway.url, { keepAliveTimeout: 60_000 }),
-  );
+  return {
+    commits: await xactCommits(options.statsUrl, options.databaseName),
+    redis: await redisCommandCalls(options.redisUrl),
+    watcherQueries: watcher.queries(),
+    cpu: {
+      gateways: stack.gateways.reduce((sum, g) => sum + processCpuMs(g.process.child.pid!), 0),
+      workers: stack.workers.reduce((sum, w) => sum + processCpuMs(w.child.pid!), 0),
+    },
+    finished,
+  };
+}
+
+type Counters = Awaited<ReturnType<typeof readCounters>>;
+
+/**
+ * The closed loop: `concurrency` clients, each running one task's lifecycle after the other,
+ * the gateways in turns. A phase runs for the given seconds.
+ */
+function createLoad(
+  options: EndToEndOptions,
+  lifecycle: TaskLifecycle,
+  watcher: CompletionWatcher,
+  pools: Pool[],
+) {
+  const { stack } = options;
   let turn = 0;
-  let failures = 0;
-  let finished = 0;
+  const counts = { failures: 0, finished: 0 };
 
   async function phase(seconds: number): Promise<{ finishedInTime: number; seconds: number }> {
     const deadline = performance.now() + seconds * 1_000;
@@ -105,10 +124,10 @@ export async function runEndToEnd(options: {
             watcher,
             turn: mine,
           });
-          finished += 1;
+          counts.finished += 1;
           if (performance.now() <= deadline) finishedInTime += 1;
         } catch {
-          failures += 1;
+          counts.failures += 1;
           await sleep(50);
         }
       }
@@ -116,53 +135,64 @@ export async function runEndToEnd(options: {
     await Promise.all(Array.from({ length: options.concurrency }, client));
     return { finishedInTime, seconds: (Math.min(performance.now(), deadline) - started) / 1_000 };
   }
+  return { phase, counts };
+}
 
-  const cpu = () => ({
-    gateways: stack.gateways.reduce((sum, g) => sum + processCpuMs(g.process.child.pid!), 0),
-    workers: stack.workers.reduce((sum, w) => sum + processCpuMs(w.child.pid!), 0),
+function endToEndResult(
+  options: EndToEndOptions,
+  measured: { finishedInTime: number; seconds: number },
+  before: Counters,
+  after: Counters,
+  failures: number,
+): EndToEndResult {
+  const { stack } = options;
+  const tasks = after.finished - before.finished;
+  const per = (value: number) => (tasks === 0 ? Number.NaN : value / tasks);
+  // The bench's own "before" INFO shows in the "after" counts (a command counts once it ran).
+  const redis = commandDeltas(before.redis, {
+    ...after.redis,
+    info: (after.redis.info ?? 1) - 1,
   });
+  return {
+    gateways: stack.gateways.length,
+    workers: stack.workers.length,
+    concurrency: options.concurrency,
+    tasksPerS: measured.finishedInTime / measured.seconds,
+    commitsPerTask: per(
+      after.commits - before.commits - (after.watcherQueries - before.watcherQueries),
+    ),
+    redisCommandsPerTask: per(redis.reduce((sum, entry) => sum + entry.calls, 0)),
+    redisCommands: redis.map((entry) => ({ command: entry.command, perTask: per(entry.calls) })),
+    gatewayCpuMsPerTask: per(after.cpu.gateways - before.cpu.gateways),
+    workerCpuMsPerTask: per(after.cpu.workers - before.cpu.workers),
+    tasks,
+    failures,
+  };
+}
 
+export async function runEndToEnd(options: EndToEndOptions): Promise<EndToEndResult> {
+  const request = options.request ?? createTaskRequest;
+  const lifecycle: TaskLifecycle =
+    options.lifecycle ??
+    (async ({ gateway, watcher }) => {
+      const created = await sendMcp(gateway.url, request(), gateway.pool);
+      await watcher.waitFor(created.taskId as string);
+    });
+  const { stack } = options;
+  const watcher = startCompletionWatcher(options.databaseUrl);
+  // Keep-alive connections per gateway, as a load tool keeps them (see sendMcp).
+  const pools = stack.gateways.map(
+    (gateway) => new Pool(gateway.url, { keepAliveTimeout: 60_000 }),
+  );
+  const { phase, counts } = createLoad(options, lifecycle, watcher, pools);
   try {
     await phase(options.warmupS);
     await sleep(STATS_SETTLE_MS);
-    const before = {
-      commits: await xactCommits(options.statsUrl, options.databaseName),
-      redis: await redisCommandCalls(options.redisUrl),
-      watcherQueries: watcher.queries(),
-      cpu: cpu(),
-      finished,
-    };
+    const before = await readCounters(options, watcher, counts.finished);
     const measured = await phase(options.durationS);
     await sleep(STATS_SETTLE_MS);
-    const after = {
-      commits: await xactCommits(options.statsUrl, options.databaseName),
-      redis: await redisCommandCalls(options.redisUrl),
-      watcherQueries: watcher.queries(),
-      cpu: cpu(),
-      finished,
-    };
-    const tasks = after.finished - before.finished;
-    const per = (value: number) => (tasks === 0 ? Number.NaN : value / tasks);
-    // The bench's own "before" INFO shows in the "after" counts (a command counts once it ran).
-    const redis = commandDeltas(before.redis, {
-      ...after.redis,
-      info: (after.redis.info ?? 1) - 1,
-    });
-    return {
-      gateways: stack.gateways.length,
-      workers: stack.workers.length,
-      concurrency: options.concurrency,
-      tasksPerS: measured.finishedInTime / measured.seconds,
-      commitsPerTask: per(
-        after.commits - before.commits - (after.watcherQueries - before.watcherQueries),
-      ),
-      redisCommandsPerTask: per(redis.reduce((sum, entry) => sum + entry.calls, 0)),
-      redisCommands: redis.map((entry) => ({ command: entry.command, perTask: per(entry.calls) })),
-      gatewayCpuMsPerTask: per(after.cpu.gateways - before.cpu.gateways),
-      workerCpuMsPerTask: per(after.cpu.workers - before.cpu.workers),
-      tasks,
-      failures,
-    };
+    const after = await readCounters(options, watcher, counts.finished);
+    return endToEndResult(options, measured, before, after, counts.failures);
   } finally {
     await watcher.stop();
     await Promise.all(pools.map((pool) => pool.close()));

@@ -47,6 +47,48 @@ const TABLE_FIGURES = `SELECT n_tup_upd AS upd, n_tup_hot_upd AS hot, n_live_tup
     pg_size_pretty(pg_table_size('tasks')) AS heap, pg_size_pretty(pg_indexes_size('tasks')) AS indexes
   FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid WHERE s.relname = 'tasks'`;
 
+/** One line of the table's update counters, dead tuples, vacuum threshold and sizes. */
+async function printFigures(monitor: pg.Client, label: string): Promise<void> {
+  await monitor.query('SELECT pg_stat_clear_snapshot()');
+  const row = (await monitor.query<Record<string, string>>(TABLE_FIGURES)).rows[0]!;
+  const upd = Number(row.upd);
+  const hot = Number(row.hot);
+  const live = Number(row.live);
+  const dead = Number(row.dead);
+  console.log(
+    `${label.padEnd(6)} n_tup_upd ${upd}  n_tup_hot_upd ${hot} (${((100 * hot) / Math.max(upd, 1)).toFixed(1)}%)  live ${live}  dead ${dead} (${((100 * dead) / Math.max(live, 1)).toFixed(0)}% of live)  vacuum due at ${row.vacuum_at} dead (autovacuum ${row.on}, runs ${row.autovacuums})  heap ${row.heap}  indexes ${row.indexes}`,
+  );
+}
+
+/** One realistic lifecycle: a label round, the creating call, polls until the approval is asked. */
+async function realisticLifecycle(gatewayUrl: string, http: Pool, turn: number): Promise<void> {
+  const round = await sendMcp(gatewayUrl, labelRound(), http);
+  const created = await sendMcp(gatewayUrl, creatingCall(round.requestState as string, turn), http);
+  const taskId = created.taskId as string;
+  for (let polls = 0; polls < 200; polls += 1) {
+    await sleep(250);
+    const task = await sendMcp(gatewayUrl, mcpRequest('tasks/get', { taskId }), http);
+    if (task.status === 'input_required') {
+      await sendMcp(gatewayUrl, approval(taskId), http);
+      return;
+    }
+    if (task.status !== 'working') return;
+  }
+}
+
+/** The task history's kinds and the indexes' sizes at the end of the round. */
+async function printEvents(monitor: pg.Client): Promise<void> {
+  const { rows: kinds } = await monitor.query<{ kind: string; n: string }>(
+    `SELECT kind, count(*) AS n FROM task_events GROUP BY kind ORDER BY count(*) DESC`,
+  );
+  console.log(`events: ${kinds.map((k) => `${k.kind} ${k.n}`).join(', ')}`);
+  const { rows: indexes } = await monitor.query<{ name: string; size: string }>(
+    `SELECT indexrelname AS name, pg_size_pretty(pg_relation_size(indexrelid)) AS size
+     FROM pg_stat_user_indexes WHERE relname = 'tasks' ORDER BY indexrelname`,
+  );
+  console.log(`indexes: ${indexes.map((i) => `${i.name} ${i.size}`).join(', ')}`);
+}
+
 async function runRound(schema: Schema): Promise<void> {
   const { stack, database, close } = await startProbeStack(`hot_load_${schema}`, 1, {
     env: { LEASE_MS: '1500', MCP_TOOL_MODULES: REALISTIC_TOOL_MODULE },
@@ -61,38 +103,11 @@ async function runRound(schema: Schema): Promise<void> {
       await MIGRATIONS['0022_tasks_update_in_place']!.down!(db);
       await db.destroy();
     }
-    const print = async (label: string) => {
-      await monitor.query('SELECT pg_stat_clear_snapshot()');
-      const row = (await monitor.query<Record<string, string>>(TABLE_FIGURES)).rows[0]!;
-      const upd = Number(row.upd);
-      const hot = Number(row.hot);
-      const live = Number(row.live);
-      const dead = Number(row.dead);
-      console.log(
-        `${label.padEnd(6)} n_tup_upd ${upd}  n_tup_hot_upd ${hot} (${((100 * hot) / Math.max(upd, 1)).toFixed(1)}%)  live ${live}  dead ${dead} (${((100 * dead) / Math.max(live, 1)).toFixed(0)}% of live)  vacuum due at ${row.vacuum_at} dead (autovacuum ${row.on}, runs ${row.autovacuums})  heap ${row.heap}  indexes ${row.indexes}`,
-      );
-    };
+    const print = (label: string) => printFigures(monitor, label);
     console.log(`\n== schema ${schema}: ${rate} tasks/s for ${seconds} s, 1 gateway + 1 worker`);
     const failures: string[] = [];
     const inFlight: Promise<void>[] = [];
-    const realistic = async (turn: number) => {
-      const round = await sendMcp(gateway.url, labelRound(), http);
-      const created = await sendMcp(
-        gateway.url,
-        creatingCall(round.requestState as string, turn),
-        http,
-      );
-      const taskId = created.taskId as string;
-      for (let polls = 0; polls < 200; polls += 1) {
-        await sleep(250);
-        const task = await sendMcp(gateway.url, mcpRequest('tasks/get', { taskId }), http);
-        if (task.status === 'input_required') {
-          await sendMcp(gateway.url, approval(taskId), http);
-          return;
-        }
-        if (task.status !== 'working') return;
-      }
-    };
+    const realistic = (turn: number) => realisticLifecycle(gateway.url, http, turn);
     const started = performance.now();
     let nextSample = SAMPLE_EVERY_MS;
     for (let turn = 0; turn < rate * seconds; turn += 1) {
@@ -113,15 +128,7 @@ async function runRound(schema: Schema): Promise<void> {
     // The last tasks finish their steps (3 s) and settle.
     await sleep(5_000);
     await print('end');
-    const { rows: kinds } = await monitor.query<{ kind: string; n: string }>(
-      `SELECT kind, count(*) AS n FROM task_events GROUP BY kind ORDER BY count(*) DESC`,
-    );
-    console.log(`events: ${kinds.map((k) => `${k.kind} ${k.n}`).join(', ')}`);
-    const { rows: indexes } = await monitor.query<{ name: string; size: string }>(
-      `SELECT indexrelname AS name, pg_size_pretty(pg_relation_size(indexrelid)) AS size
-       FROM pg_stat_user_indexes WHERE relname = 'tasks' ORDER BY indexrelname`,
-    );
-    console.log(`indexes: ${indexes.map((i) => `${i.name} ${i.size}`).join(', ')}`);
+    await printEvents(monitor);
     if (failures.length > 0)
       console.log(`${failures.length} lifecycles failed, the first: ${failures[0]}`);
   } finally {

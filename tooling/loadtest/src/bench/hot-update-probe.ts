@@ -75,6 +75,155 @@ const chunks = <T>(items: readonly T[], size: number): T[][] =>
     items.slice(i * size, (i + 1) * size),
   );
 
+/** The `tasks` row counters of one connection, flushed and read fresh. */
+async function readCounters(db: Db, monitor: pg.Client) {
+  await db.selectNoFrom((eb) => eb.fn('pg_stat_force_next_flush', []).as('flushed')).execute();
+  await monitor.query('SELECT pg_stat_clear_snapshot()');
+  const { rows } = await monitor.query<{ upd: string; hot: string }>(
+    `SELECT n_tup_upd AS upd, n_tup_hot_upd AS hot FROM pg_stat_user_tables WHERE relname = 'tasks'`,
+  );
+  return { updated: Number(rows[0]!.upd), hot: Number(rows[0]!.hot) };
+}
+
+function newInputs(): NewTask[] {
+  return Array.from({ length: taskCount }, (_, i) => ({
+    id: newTaskId(),
+    owner: OWNER(i),
+    operation: {
+      method: 'tools/call',
+      toolName: 'realistic_workflow',
+      arguments: { label: `run-${i}`, notes: 'x'.repeat(200) },
+    },
+    ttlMs: i % 10 === 0 ? 1 : 3_600_000,
+    pollIntervalMs: 1_000,
+    statusMessage: 'Starting',
+  }));
+}
+
+/** The statements a phase runs, each returning how many statements it sent. */
+function createSteps(db: Db) {
+  const fences = new Map<string, Fence>();
+  const claimAll = async (which: readonly string[]) => {
+    let statements = 0;
+    for (const batch of chunks(which, BATCH)) {
+      statements += 1;
+      for (const claim of await claimFairly(db, batch, WORKER, LEASE_MS))
+        if (claim !== null) fences.set(claim.fence.taskId, claim.fence);
+    }
+    return statements;
+  };
+  const checkpointAll = async (which: readonly string[], step: number) => {
+    for (const id of which)
+      await saveCheckpoint(
+        db,
+        fences.get(id)!,
+        { done: step, notes: 'y'.repeat(100) },
+        `Step ${step} done`,
+        { leaseMs: LEASE_MS },
+      );
+    return which.length;
+  };
+  const markAll = async (which: readonly string[]) => {
+    for (const batch of chunks(which, 500)) await markWakeUpSent(db, batch);
+    return Math.ceil(which.length / 500);
+  };
+  const renewAll = async (held: readonly string[]) => {
+    for (let r = 0; r < renewals; r += 1)
+      for (const id of held) await renewLease(db, fences.get(id)!, LEASE_MS);
+    return held.length * renewals;
+  };
+  const pauseAll = async (paused: readonly string[]) => {
+    for (const id of paused)
+      await requestInput(
+        db,
+        fences.get(id)!,
+        { approve: { method: 'elicitation/create', params: { message: 'Go on?' } } },
+        { done: 1, asked: true },
+        'Waiting for approval',
+      );
+    return paused.length;
+  };
+  const settleAll = async (settling: readonly string[]) => {
+    const sorted = [...settling].sort();
+    for (const batch of chunks(sorted, BATCH))
+      await writeFinals(
+        db,
+        batch.map((id) => ({
+          fence: fences.get(id)!,
+          write: {
+            status: 'completed' as const,
+            result: { content: [{ type: 'text', text: `done ${id}` }] },
+            statusMessage: null,
+          },
+        })),
+      );
+    return Math.ceil(sorted.length / BATCH);
+  };
+  return { fences, claimAll, checkpointAll, markAll, renewAll, pauseAll, settleAll };
+}
+
+/** The lifecycle up to the settle, one phase at a time. */
+async function walkLifecycle(
+  db: Db,
+  ids: readonly string[],
+  phase: (kind: string, run: () => Promise<number>) => Promise<void>,
+): Promise<void> {
+  const steps = createSteps(db);
+  await phase('enqueue mark', () => steps.markAll(ids));
+  await phase('claim', () => steps.claimAll(ids));
+  const held = [...steps.fences.keys()];
+  await phase('renewal', () => steps.renewAll(held));
+  await phase('checkpoint', () => steps.checkpointAll(held, 1));
+  const paused = held.filter((_, i) => i % 2 === 1);
+  await phase('input pause', () => steps.pauseAll(paused));
+  const indexOf = new Map(ids.map((id, i) => [id, i]));
+  await phase('answer (resume)', async () => {
+    for (const id of paused)
+      await recordInputResponses(db, OWNER(indexOf.get(id)!), id, {
+        approve: { action: 'accept', content: { approved: true } },
+      });
+    return paused.length;
+  });
+  await phase('enqueue mark', () => steps.markAll(paused));
+  await phase('claim', () => steps.claimAll(paused));
+  await phase('checkpoint', () => steps.checkpointAll(held, 2));
+  const settling = held.filter((id) => indexOf.get(id)! % 10 !== 0);
+  await phase('settle', () => steps.settleAll(settling));
+}
+
+/**
+ * The held half of the orphan scan with the expiring tenth still held, planned on fresh
+ * statistics (autovacuum's ANALYZE would have run by now at any real size).
+ */
+async function planOrphanScan(monitor: pg.Client): Promise<string[]> {
+  await monitor.query('ANALYZE tasks');
+  const { rows: plan } = await monitor.query<{ 'QUERY PLAN': string }>(
+    `EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF, SUMMARY OFF)
+       SELECT id FROM tasks WHERE status = 'working' AND lease_owner IS NOT NULL
+         AND lease_expires_at <= now() AND coalesce(enqueued_at, last_updated_at) <= now()
+       ORDER BY lease_expires_at LIMIT 1000`,
+  );
+  return plan.map((row) => row['QUERY PLAN']);
+}
+
+async function readTable(monitor: pg.Client, orphanPlan: string[]): Promise<TableFigures> {
+  const { rows: table } = await monitor.query<{ live: string; dead: string; heap: string }>(
+    `SELECT n_live_tup AS live, n_dead_tup AS dead, pg_size_pretty(pg_table_size('tasks')) AS heap
+       FROM pg_stat_user_tables WHERE relname = 'tasks'`,
+  );
+  const { rows: indexes } = await monitor.query<{ name: string; size: string }>(
+    `SELECT indexrelname AS name, pg_size_pretty(pg_relation_size(indexrelid)) AS size
+       FROM pg_stat_user_indexes WHERE relname = 'tasks' ORDER BY indexrelname`,
+  );
+  return {
+    live: Number(table[0]!.live),
+    dead: Number(table[0]!.dead),
+    heap: table[0]!.heap,
+    indexes,
+    orphanPlan,
+  };
+}
+
 async function runVariant(variant: Variant): Promise<{
   phases: PhaseFigures[];
   table: TableFigures;
@@ -86,14 +235,7 @@ async function runVariant(variant: Variant): Promise<{
   try {
     await monitor.connect();
     await shapeSchema(db, variant);
-    const counters = async () => {
-      await db.selectNoFrom((eb) => eb.fn('pg_stat_force_next_flush', []).as('flushed')).execute();
-      await monitor.query('SELECT pg_stat_clear_snapshot()');
-      const { rows } = await monitor.query<{ upd: string; hot: string }>(
-        `SELECT n_tup_upd AS upd, n_tup_hot_upd AS hot FROM pg_stat_user_tables WHERE relname = 'tasks'`,
-      );
-      return { updated: Number(rows[0]!.upd), hot: Number(rows[0]!.hot) };
-    };
+    const counters = () => readCounters(db, monitor);
     const phases: PhaseFigures[] = [];
     const phase = async (kind: string, run: () => Promise<number>) => {
       const before = await counters();
@@ -107,106 +249,14 @@ async function runVariant(variant: Variant): Promise<{
       });
     };
 
-    const inputs: NewTask[] = Array.from({ length: taskCount }, (_, i) => ({
-      id: newTaskId(),
-      owner: OWNER(i),
-      operation: {
-        method: 'tools/call',
-        toolName: 'realistic_workflow',
-        arguments: { label: `run-${i}`, notes: 'x'.repeat(200) },
-      },
-      ttlMs: i % 10 === 0 ? 1 : 3_600_000,
-      pollIntervalMs: 1_000,
-      statusMessage: 'Starting',
-    }));
+    const inputs = newInputs();
     for (const batch of chunks(inputs, 500)) await createTasks(db, batch);
-    const ids = inputs.map((input) => input.id);
-    const fences = new Map<string, Fence>();
-
-    const claimAll = async (which: readonly string[]) => {
-      let statements = 0;
-      for (const batch of chunks(which, BATCH)) {
-        statements += 1;
-        for (const claim of await claimFairly(db, batch, WORKER, LEASE_MS))
-          if (claim !== null) fences.set(claim.fence.taskId, claim.fence);
-      }
-      return statements;
-    };
-    const checkpointAll = async (which: readonly string[], step: number) => {
-      for (const id of which)
-        await saveCheckpoint(
-          db,
-          fences.get(id)!,
-          { done: step, notes: 'y'.repeat(100) },
-          `Step ${step} done`,
-          { leaseMs: LEASE_MS },
-        );
-      return which.length;
-    };
-    const markAll = async (which: readonly string[]) => {
-      for (const batch of chunks(which, 500)) await markWakeUpSent(db, batch);
-      return Math.ceil(which.length / 500);
-    };
-
-    await phase('enqueue mark', () => markAll(ids));
-    await phase('claim', () => claimAll(ids));
-    const held = [...fences.keys()];
-    await phase('renewal', async () => {
-      for (let r = 0; r < renewals; r += 1)
-        for (const id of held) await renewLease(db, fences.get(id)!, LEASE_MS);
-      return held.length * renewals;
-    });
-    await phase('checkpoint', () => checkpointAll(held, 1));
-    const paused = held.filter((_, i) => i % 2 === 1);
-    await phase('input pause', async () => {
-      for (const id of paused)
-        await requestInput(
-          db,
-          fences.get(id)!,
-          { approve: { method: 'elicitation/create', params: { message: 'Go on?' } } },
-          { done: 1, asked: true },
-          'Waiting for approval',
-        );
-      return paused.length;
-    });
-    const indexOf = new Map(ids.map((id, i) => [id, i]));
-    await phase('answer (resume)', async () => {
-      for (const id of paused)
-        await recordInputResponses(db, OWNER(indexOf.get(id)!), id, {
-          approve: { action: 'accept', content: { approved: true } },
-        });
-      return paused.length;
-    });
-    await phase('enqueue mark', () => markAll(paused));
-    await phase('claim', () => claimAll(paused));
-    await phase('checkpoint', () => checkpointAll(held, 2));
-    const settling = held.filter((id) => indexOf.get(id)! % 10 !== 0);
-    await phase('settle', async () => {
-      const sorted = [...settling].sort();
-      for (const batch of chunks(sorted, BATCH))
-        await writeFinals(
-          db,
-          batch.map((id) => ({
-            fence: fences.get(id)!,
-            write: {
-              status: 'completed' as const,
-              result: { content: [{ type: 'text', text: `done ${id}` }] },
-              statusMessage: null,
-            },
-          })),
-        );
-      return Math.ceil(sorted.length / BATCH);
-    });
-
-    // The held half of the orphan scan with the expiring tenth still held, planned on fresh
-    // statistics (autovacuum's ANALYZE would have run by now at any real size).
-    await monitor.query('ANALYZE tasks');
-    const { rows: plan } = await monitor.query<{ 'QUERY PLAN': string }>(
-      `EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF, SUMMARY OFF)
-       SELECT id FROM tasks WHERE status = 'working' AND lease_owner IS NOT NULL
-         AND lease_expires_at <= now() AND coalesce(enqueued_at, last_updated_at) <= now()
-       ORDER BY lease_expires_at LIMIT 1000`,
+    await walkLifecycle(
+      db,
+      inputs.map((input) => input.id),
+      phase,
     );
+    const orphanPlan = await planOrphanScan(monitor);
     await phase('sweeper expiry', async () => {
       let statements = 0;
       for (;;) {
@@ -217,24 +267,7 @@ async function runVariant(variant: Variant): Promise<{
     });
 
     await counters();
-    const { rows: table } = await monitor.query<{ live: string; dead: string; heap: string }>(
-      `SELECT n_live_tup AS live, n_dead_tup AS dead, pg_size_pretty(pg_table_size('tasks')) AS heap
-       FROM pg_stat_user_tables WHERE relname = 'tasks'`,
-    );
-    const { rows: indexes } = await monitor.query<{ name: string; size: string }>(
-      `SELECT indexrelname AS name, pg_size_pretty(pg_relation_size(indexrelid)) AS size
-       FROM pg_stat_user_indexes WHERE relname = 'tasks' ORDER BY indexrelname`,
-    );
-    return {
-      phases,
-      table: {
-        live: Number(table[0]!.live),
-        dead: Number(table[0]!.dead),
-        heap: table[0]!.heap,
-        indexes,
-        orphanPlan: plan.map((row) => row['QUERY PLAN']),
-      },
-    };
+    return { phases, table: await readTable(monitor, orphanPlan) };
   } finally {
     await monitor.end();
     await db.destroy();

@@ -10,6 +10,8 @@ import {
   freePort,
   type LaunchedProcess,
   postgresBaseUrl,
+  type TestDatabase,
+  type TestRedis,
   privatePostgresUnavailableReason,
   repoRoot,
 } from '@mcp-tasks/testing';
@@ -130,6 +132,310 @@ function processLabels(stacks: readonly BenchStack[]): Map<number, string> {
   return labels;
 }
 
+/** What every step of one bench run shares. */
+interface BenchRun {
+  options: BenchOptions;
+  durationS: number;
+  warmupS: number;
+  figures: Set<Figure>;
+  database: TestDatabase;
+  redis: TestRedis;
+  statsUrl: string;
+  stacks: BenchStack[];
+  results: BenchResults;
+}
+
+/** (a) pgbench and (b) raw BullMQ: the baselines that need no server of ours. */
+async function measureRawBaselines(run: BenchRun): Promise<void> {
+  const { figures, database, redis, durationS, warmupS, options, results } = run;
+  if (figures.has('pgbench')) {
+    const one = await runPgbenchInsert(database.connectionString, 1, durationS);
+    log(`(a) pgbench INSERT 1 client: ${one.tps.toFixed(0)} tps`);
+    const eight = await runPgbenchInsert(database.connectionString, 8, durationS);
+    log(`(a) pgbench INSERT 8 clients: ${eight.tps.toFixed(0)} tps`);
+    results.pgbench = { one, eight };
+  }
+
+  if (figures.has('bullmq')) {
+    results.bullmq = await runBullmqNoop({
+      redisUrl: redis.url,
+      prefix: `${redis.prefix}-raw`,
+      durationS,
+      warmupS,
+      concurrency: options.concurrency,
+    });
+    log(`(b) raw BullMQ no-op: ${results.bullmq.jobsPerS.toFixed(0)} jobs/s`);
+  }
+}
+
+const rpcResult = (body: string) => body.includes('"result":{');
+
+/** (c) The bare Hono server (JSON, + pg) and its two HTTP targets. */
+async function startHonoBaseline(
+  run: BenchRun,
+  httpTargets: HttpTarget[],
+): Promise<LaunchedProcess> {
+  await prepareReadTable(run.database.connectionString);
+  const port = await freePort();
+  const baseline = await launchProcess({
+    entry: 'tooling/loadtest/src/bench/hono-baseline-server.ts',
+    env: { PORT: String(port), DATABASE_URL: run.database.connectionString },
+    readyUrl: `http://127.0.0.1:${port}/healthz`,
+  });
+  const read = getTaskRequest('task-42');
+  const baselineUrl = `http://127.0.0.1:${port}`;
+  httpTargets.push(
+    {
+      label: '(c) bare Hono JSON',
+      baseUrl: baselineUrl,
+      request: { ...read, path: '/json' },
+      expectBody: rpcResult,
+      serverPid: baseline.child.pid!,
+    },
+    {
+      label: '(c) bare Hono + pg',
+      baseUrl: baselineUrl,
+      request: { ...read, path: '/pg' },
+      expectBody: rpcResult,
+      serverPid: baseline.child.pid!,
+    },
+  );
+  return baseline;
+}
+
+function benchStackOptions(run: BenchRun) {
+  return {
+    databaseUrl: run.database.connectionString,
+    redisUrl: run.redis.url,
+    redisPrefix: run.redis.prefix,
+    workerConcurrency: run.options.concurrency,
+    cpuProfileDir: run.options.cpuProf,
+  };
+}
+
+/** What every measurement on a bench stack of ours shares (the end-to-end lines and their costs). */
+function stackCost(run: BenchRun): StackCostOptions {
+  return {
+    databaseUrl: run.database.connectionString,
+    statsUrl: run.statsUrl,
+    databaseName: run.database.name,
+    redisUrl: run.redis.url,
+    concurrency: run.options.concurrency,
+    durationS: run.durationS,
+    warmupS: run.warmupS,
+    stackOptions: benchStackOptions(run),
+    stacks: run.stacks,
+  };
+}
+
+/** (c) every HTTP target (the bare Hono server's and ours tasks/get), the baseline stopped after. */
+async function measureHttpTargets(
+  run: BenchRun,
+  httpTargets: HttpTarget[],
+  baseline: LaunchedProcess | undefined,
+  small: BenchStack | undefined,
+): Promise<void> {
+  const { figures, results } = run;
+  try {
+    if (small !== undefined && figures.has('tasks-get')) {
+      const gatewayUrl = small.gateways[0]!.url;
+      const created = await sendMcp(gatewayUrl, createTaskRequest());
+      const taskId = created.taskId as string;
+      httpTargets.push({
+        label: '(c) ours tasks/get',
+        baseUrl: gatewayUrl,
+        request: getTaskRequest(taskId),
+        expectBody: (body) => body.includes(`"taskId":"${taskId}"`),
+        serverPid: small.gateways[0]!.process.child.pid!,
+      });
+    }
+    const http = await measureHttp(httpTargets, run.durationS, run.warmupS);
+    if (baseline !== undefined) results.hono = { json: http[0]!, pg: http[1]! };
+    if (small !== undefined && figures.has('tasks-get')) results.tasksGet = http.at(-1);
+  } finally {
+    await baseline?.stop();
+  }
+}
+
+/** (d) create at a fixed rate on the 1+1 stack, then wait for its backlog. */
+async function measureCreateAtFixedRate(run: BenchRun, gatewayUrl: string): Promise<void> {
+  const { options } = run;
+  const createdTask = (body: string) => body.includes('"resultType":"task"');
+  await runConstantRate({
+    baseUrl: gatewayUrl,
+    request: createTaskRequest,
+    ratePerS: options.rate,
+    durationS: run.warmupS,
+    isSuccess: createdTask,
+  });
+  const createAtFixedRate = await runConstantRate({
+    baseUrl: gatewayUrl,
+    request: createTaskRequest,
+    ratePerS: options.rate,
+    durationS: run.durationS,
+    isSuccess: createdTask,
+  });
+  log(
+    `(d) create at ${options.rate}/s: p50 ${createAtFixedRate.latency.p50.toFixed(2)} ms, p99 ${createAtFixedRate.latency.p99.toFixed(2)} ms, failures ${JSON.stringify(createAtFixedRate.failureReasons)}`,
+  );
+  run.results.createAtFixedRate = createAtFixedRate;
+  const drainedMs = await waitUntilAllTasksEnded(run.database.connectionString, 300_000);
+  log(`backlog of the fixed-rate run finished in ${(drainedMs / 1_000).toFixed(1)} s`);
+}
+
+/** (e) end-to-end on the 1+1 stack (stopped after), then on a 2+2 stack. */
+async function measureEndToEnd(run: BenchRun, small: BenchStack): Promise<void> {
+  const e2eOptions = stackCost(run);
+  const endToEnd = [await runEndToEnd({ ...e2eOptions, stack: small })];
+  log(`(e) end-to-end 1+1: ${endToEnd[0]!.tasksPerS.toFixed(1)} tasks/s`);
+  log(`(e) Redis commands per task, 1+1: ${redisBreakdown(endToEnd[0]!)}`);
+  await small.stop();
+  const large = await startBenchStack({ ...benchStackOptions(run), gateways: 2, workers: 2 });
+  run.stacks.push(large);
+  endToEnd.push(await runEndToEnd({ ...e2eOptions, stack: large }));
+  log(`(e) end-to-end 2+2: ${endToEnd[1]!.tasksPerS.toFixed(1)} tasks/s`);
+  log(`(e) Redis commands per task, 2+2: ${redisBreakdown(endToEnd[1]!)}`);
+  await large.stop();
+  run.results.endToEnd = endToEnd;
+}
+
+/** (c) HTTP, (d) create and (e) end-to-end: the baselines and our figures on a 1+1 stack. */
+async function measureOurs(run: BenchRun): Promise<void> {
+  const { figures } = run;
+  const httpTargets: HttpTarget[] = [];
+  const baseline = figures.has('hono') ? await startHonoBaseline(run, httpTargets) : undefined;
+  const measuresOurs =
+    figures.has('tasks-get') ||
+    figures.has('create') ||
+    figures.has('e2e') ||
+    figures.has('e2e-effects') ||
+    figures.has('e2e-traces') ||
+    figures.has('e2e-realistic');
+  if (measuresOurs || figures.has('at-size')) await buildStalePackages(repoRoot, log);
+  const small = measuresOurs
+    ? await startBenchStack({ ...benchStackOptions(run), gateways: 1, workers: 1 })
+    : undefined;
+  if (small !== undefined) run.stacks.push(small);
+  await measureHttpTargets(run, httpTargets, baseline, small);
+
+  if (small !== undefined) {
+    if (figures.has('create')) await measureCreateAtFixedRate(run, small.gateways[0]!.url);
+    if (figures.has('e2e')) await measureEndToEnd(run, small);
+    await small.stop();
+  }
+}
+
+/** The costs on stacks of their own: effects, traces, the realistic mix, task history. */
+async function measureCosts(run: BenchRun): Promise<void> {
+  const { figures, options, results } = run;
+  if (figures.has('e2e-effects')) {
+    results.endToEndEffects = await runEffectsCost(stackCost(run));
+  }
+
+  if (figures.has('e2e-traces')) {
+    results.endToEndTraces = await runTracesCost({
+      ...stackCost(run),
+      ratePerS: options.rate,
+      pairs: options.pairs ?? (options.quick ? 1 : 5),
+      together: options.together,
+    });
+  }
+
+  if (figures.has('e2e-realistic')) {
+    results.realisticMix = await runRealisticMix({ ...stackCost(run), ratePerS: options.rate });
+  }
+
+  if (figures.has('events')) {
+    const events = await runEventsCost({
+      databaseUrl: run.database.connectionString,
+      concurrency: 8,
+      durationS: run.durationS,
+      warmupS: run.warmupS,
+    });
+    results.taskEvents = events;
+    log(
+      `(g) task history triggers: ${events.on.toFixed(0)} lifecycles/s on vs ${events.off.toFixed(0)} off = ${events.ratio.toFixed(2)} on/off (median of ${events.rounds} alternating rounds); ${describeServerCpu(events)}`,
+    );
+  }
+
+  const noCluster = privatePostgresUnavailableReason();
+  if (figures.has('sync-commit') && noCluster !== null)
+    log(`(f) synchronous_commit skipped: ${noCluster}`);
+  else if (figures.has('sync-commit')) {
+    results.syncCommit = await runSyncCommitBench({
+      durationS: run.durationS,
+      warmupS: run.warmupS,
+      concurrency: 8,
+      log,
+    });
+  }
+}
+
+/** (g) the sweep, in a database of its own: the backlog is truncated and refilled between rounds. */
+async function measureSweep(run: BenchRun): Promise<void> {
+  const sweepDatabase = await createTestDatabase('bench_sweep');
+  try {
+    const sweepDb = createDb({ connectionString: sweepDatabase.connectionString });
+    await migrateToLatest(sweepDb);
+    await sweepDb.destroy();
+    const [sweep] = await runSweepThroughput({
+      connectionString: sweepDatabase.connectionString,
+      rows: run.options.quick ? 50_000 : 200_000,
+      variants: [{ batchSize: DEFAULT_SWEEP_BATCH, resume: true }],
+      rounds: run.options.quick ? 1 : 3,
+      log: (line) => log(`(g) ${line}`),
+    });
+    run.results.sweep = sweep;
+  } finally {
+    await sweepDatabase.drop();
+  }
+}
+
+/** (h) the at-size figures, in a database of their own: millions of rows are written into it. */
+async function measureAtSize(run: BenchRun): Promise<void> {
+  const { options, redis } = run;
+  const sizeDatabase = await createTestDatabase('bench_at_size');
+  try {
+    const sizeDb = createDb({ connectionString: sizeDatabase.connectionString });
+    await migrateToLatest(sizeDb);
+    await sizeDb.destroy();
+    run.results.atSize = await runAtSize({
+      databaseUrl: sizeDatabase.connectionString,
+      redisUrl: redis.url,
+      redisPrefix: `${redis.prefix}-at-size`,
+      rows: options.atSizeRows ?? (options.quick ? 20_000 : 10_000_000),
+      ratePerS: options.rate,
+      durationS: run.durationS,
+      warmupS: run.warmupS,
+      concurrency: options.concurrency,
+      log: (line) => log(`(h) ${line}`),
+    });
+  } finally {
+    await sizeDatabase.drop();
+    await deleteRedisPrefix(redis.url, `${redis.prefix}-at-size`);
+  }
+}
+
+/** The tables on stdout, the CPU profiles' summary, the JSON file. */
+async function report(run: BenchRun): Promise<void> {
+  const { options, results, stacks } = run;
+  console.log(renderMeasurements(results));
+  console.log(renderComparisons(results));
+  if (results.taskEvents !== undefined)
+    console.log(
+      `task history (task_events triggers) on the hot paths: ${results.taskEvents.on.toFixed(0)} vs ${results.taskEvents.off.toFixed(0)} lifecycles/s (create, claim, 2 checkpoints, 2 renewals, complete; 8 loops) = ${(results.taskEvents.ratio * 100).toFixed(0)} % of the rate without them (target ≥ 90 %); ${describeServerCpu(results.taskEvents)}`,
+    );
+  if (options.cpuProf !== undefined) {
+    await Promise.all(stacks.map((stack) => stack.stop()));
+    console.log(await renderCpuProfileDir(options.cpuProf, processLabels(stacks)));
+    log(
+      `CPU profiles of every gateway and worker are in ${options.cpuProf} (open them in Chrome DevTools or speedscope)`,
+    );
+  }
+  if (options.json !== undefined)
+    await writeFile(options.json, `${JSON.stringify(results, null, 2)}\n`);
+}
+
 async function bench(options: BenchOptions): Promise<void> {
   const durationS = options.duration ?? (options.quick ? 2 : 10);
   const warmupS = options.warmup ?? (options.quick ? 1 : 3);
@@ -159,257 +465,27 @@ async function bench(options: BenchOptions): Promise<void> {
       void cleanUp().finally(() => process.exit(130));
     });
   }
-  const results: BenchResults = {};
+  const run: BenchRun = {
+    options,
+    durationS,
+    warmupS,
+    figures,
+    database,
+    redis,
+    statsUrl,
+    stacks,
+    results: {},
+  };
   try {
     const db = createDb({ connectionString: database.connectionString });
     await migrateToLatest(db);
     await db.destroy();
-
-    if (figures.has('pgbench')) {
-      const one = await runPgbenchInsert(database.connectionString, 1, durationS);
-      log(`(a) pgbench INSERT 1 client: ${one.tps.toFixed(0)} tps`);
-      const eight = await runPgbenchInsert(database.connectionString, 8, durationS);
-      log(`(a) pgbench INSERT 8 clients: ${eight.tps.toFixed(0)} tps`);
-      results.pgbench = { one, eight };
-    }
-
-    if (figures.has('bullmq')) {
-      results.bullmq = await runBullmqNoop({
-        redisUrl: redis.url,
-        prefix: `${redis.prefix}-raw`,
-        durationS,
-        warmupS,
-        concurrency: options.concurrency,
-      });
-      log(`(b) raw BullMQ no-op: ${results.bullmq.jobsPerS.toFixed(0)} jobs/s`);
-    }
-
-    const rpcResult = (body: string) => body.includes('"result":{');
-    const httpTargets: HttpTarget[] = [];
-    let baseline: LaunchedProcess | undefined;
-    if (figures.has('hono')) {
-      await prepareReadTable(database.connectionString);
-      const port = await freePort();
-      baseline = await launchProcess({
-        entry: 'tooling/loadtest/src/bench/hono-baseline-server.ts',
-        env: { PORT: String(port), DATABASE_URL: database.connectionString },
-        readyUrl: `http://127.0.0.1:${port}/healthz`,
-      });
-      const read = getTaskRequest('task-42');
-      const baselineUrl = `http://127.0.0.1:${port}`;
-      httpTargets.push(
-        {
-          label: '(c) bare Hono JSON',
-          baseUrl: baselineUrl,
-          request: { ...read, path: '/json' },
-          expectBody: rpcResult,
-          serverPid: baseline.child.pid!,
-        },
-        {
-          label: '(c) bare Hono + pg',
-          baseUrl: baselineUrl,
-          request: { ...read, path: '/pg' },
-          expectBody: rpcResult,
-          serverPid: baseline.child.pid!,
-        },
-      );
-    }
-
-    const stackOptions = {
-      databaseUrl: database.connectionString,
-      redisUrl: redis.url,
-      redisPrefix: redis.prefix,
-      workerConcurrency: options.concurrency,
-      cpuProfileDir: options.cpuProf,
-    };
-    // What every measurement on a bench stack of ours shares (the end-to-end lines and their costs).
-    const stackCost = (): StackCostOptions => ({
-      databaseUrl: database.connectionString,
-      statsUrl,
-      databaseName: database.name,
-      redisUrl: redis.url,
-      concurrency: options.concurrency,
-      durationS,
-      warmupS,
-      stackOptions,
-      stacks,
-    });
-    const measuresOurs =
-      figures.has('tasks-get') ||
-      figures.has('create') ||
-      figures.has('e2e') ||
-      figures.has('e2e-effects') ||
-      figures.has('e2e-traces') ||
-      figures.has('e2e-realistic');
-    if (measuresOurs || figures.has('at-size')) await buildStalePackages(repoRoot, log);
-    const small = measuresOurs
-      ? await startBenchStack({ ...stackOptions, gateways: 1, workers: 1 })
-      : undefined;
-    if (small !== undefined) stacks.push(small);
-    try {
-      if (small !== undefined && figures.has('tasks-get')) {
-        const gatewayUrl = small.gateways[0]!.url;
-        const created = await sendMcp(gatewayUrl, createTaskRequest());
-        const taskId = created.taskId as string;
-        httpTargets.push({
-          label: '(c) ours tasks/get',
-          baseUrl: gatewayUrl,
-          request: getTaskRequest(taskId),
-          expectBody: (body) => body.includes(`"taskId":"${taskId}"`),
-          serverPid: small.gateways[0]!.process.child.pid!,
-        });
-      }
-      const http = await measureHttp(httpTargets, durationS, warmupS);
-      if (baseline !== undefined) results.hono = { json: http[0]!, pg: http[1]! };
-      if (small !== undefined && figures.has('tasks-get')) results.tasksGet = http.at(-1);
-    } finally {
-      await baseline?.stop();
-    }
-
-    if (small !== undefined) {
-      const gatewayUrl = small.gateways[0]!.url;
-      if (figures.has('create')) {
-        const createdTask = (body: string) => body.includes('"resultType":"task"');
-        await runConstantRate({
-          baseUrl: gatewayUrl,
-          request: createTaskRequest,
-          ratePerS: options.rate,
-          durationS: warmupS,
-          isSuccess: createdTask,
-        });
-        const createAtFixedRate = await runConstantRate({
-          baseUrl: gatewayUrl,
-          request: createTaskRequest,
-          ratePerS: options.rate,
-          durationS,
-          isSuccess: createdTask,
-        });
-        log(
-          `(d) create at ${options.rate}/s: p50 ${createAtFixedRate.latency.p50.toFixed(2)} ms, p99 ${createAtFixedRate.latency.p99.toFixed(2)} ms, failures ${JSON.stringify(createAtFixedRate.failureReasons)}`,
-        );
-        results.createAtFixedRate = createAtFixedRate;
-        const drainedMs = await waitUntilAllTasksEnded(database.connectionString, 300_000);
-        log(`backlog of the fixed-rate run finished in ${(drainedMs / 1_000).toFixed(1)} s`);
-      }
-
-      if (figures.has('e2e')) {
-        const e2eOptions = stackCost();
-        const endToEnd = [await runEndToEnd({ ...e2eOptions, stack: small })];
-        log(`(e) end-to-end 1+1: ${endToEnd[0]!.tasksPerS.toFixed(1)} tasks/s`);
-        log(`(e) Redis commands per task, 1+1: ${redisBreakdown(endToEnd[0]!)}`);
-        await small.stop();
-        const large = await startBenchStack({ ...stackOptions, gateways: 2, workers: 2 });
-        stacks.push(large);
-        endToEnd.push(await runEndToEnd({ ...e2eOptions, stack: large }));
-        log(`(e) end-to-end 2+2: ${endToEnd[1]!.tasksPerS.toFixed(1)} tasks/s`);
-        log(`(e) Redis commands per task, 2+2: ${redisBreakdown(endToEnd[1]!)}`);
-        await large.stop();
-        results.endToEnd = endToEnd;
-      }
-      await small.stop();
-    }
-
-    if (figures.has('e2e-effects')) {
-      results.endToEndEffects = await runEffectsCost(stackCost());
-    }
-
-    if (figures.has('e2e-traces')) {
-      results.endToEndTraces = await runTracesCost({
-        ...stackCost(),
-        ratePerS: options.rate,
-        pairs: options.pairs ?? (options.quick ? 1 : 5),
-        together: options.together,
-      });
-    }
-
-    if (figures.has('e2e-realistic')) {
-      results.realisticMix = await runRealisticMix({ ...stackCost(), ratePerS: options.rate });
-    }
-
-    if (figures.has('events')) {
-      const events = await runEventsCost({
-        databaseUrl: database.connectionString,
-        concurrency: 8,
-        durationS,
-        warmupS,
-      });
-      results.taskEvents = events;
-      log(
-        `(g) task history triggers: ${events.on.toFixed(0)} lifecycles/s on vs ${events.off.toFixed(0)} off = ${events.ratio.toFixed(2)} on/off (median of ${events.rounds} alternating rounds); ${describeServerCpu(events)}`,
-      );
-    }
-
-    const noCluster = privatePostgresUnavailableReason();
-    if (figures.has('sync-commit') && noCluster !== null)
-      log(`(f) synchronous_commit skipped: ${noCluster}`);
-    else if (figures.has('sync-commit')) {
-      results.syncCommit = await runSyncCommitBench({
-        durationS,
-        warmupS,
-        concurrency: 8,
-        log,
-      });
-    }
-
-    if (figures.has('sweep')) {
-      // Its own database: the backlog is truncated and refilled between rounds.
-      const sweepDatabase = await createTestDatabase('bench_sweep');
-      try {
-        const sweepDb = createDb({ connectionString: sweepDatabase.connectionString });
-        await migrateToLatest(sweepDb);
-        await sweepDb.destroy();
-        const [sweep] = await runSweepThroughput({
-          connectionString: sweepDatabase.connectionString,
-          rows: options.quick ? 50_000 : 200_000,
-          variants: [{ batchSize: DEFAULT_SWEEP_BATCH, resume: true }],
-          rounds: options.quick ? 1 : 3,
-          log: (line) => log(`(g) ${line}`),
-        });
-        results.sweep = sweep;
-      } finally {
-        await sweepDatabase.drop();
-      }
-    }
-
-    if (figures.has('at-size')) {
-      // Its own database: millions of rows are written into it.
-      const sizeDatabase = await createTestDatabase('bench_at_size');
-      try {
-        const sizeDb = createDb({ connectionString: sizeDatabase.connectionString });
-        await migrateToLatest(sizeDb);
-        await sizeDb.destroy();
-        results.atSize = await runAtSize({
-          databaseUrl: sizeDatabase.connectionString,
-          redisUrl: redis.url,
-          redisPrefix: `${redis.prefix}-at-size`,
-          rows: options.atSizeRows ?? (options.quick ? 20_000 : 10_000_000),
-          ratePerS: options.rate,
-          durationS,
-          warmupS,
-          concurrency: options.concurrency,
-          log: (line) => log(`(h) ${line}`),
-        });
-      } finally {
-        await sizeDatabase.drop();
-        await deleteRedisPrefix(redis.url, `${redis.prefix}-at-size`);
-      }
-    }
-
-    console.log(renderMeasurements(results));
-    console.log(renderComparisons(results));
-    if (results.taskEvents !== undefined)
-      console.log(
-        `task history (task_events triggers) on the hot paths: ${results.taskEvents.on.toFixed(0)} vs ${results.taskEvents.off.toFixed(0)} lifecycles/s (create, claim, 2 checkpoints, 2 renewals, complete; 8 loops) = ${(results.taskEvents.ratio * 100).toFixed(0)} % of the rate without them (target ≥ 90 %); ${describeServerCpu(results.taskEvents)}`,
-      );
-    if (options.cpuProf !== undefined) {
-      await Promise.all(stacks.map((stack) => stack.stop()));
-      console.log(await renderCpuProfileDir(options.cpuProf, processLabels(stacks)));
-      log(
-        `CPU profiles of every gateway and worker are in ${options.cpuProf} (open them in Chrome DevTools or speedscope)`,
-      );
-    }
-    if (options.json !== undefined)
-      await writeFile(options.json, `${JSON.stringify(results, null, 2)}\n`);
+    await measureRawBaselines(run);
+    await measureOurs(run);
+    await measureCosts(run);
+    if (figures.has('sweep')) await measureSweep(run);
+    if (figures.has('at-size')) await measureAtSize(run);
+    await report(run);
   } finally {
     await cleanUp();
   }

@@ -108,12 +108,14 @@ const pick = (r: StepRecord) => ({
 });
 
 /** Groups a history by task: who owns it, what its owner saw, which steps ran. */
-export function indexHistory(records: readonly HistoryRecord[]): IndexedHistory {
+type Replies = { request: RequestRecord; reply: ReplyRecord }[];
+
+/** The records by kind, each reply with its request, and the history's time span. */
+function sortRecords(records: readonly HistoryRecord[]) {
   const requests = new Map<number, RequestRecord>();
-  const tasks = new Map<string, TaskFacts>();
   const chaos: ChaosRecord[] = [];
   const stepRecords: StepRecord[] = [];
-  const replies: { request: RequestRecord; reply: ReplyRecord }[] = [];
+  const replies: Replies = [];
   const finals: FinalReadRecord[] = [];
   const notifications: NotificationRecord[] = [];
   let boundMs = DEFAULT_TASK_BOUND_MS;
@@ -150,8 +152,12 @@ export function indexHistory(records: readonly HistoryRecord[]): IndexedHistory 
         break;
     }
   }
+  return { requests, chaos, stepRecords, replies, finals, notifications, boundMs, start, end };
+}
 
-  // Owners first: a task belongs to whoever got its CreateTaskResult.
+/** Owners first: a task belongs to whoever got its CreateTaskResult. */
+function tasksByOwner(replies: Replies, boundMs: number): Map<string, TaskFacts> {
+  const tasks = new Map<string, TaskFacts>();
   for (const { request, reply } of replies) {
     if (reply.method !== 'tools/call' || reply.taskId === undefined) continue;
     if (reply.errorCode !== undefined || tasks.has(reply.taskId)) continue;
@@ -170,8 +176,15 @@ export function indexHistory(records: readonly HistoryRecord[]): IndexedHistory 
       steps: [],
     });
   }
+  return tasks;
+}
 
-  const foreignReads: ForeignRead[] = [];
+/** What each reply saw of its task: a status, an unknown task, an answer; or another tenant's read. */
+function addReplies(
+  replies: Replies,
+  tasks: Map<string, TaskFacts>,
+  foreignReads: ForeignRead[],
+): void {
   for (const { request, reply } of replies) {
     const taskId = reply.taskId ?? request.taskId;
     const facts = taskId === undefined ? undefined : tasks.get(taskId);
@@ -210,9 +223,18 @@ export function indexHistory(records: readonly HistoryRecord[]): IndexedHistory 
       facts.answers.push({ keys: request.inputKeys ?? [], replyT: reply.t });
     }
   }
+}
 
-  // A pushed snapshot was read by the server after the stream opened and, the stream being in
-  // order, after the message before it was sent: that is its "request" time.
+/**
+ * A pushed snapshot was read by the server after the stream opened and, the stream being in
+ * order, after the message before it was sent: that is its "request" time.
+ */
+function addNotifications(
+  notifications: readonly NotificationRecord[],
+  requests: Map<number, RequestRecord>,
+  tasks: Map<string, TaskFacts>,
+  foreignReads: ForeignRead[],
+): void {
   const lastOnStream = new Map<number, number>();
   for (const pushed of notifications) {
     const facts = tasks.get(pushed.taskId);
@@ -240,7 +262,10 @@ export function indexHistory(records: readonly HistoryRecord[]): IndexedHistory 
       source: 'stream',
     });
   }
+}
 
+/** The final reads of each task by its owner. */
+function addFinals(finals: readonly FinalReadRecord[], tasks: Map<string, TaskFacts>): void {
   for (const final of finals) {
     const facts = tasks.get(final.taskId);
     if (facts === undefined || final.tenant !== facts.ownerTenant) continue;
@@ -257,6 +282,16 @@ export function indexHistory(records: readonly HistoryRecord[]): IndexedHistory 
       });
     }
   }
+}
+
+export function indexHistory(records: readonly HistoryRecord[]): IndexedHistory {
+  const { requests, chaos, stepRecords, replies, finals, notifications, boundMs, start, end } =
+    sortRecords(records);
+  const tasks = tasksByOwner(replies, boundMs);
+  const foreignReads: ForeignRead[] = [];
+  addReplies(replies, tasks, foreignReads);
+  addNotifications(notifications, requests, tasks, foreignReads);
+  addFinals(finals, tasks);
 
   const steps = joinSteps(stepRecords);
   for (const execution of steps) tasks.get(execution.taskId)?.steps.push(execution);

@@ -76,18 +76,139 @@ export async function runLifecycle(
   });
 }
 
+type Send = (
+  endpoint: Endpoint,
+  tenant: Tenant,
+  method: string,
+  params: Record<string, unknown>,
+  extra?: Parameters<typeof sendRecorded>[5],
+) => Promise<SentReply>;
+
+/** One followed task: what the lifecycle knows of it and what it has done so far. */
+interface Following {
+  ctx: LoadContext;
+  plan: LifecyclePlan;
+  rng: Rng;
+  owner: Tenant;
+  creator: Endpoint;
+  taskId: string;
+  deadline: number;
+  outcome: LifecycleOutcome;
+  send: Send;
+  pollMs: number;
+  answered: Set<string>;
+  triedUnknownKey: boolean;
+  /** Set once an abandoning client has seen its input request. */
+  walkedAway: boolean;
+}
+
+const stopped = (f: Following) => f.ctx.stop?.aborted === true;
+
+/** tasks/get on other replicas at the server's pollIntervalMs, until the bound. */
+async function* polled(f: Following): AsyncGenerator<Seen> {
+  const { ctx } = f;
+  while (Date.now() < f.deadline && !stopped(f)) {
+    await sleep(f.pollMs, undefined, { signal: ctx.stop }).catch(() => undefined);
+    if (stopped(f)) return;
+    const seen = await f.send(pollTarget(f.rng, ctx.endpoints, f.creator), f.owner, 'tasks/get', {
+      taskId: f.taskId,
+    });
+    f.pollMs = f.walkedAway ? ABANDONED_POLL_MS : (seen.pollIntervalMs ?? f.pollMs);
+    yield seen;
+  }
+}
+
+/**
+ * The client's subscribe() on another replica: snapshots pushed on `subscriptions/listen`, with
+ * its own catch-up reads and reconnects (all recorded by the recording fetch). Should the
+ * client give up (an error it does not retry), the lifecycle polls instead.
+ */
+async function* subscribed(f: Following): AsyncGenerator<Seen> {
+  const { ctx } = f;
+  const endpoint = pollTarget(f.rng, ctx.endpoints, f.creator);
+  const client = createClient({
+    url: endpoint.url,
+    token: f.owner.token,
+    fetch: createRecordingFetch(ctx.recorder, endpoint, f.owner),
+    backoff: SUBSCRIBER_BACKOFF,
+  });
+  try {
+    const timeout = AbortSignal.timeout(Math.max(1, f.deadline - Date.now()));
+    const signal = ctx.stop === undefined ? timeout : AbortSignal.any([timeout, ctx.stop]);
+    for await (const snapshot of client.task(f.taskId).subscribe({ signal })) {
+      yield { status: snapshot.status, inputKeys: Object.keys(snapshot.inputRequests ?? {}) };
+    }
+  } catch {
+    f.outcome.errors += 1;
+  }
+  yield* polled(f);
+}
+
+/**
+ * Sends one round's answers (the plan's style: full, partial, twice, …). Returns whether the
+ * answer got in, and whether a failure said nothing about the task (no answer, an internal error).
+ */
+async function sendAnswers(
+  f: Following,
+  keys: string[],
+): Promise<{ accepted: boolean; unanswered: boolean }> {
+  const { plan, rng, ctx, owner, taskId } = f;
+  if (plan.answer === 'unknown-key' && !f.triedUnknownKey) {
+    f.triedUnknownKey = true;
+    await f.send(
+      rng.pick(ctx.endpoints),
+      owner,
+      'tasks/update',
+      { taskId, inputResponses: { [UNKNOWN_KEY]: answerFor('full', plan, UNKNOWN_KEY) } },
+      { inputKeys: [UNKNOWN_KEY] },
+    );
+  }
+  const inputResponses = Object.fromEntries(keys.map((k) => [k, answerFor(plan.answer, plan, k)]));
+  const times = plan.answer === 'twice' ? 2 : 1;
+  let accepted = false;
+  let unanswered = false;
+  for (let i = 0; i < times; i += 1) {
+    const reply = await f.send(
+      rng.pick(ctx.endpoints),
+      owner,
+      'tasks/update',
+      { taskId, inputResponses },
+      { inputKeys: keys },
+    );
+    if (reply.errorMessage === undefined) {
+      accepted = true;
+      for (const k of keys) f.answered.add(k);
+    }
+    unanswered = reply.errorCode === undefined || reply.errorCode === INTERNAL_ERROR;
+  }
+  return { accepted, unanswered };
+}
+
+/**
+ * A poller answers one round per look; a subscriber may see no new snapshot until all of a
+ * round's keys are in, so it answers a partial round's keys one update after the other.
+ */
+async function answerInput(f: Following, seen: Seen): Promise<void> {
+  const { plan } = f;
+  do {
+    const pending = (seen.inputKeys ?? []).filter((key) => !f.answered.has(key));
+    if (pending.length === 0) break;
+    const keys = plan.answer === 'partial' ? pending.slice(0, 1) : pending;
+    const { accepted, unanswered } = await sendAnswers(f, keys);
+    if (accepted || plan.follow === 'poll') continue;
+    // A subscriber gets no new snapshot while its answer is missing, so after a failure that
+    // says nothing about the task (no answer, an internal error) it sends the answer again.
+    if (!unanswered || Date.now() >= f.deadline) break;
+    await sleep(f.pollMs);
+  } while (plan.follow === 'subscribe');
+}
+
 async function followTask(ctx: LoadContext, plan: LifecyclePlan): Promise<LifecycleOutcome> {
   const rng = createRng(plan.seed);
   const owner = ctx.tenants[plan.tenant];
   const prober = ctx.tenants[plan.tenant === 'heavy' ? 'light' : 'heavy'];
   const outcome: LifecycleOutcome = { errors: 0 };
-  const send = async (
-    endpoint: Endpoint,
-    tenant: Tenant,
-    method: string,
-    params: Record<string, unknown>,
-    extra: Parameters<typeof sendRecorded>[5] = {},
-  ): Promise<SentReply> => {
+  const send: Send = async (endpoint, tenant, method, params, extra = {}) => {
     const reply = await sendRecorded(ctx.recorder, endpoint, tenant, method, params, extra);
     if (reply.errorMessage !== undefined) outcome.errors += 1;
     return reply;
@@ -105,57 +226,28 @@ async function followTask(ctx: LoadContext, plan: LifecyclePlan): Promise<Lifecy
   const taskId = created.taskId;
   outcome.taskId = taskId;
   outcome.status = created.status;
-  const deadline = Date.now() + ctx.taskBoundMs;
-  let pollMs = created.pollIntervalMs ?? DEFAULT_POLL_MS;
+  const f: Following = {
+    ctx,
+    plan,
+    rng,
+    owner,
+    creator,
+    taskId,
+    deadline: Date.now() + ctx.taskBoundMs,
+    outcome,
+    send,
+    pollMs: created.pollIntervalMs ?? DEFAULT_POLL_MS,
+    answered: new Set<string>(),
+    triedUnknownKey: false,
+    walkedAway: false,
+  };
   let seenCount = 0;
-  const answered = new Set<string>();
-  let triedUnknownKey = false;
-  /** Set once an abandoning client has seen its input request. */
-  let walkedAway = false;
-
-  const stopped = () => ctx.stop?.aborted === true;
-  /** tasks/get on other replicas at the server's pollIntervalMs, until the bound. */
-  async function* polled(): AsyncGenerator<Seen> {
-    while (Date.now() < deadline && !stopped()) {
-      await sleep(pollMs, undefined, { signal: ctx.stop }).catch(() => undefined);
-      if (stopped()) return;
-      const seen = await send(pollTarget(rng, ctx.endpoints, creator), owner, 'tasks/get', {
-        taskId,
-      });
-      pollMs = walkedAway ? ABANDONED_POLL_MS : (seen.pollIntervalMs ?? pollMs);
-      yield seen;
-    }
-  }
-  /**
-   * The client's subscribe() on another replica: snapshots pushed on `subscriptions/listen`, with
-   * its own catch-up reads and reconnects (all recorded by the recording fetch). Should the
-   * client give up (an error it does not retry), the lifecycle polls instead.
-   */
-  async function* subscribed(): AsyncGenerator<Seen> {
-    const endpoint = pollTarget(rng, ctx.endpoints, creator);
-    const client = createClient({
-      url: endpoint.url,
-      token: owner.token,
-      fetch: createRecordingFetch(ctx.recorder, endpoint, owner),
-      backoff: SUBSCRIBER_BACKOFF,
-    });
-    try {
-      const timeout = AbortSignal.timeout(Math.max(1, deadline - Date.now()));
-      const signal = ctx.stop === undefined ? timeout : AbortSignal.any([timeout, ctx.stop]);
-      for await (const snapshot of client.task(taskId).subscribe({ signal })) {
-        yield { status: snapshot.status, inputKeys: Object.keys(snapshot.inputRequests ?? {}) };
-      }
-    } catch {
-      outcome.errors += 1;
-    }
-    yield* polled();
-  }
 
   if (plan.probe) {
     await send(rng.pick(ctx.endpoints), prober, 'tasks/get', { taskId }, { probe: true });
   }
   if (isTerminalStatus(outcome.status as never)) return outcome;
-  for await (const seen of plan.follow === 'subscribe' ? subscribed() : polled()) {
+  for await (const seen of plan.follow === 'subscribe' ? subscribed(f) : polled(f)) {
     if (seen.status === undefined) continue;
     outcome.status = seen.status;
     if (plan.cancelAfterPolls === seenCount)
@@ -164,52 +256,11 @@ async function followTask(ctx: LoadContext, plan: LifecyclePlan): Promise<Lifecy
     if (isTerminalStatus(seen.status as never)) break;
     if (seen.status !== 'input_required') continue;
     if (plan.abandon === true) {
-      walkedAway = true;
-      pollMs = ABANDONED_POLL_MS;
+      f.walkedAway = true;
+      f.pollMs = ABANDONED_POLL_MS;
       continue;
     }
-    // A poller answers one round per look; a subscriber may see no new snapshot until all of a
-    // round's keys are in, so it answers a partial round's keys one update after the other.
-    do {
-      const pending = (seen.inputKeys ?? []).filter((key) => !answered.has(key));
-      if (pending.length === 0) break;
-      const keys = plan.answer === 'partial' ? pending.slice(0, 1) : pending;
-      if (plan.answer === 'unknown-key' && !triedUnknownKey) {
-        triedUnknownKey = true;
-        await send(
-          rng.pick(ctx.endpoints),
-          owner,
-          'tasks/update',
-          { taskId, inputResponses: { [UNKNOWN_KEY]: answerFor('full', plan, UNKNOWN_KEY) } },
-          { inputKeys: [UNKNOWN_KEY] },
-        );
-      }
-      const inputResponses = Object.fromEntries(
-        keys.map((k) => [k, answerFor(plan.answer, plan, k)]),
-      );
-      const times = plan.answer === 'twice' ? 2 : 1;
-      let accepted = false;
-      let unanswered = false;
-      for (let i = 0; i < times; i += 1) {
-        const reply = await send(
-          rng.pick(ctx.endpoints),
-          owner,
-          'tasks/update',
-          { taskId, inputResponses },
-          { inputKeys: keys },
-        );
-        if (reply.errorMessage === undefined) {
-          accepted = true;
-          for (const k of keys) answered.add(k);
-        }
-        unanswered = reply.errorCode === undefined || reply.errorCode === INTERNAL_ERROR;
-      }
-      if (accepted || plan.follow === 'poll') continue;
-      // A subscriber gets no new snapshot while its answer is missing, so after a failure that
-      // says nothing about the task (no answer, an internal error) it sends the answer again.
-      if (!unanswered || Date.now() >= deadline) break;
-      await sleep(pollMs);
-    } while (plan.follow === 'subscribe');
+    await answerInput(f, seen);
   }
   return outcome;
 }

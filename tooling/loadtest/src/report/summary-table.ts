@@ -8,9 +8,10 @@ const ms = (value: number) => `${value.toFixed(value < 10 ? 2 : 1)} ms`;
 const percentiles = (l: LatencySummary) =>
   l.count === 0 ? '-' : `p50 ${ms(l.p50)}  p95 ${ms(l.p95)}  p99 ${ms(l.p99)}  (n=${l.count})`;
 
-/** The end-of-run summary as terminal tables (plain text when `style` is off, e.g. in CI logs). */
-export function renderSummaryTable(summary: RunSummary, color = false): string {
-  const style = color ? {} : { head: [], border: [] };
+type TableStyle = { head?: string[]; border?: string[] };
+
+/** The run's counts and latencies, one row each. */
+function mainTable(summary: RunSummary, style: TableStyle): string {
   const main = new Table({ style });
   main.push(
     { 'tasks created': String(summary.created) },
@@ -30,13 +31,21 @@ export function renderSummaryTable(summary: RunSummary, color = false): string {
     { 'tasks/s': summary.tasksPerSecond.toFixed(1) },
     { duration: `${summary.durationS.toFixed(1)} s` },
   );
-  const parts = [main.toString()];
+  return main.toString();
+}
+
+/** The errors by code, most frequent first. */
+function pushErrors(summary: RunSummary, style: TableStyle, parts: string[]): void {
   const errors = Object.entries(summary.errorsByCode).sort((a, b) => b[1] - a[1]);
   if (errors.length > 0) {
     const table = new Table({ head: ['error', 'count'], style });
     for (const [code, count] of errors) table.push([code, String(count)]);
     parts.push(table.toString());
   }
+}
+
+/** The answers by class, overall and per plan. */
+function pushAnswers(summary: RunSummary, style: TableStyle, parts: string[]): void {
   const plans = Object.keys(summary.answers.byPlan);
   const classes = Object.entries(summary.answers.byClass).sort((a, b) => b[1] - a[1]);
   if (classes.length > 0) {
@@ -49,6 +58,10 @@ export function renderSummaryTable(summary: RunSummary, color = false): string {
       ]);
     parts.push(table.toString());
   }
+}
+
+/** What the clients were answered during each store outage. */
+function pushOutages(summary: RunSummary, style: TableStyle, parts: string[]): void {
   if (summary.answers.outages.length > 0) {
     const table = new Table({
       head: ['store outage', 'action', 'first create after', 'answers until then'],
@@ -65,6 +78,10 @@ export function renderSummaryTable(summary: RunSummary, color = false): string {
       ]);
     parts.push(table.toString());
   }
+}
+
+/** How the tasks each chaos event touched recovered. */
+function pushRecoveries(summary: RunSummary, style: TableStyle, parts: string[]): void {
   if (summary.recoveries.length > 0) {
     const table = new Table({
       head: ['chaos event', 'action', 'target', 'affected', 'recovered', 'recovery p50', 'max'],
@@ -84,11 +101,10 @@ export function renderSummaryTable(summary: RunSummary, color = false): string {
     }
     parts.push(table.toString());
   }
-  if (summary.chaos !== undefined) {
-    parts.push(renderChaosRounds(summary.chaos));
-    const warning = renderNeverRan(summary.chaos);
-    if (warning !== undefined) parts.push(warning);
-  }
+}
+
+/** The slowest tasks, with their trace ids. */
+function pushSlowest(summary: RunSummary, style: TableStyle, parts: string[]): void {
   if (summary.slowest.length > 0) {
     const table = new Table({
       head: ['slowest task', 'tool', 'status', 'create → terminal', 'trace id'],
@@ -104,6 +120,22 @@ export function renderSummaryTable(summary: RunSummary, color = false): string {
       ]);
     parts.push(table.toString());
   }
+}
+
+/** The end-of-run summary as terminal tables (plain text when `style` is off, e.g. in CI logs). */
+export function renderSummaryTable(summary: RunSummary, color = false): string {
+  const style = color ? {} : { head: [], border: [] };
+  const parts = [mainTable(summary, style)];
+  pushErrors(summary, style, parts);
+  pushAnswers(summary, style, parts);
+  pushOutages(summary, style, parts);
+  pushRecoveries(summary, style, parts);
+  if (summary.chaos !== undefined) {
+    parts.push(renderChaosRounds(summary.chaos));
+    const warning = renderNeverRan(summary.chaos);
+    if (warning !== undefined) parts.push(warning);
+  }
+  pushSlowest(summary, style, parts);
   return parts.join('\n');
 }
 

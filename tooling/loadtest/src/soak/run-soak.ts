@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { checkHistory, type CheckResult } from '../check/checker.js';
 import { readHistory } from '../history/read-history.js';
-import { createHistoryRecorder } from '../history/recorder.js';
+import { createHistoryRecorder, type HistoryRecorder } from '../history/recorder.js';
 import { parseStepLogLine } from '../history/step-log-collector.js';
 import { readFinal, runLifecycle, type LoadContext } from '../load/lifecycle.js';
 import { mixPlans } from '../load/mix.js';
@@ -17,8 +17,12 @@ import {
   type SoakWindow,
   type TargetResult,
 } from './soak-targets.js';
-import { createStorageSampler, type StorageSample } from './storage-sampler.js';
-import { createWindowedLatency } from './windowed-latency.js';
+import {
+  createStorageSampler,
+  type StorageSample,
+  type StorageSampler,
+} from './storage-sampler.js';
+import { createWindowedLatency, type WindowedLatency } from './windowed-latency.js';
 
 export interface SoakOptions {
   durationS: number;
@@ -57,6 +61,12 @@ export interface SoakRun {
   check: CheckResult;
 }
 
+/** The create and get latencies, per window. */
+interface SoakLatency {
+  create: WindowedLatency;
+  get: WindowedLatency;
+}
+
 /** The first and last phase: five minutes each, or a third of a shorter run. */
 const PHASE_S = 300;
 /** Storage at minute 10 is the reference (retention has been running); half of a shorter run. */
@@ -74,20 +84,77 @@ export async function runSoak(options: SoakOptions): Promise<SoakRun> {
   const dir = options.dir ?? (await mkdtemp(join(tmpdir(), 'soak-')));
   await mkdir(dir, { recursive: true });
   const historyPath = join(dir, 'history.jsonl');
-  const windowMs = options.windowS * 1_000;
-  const latency = { create: createWindowedLatency(), get: createWindowedLatency() };
-  const windowCounts: { created: number; terminal: number; errors: number; shed: number }[] = [];
-  const counts = (w: number) =>
-    (windowCounts[w] ??= { created: 0, terminal: 0, errors: 0, shed: 0 });
-  let loadStart = performance.now();
-  const windowOf = () => Math.floor((performance.now() - loadStart) / windowMs);
+  const latency: SoakLatency = { create: createWindowedLatency(), get: createWindowedLatency() };
+  const clock = createWindowClock(options.windowS * 1_000);
+  const { counts, windowOf } = clock;
   const recorder = tapLatencies(createHistoryRecorder(historyPath), (method, ms, failed) => {
     const w = windowOf();
     if (failed) counts(w).errors += 1;
     else (method === 'tools/call' ? latency.create : latency.get).record(w, ms);
     if (method === 'tools/call' && !failed) counts(w).created += 1;
   });
-  const topology = await startTopology(
+  const topology = await startSoakTopology(options, recorder);
+  const stack = topology.stack!;
+  const sampler = createStorageSampler({
+    databaseUrl: stack.databaseUrl,
+    redisUrl: stack.redisUrl,
+    workerMetricsUrls: () => stack.workers.map((w) => w.readyUrl.replace(/\/healthz$/, '/metrics')),
+  });
+  const postgresSettings = await logPostgresSettings(options, sampler);
+  // A task may wait for its ttl (a client that walked away), then for the sweep that fails it.
+  const taskBoundMs = options.ttlMs + 60_000;
+  const ctx: LoadContext = {
+    recorder,
+    endpoints: topology.endpoints,
+    tenants: topology.tenants,
+    taskBoundMs,
+  };
+  recordRunHeader(recorder, options, taskBoundMs, postgresSettings);
+  const windows: SoakWindow[] = [];
+  const lifecycles = createLifecycles(ctx, options, () => (counts(windowOf()).terminal += 1));
+  // Ctrl-C ends the load early: the processes still stop, and what was sampled is reported. A
+  // terminal's Ctrl-C reaches the process more than once (pnpm and tsx pass it on as well), so
+  // the handler stays until the teardown is done: a second signal must not kill it half-way.
+  let interrupted = false;
+  const interrupt = () => {
+    if (!interrupted)
+      options.log('soak: interrupted; stopping the load and reporting what was sampled');
+    interrupted = true;
+  };
+  process.on('SIGINT', interrupt);
+  process.on('SIGTERM', interrupt);
+  try {
+    await driveLoad(
+      options,
+      historyPath,
+      { clock, sampler, lifecycles, latency, windows },
+      () => interrupted,
+    );
+  } catch (error) {
+    options.log(`soak: stopped: ${describe(error)}`);
+    throw error;
+  } finally {
+    await sampler.close();
+    await topology.teardown();
+    process.off('SIGINT', interrupt);
+    process.off('SIGTERM', interrupt);
+    // Lifecycles cut short by a failure may still write: that must not hide the failure.
+    await recorder.close().catch((error: unknown) => {
+      if (lifecycles.failure() === undefined) throw error;
+    });
+  }
+  const { outcome, check } = await soakOutcome(options, historyPath, windows, latency);
+  const targets = evaluateSoakTargets(outcome);
+  await writeFile(
+    join(dir, 'soak.json'),
+    JSON.stringify({ options: { ...options, log: undefined }, outcome, targets }, null, 1),
+  );
+  return { dir, historyPath, outcome, targets, check };
+}
+
+/** The soak's stack: a short ttl and retention, no tenant limits; step lines go to the history. */
+function startSoakTopology(options: SoakOptions, recorder: HistoryRecorder) {
+  return startTopology(
     {
       gateways: options.gateways,
       workers: options.workers,
@@ -112,12 +179,10 @@ export async function runSoak(options: SoakOptions): Promise<SoakRun> {
       if (step !== undefined) recorder.step(step);
     },
   );
-  const stack = topology.stack!;
-  const sampler = createStorageSampler({
-    databaseUrl: stack.databaseUrl,
-    redisUrl: stack.redisUrl,
-    workerMetricsUrls: () => stack.workers.map((w) => w.readyUrl.replace(/\/healthz$/, '/metrics')),
-  });
+}
+
+/** The server's settings, logged (with a warning when autovacuum is off). */
+async function logPostgresSettings(options: SoakOptions, sampler: StorageSampler) {
   const postgresSettings = await sampler.settings();
   options.log(
     `postgres: ${options.postgres ?? 'private'} server, ${Object.entries(postgresSettings)
@@ -128,117 +193,16 @@ export async function runSoak(options: SoakOptions): Promise<SoakRun> {
     options.log(
       'WARNING: autovacuum is off on this server: dead tuples pile up until the end, so the storage targets say nothing about the service (run without --postgres shared)',
     );
-  // A task may wait for its ttl (a client that walked away), then for the sweep that fails it.
-  const taskBoundMs = options.ttlMs + 60_000;
-  const ctx: LoadContext = {
-    recorder,
-    endpoints: topology.endpoints,
-    tenants: topology.tenants,
-    taskBoundMs,
-  };
-  recorder.run({
-    taskBoundMs,
-    seed: String(options.seed),
-    config: {
-      soak: true,
-      durationS: options.durationS,
-      ratePerS: options.ratePerS,
-      ttlMs: options.ttlMs,
-      retentionMs: options.retentionMs,
-      gateways: options.gateways,
-      workers: options.workers,
-      workerConcurrency: options.workerConcurrency,
-      abandonShare: options.abandonShare,
-      postgres: options.postgres ?? 'private',
-      postgresSettings,
-    },
-  });
-  const windows: SoakWindow[] = [];
-  const plans = mixPlans(options.seed, { abandonShare: options.abandonShare });
-  const running = new Set<Promise<unknown>>();
-  let started = 0;
-  let failure: Error | undefined;
-  const startLifecycle = () => {
-    const plan = plans.next().value;
-    const lifecycle = (async () => {
-      const outcome = await runLifecycle(ctx, plan);
-      if (outcome.taskId === undefined) return;
-      counts(windowOf()).terminal += 1;
-      // Read back at once: retention deletes it minutes later, so an end-of-run read would not.
-      await readFinal(ctx, outcome.taskId, plan.tenant);
-    })()
-      .catch((error: unknown) => {
-        if (failure === undefined) options.log(`soak: a lifecycle failed: ${describe(error)}`);
-        failure ??= error instanceof Error ? error : new Error(String(error));
-      })
-      .finally(() => running.delete(lifecycle));
-    running.add(lifecycle);
-  };
+  return postgresSettings;
+}
 
-  // Ctrl-C ends the load early: the processes still stop, and what was sampled is reported. A
-  // terminal's Ctrl-C reaches the process more than once (pnpm and tsx pass it on as well), so
-  // the handler stays until the teardown is done: a second signal must not kill it half-way.
-  let interrupted = false;
-  const interrupt = () => {
-    if (!interrupted)
-      options.log('soak: interrupted; stopping the load and reporting what was sampled');
-    interrupted = true;
-  };
-  process.on('SIGINT', interrupt);
-  process.on('SIGTERM', interrupt);
-  try {
-    let previous = await sampler.sample();
-    loadStart = performance.now();
-    options.log(
-      `soak: ${options.ratePerS.toFixed(1)} lifecycles/s for ${options.durationS} s, a sample every ${options.windowS} s; ttl ${options.ttlMs} ms, retention ${options.retentionMs} ms; history ${historyPath}`,
-    );
-    const endAt = loadStart + options.durationS * 1_000;
-    const windowCount = Math.max(1, Math.floor(options.durationS / options.windowS));
-    let nextSampleAt = loadStart + windowMs;
-    while (windows.length < windowCount && failure === undefined && !interrupted) {
-      const due = Math.floor(
-        ((Math.min(performance.now(), endAt) - loadStart) / 1_000) * options.ratePerS,
-      );
-      for (; started < due; started += 1) {
-        if (running.size >= options.maxInFlight) counts(windowOf()).shed += 1;
-        else startLifecycle();
-      }
-      if (performance.now() >= nextSampleAt) {
-        const index = windows.length;
-        const storage = await sampler.sample();
-        windows.push(
-          windowRecord(
-            index,
-            options.windowS,
-            counts(index),
-            latency,
-            storage,
-            previous,
-            running.size,
-          ),
-        );
-        previous = storage;
-        options.log(describeWindow(windows.at(-1)!));
-        nextSampleAt += windowMs;
-      }
-      await sleep(TICK_MS);
-    }
-    if (failure !== undefined) throw failure;
-    options.log(`soak: load done; waiting for ${running.size} lifecycles to end`);
-    await Promise.all(running);
-  } catch (error) {
-    options.log(`soak: stopped: ${describe(error)}`);
-    throw error;
-  } finally {
-    await sampler.close();
-    await topology.teardown();
-    process.off('SIGINT', interrupt);
-    process.off('SIGTERM', interrupt);
-    // Lifecycles cut short by a failure may still write: that must not hide the failure.
-    await recorder.close().catch((error: unknown) => {
-      if (failure === undefined) throw error;
-    });
-  }
+/** The whole run's figures: the checker's verdict, the first and last phases, the reference window. */
+async function soakOutcome(
+  options: SoakOptions,
+  historyPath: string,
+  windows: SoakWindow[],
+  latency: SoakLatency,
+) {
   const records = await readHistory(historyPath);
   const check = checkHistory(records);
   const summary = summarizeRun(records, check);
@@ -265,22 +229,148 @@ export async function runSoak(options: SoakOptions): Promise<SoakRun> {
     lost: summary.lost,
     violations: check.violations.length,
   };
-  const targets = evaluateSoakTargets(outcome);
-  await writeFile(
-    join(dir, 'soak.json'),
-    JSON.stringify({ options: { ...options, log: undefined }, outcome, targets }, null, 1),
+  return { outcome, check };
+}
+
+/** The history's run record: the bound on a task's life and the soak's settings. */
+function recordRunHeader(
+  recorder: HistoryRecorder,
+  options: SoakOptions,
+  taskBoundMs: number,
+  postgresSettings: Awaited<ReturnType<StorageSampler['settings']>>,
+): void {
+  recorder.run({
+    taskBoundMs,
+    seed: String(options.seed),
+    config: {
+      soak: true,
+      durationS: options.durationS,
+      ratePerS: options.ratePerS,
+      ttlMs: options.ttlMs,
+      retentionMs: options.retentionMs,
+      gateways: options.gateways,
+      workers: options.workers,
+      workerConcurrency: options.workerConcurrency,
+      abandonShare: options.abandonShare,
+      postgres: options.postgres ?? 'private',
+      postgresSettings,
+    },
+  });
+}
+
+/**
+ * Starts the mix's lifecycles one by one; the first failure is logged and kept (the load stops
+ * on it). Each finished task is counted and read back at once.
+ */
+function createLifecycles(ctx: LoadContext, options: SoakOptions, onTerminal: () => void) {
+  const plans = mixPlans(options.seed, { abandonShare: options.abandonShare });
+  const running = new Set<Promise<unknown>>();
+  let failure: Error | undefined;
+  const start = () => {
+    const plan = plans.next().value;
+    const lifecycle = (async () => {
+      const outcome = await runLifecycle(ctx, plan);
+      if (outcome.taskId === undefined) return;
+      onTerminal();
+      // Read back at once: retention deletes it minutes later, so an end-of-run read would not.
+      await readFinal(ctx, outcome.taskId, plan.tenant);
+    })()
+      .catch((error: unknown) => {
+        if (failure === undefined) options.log(`soak: a lifecycle failed: ${describe(error)}`);
+        failure ??= error instanceof Error ? error : new Error(String(error));
+      })
+      .finally(() => running.delete(lifecycle));
+    running.add(lifecycle);
+  };
+  return {
+    running,
+    start,
+    failure: () => failure,
+  };
+}
+
+type WindowCounts = { created: number; terminal: number; errors: number; shed: number };
+
+/** The run's windows: which one it is now (from the load's start), and what each counted. */
+function createWindowClock(windowMs: number) {
+  const windowCounts: WindowCounts[] = [];
+  let loadStart = performance.now();
+  return {
+    counts: (w: number) => (windowCounts[w] ??= { created: 0, terminal: 0, errors: 0, shed: 0 }),
+    windowOf: () => Math.floor((performance.now() - loadStart) / windowMs),
+    /** The load starts now: window 0 begins. */
+    start: () => (loadStart = performance.now()),
+  };
+}
+
+/**
+ * The open loop: lifecycles started at the rate (shed past maxInFlight), a storage sample at
+ * the end of each window, until the last window, a failure or an interrupt; then the running
+ * lifecycles are awaited.
+ */
+async function driveLoad(
+  options: SoakOptions,
+  historyPath: string,
+  run: {
+    clock: ReturnType<typeof createWindowClock>;
+    sampler: StorageSampler;
+    lifecycles: ReturnType<typeof createLifecycles>;
+    latency: SoakLatency;
+    windows: SoakWindow[];
+  },
+  interrupted: () => boolean,
+): Promise<void> {
+  const { clock, sampler, lifecycles, latency, windows } = run;
+  const { running } = lifecycles;
+  let started = 0;
+  let previous = await sampler.sample();
+  const loadStart = clock.start();
+  options.log(
+    `soak: ${options.ratePerS.toFixed(1)} lifecycles/s for ${options.durationS} s, a sample every ${options.windowS} s; ttl ${options.ttlMs} ms, retention ${options.retentionMs} ms; history ${historyPath}`,
   );
-  return { dir, historyPath, outcome, targets, check };
+  const endAt = loadStart + options.durationS * 1_000;
+  const windowMs = options.windowS * 1_000;
+  const windowCount = Math.max(1, Math.floor(options.durationS / options.windowS));
+  let nextSampleAt = loadStart + windowMs;
+  while (windows.length < windowCount && lifecycles.failure() === undefined && !interrupted()) {
+    const due = Math.floor(
+      ((Math.min(performance.now(), endAt) - loadStart) / 1_000) * options.ratePerS,
+    );
+    for (; started < due; started += 1) {
+      if (running.size >= options.maxInFlight) clock.counts(clock.windowOf()).shed += 1;
+      else lifecycles.start();
+    }
+    if (performance.now() >= nextSampleAt) {
+      const index = windows.length;
+      const storage = await sampler.sample();
+      windows.push(
+        windowRecord(
+          index,
+          options.windowS,
+          clock.counts(index),
+          latency,
+          storage,
+          previous,
+          running.size,
+        ),
+      );
+      previous = storage;
+      options.log(describeWindow(windows.at(-1)!));
+      nextSampleAt += windowMs;
+    }
+    await sleep(TICK_MS);
+  }
+  const failure = lifecycles.failure();
+  if (failure !== undefined) throw failure;
+  options.log(`soak: load done; waiting for ${running.size} lifecycles to end`);
+  await Promise.all(running);
 }
 
 function windowRecord(
   index: number,
   windowS: number,
   counted: { created: number; terminal: number; errors: number; shed: number },
-  latency: {
-    create: ReturnType<typeof createWindowedLatency>;
-    get: ReturnType<typeof createWindowedLatency>;
-  },
+  latency: SoakLatency,
   storage: StorageSample,
   previous: StorageSample,
   inFlight: number,

@@ -38,6 +38,50 @@ interface SoakCliOptions {
   report?: string;
 }
 
+/** --rate, or with 'auto' the share of the bench's end-to-end rate measured now. */
+async function soakRate(options: SoakCliOptions, log: (line: string) => void): Promise<number> {
+  let ratePerS: number;
+  if (options.rate === 'auto') {
+    const e2e = await measureEndToEndRate({ durationS: 10, warmupS: 3, concurrency: 32, log });
+    ratePerS = e2e * options.rateShare;
+    log(
+      `end-to-end 1+1 (the bench's line e): ${e2e.toFixed(1)} tasks/s; the soak runs at ${options.rateShare} × that = ${ratePerS.toFixed(1)}/s`,
+    );
+  } else ratePerS = options.rate;
+  return ratePerS;
+}
+
+/** The soak, at the given or the calibrated rate; exit 1 when a target is missed. */
+async function soak(options: SoakCliOptions): Promise<void> {
+  const log = (line: string) => console.log(line);
+  const ratePerS = await soakRate(options, log);
+  const seed = /^-?\d+$/.test(options.seed) ? Number(options.seed) : seedFromText(options.seed);
+  const run = await runSoak({
+    durationS: options.duration,
+    ratePerS,
+    windowS: options.window,
+    ttlMs: Math.round(options.ttl * 1_000),
+    retentionMs: Math.round(options.retention * 1_000),
+    gateways: options.gateways,
+    workers: options.workers,
+    workerConcurrency: options.workerConcurrency ?? Math.max(32, Math.ceil(2 * ratePerS)),
+    abandonShare: options.abandon,
+    maxInFlight: options.maxInFlight,
+    seed,
+    postgres: options.postgres,
+    dir: options.report,
+    log,
+  });
+  const report = await writeSoakReport(run.dir, run.outcome, run.targets);
+  console.log(`history: ${run.historyPath}\nreport: ${report}`);
+  for (const t of run.targets)
+    console.log(`${t.met ? 'met   ' : 'MISSED'} ${t.target}: ${t.got} (want ${t.want})`);
+  if (run.check.ok)
+    console.log(`checker passed: ${run.check.acknowledgedTasks} acknowledged tasks, no violation`);
+  else console.error(`checker failed: ${run.check.violations.length} violation(s)`);
+  if (!run.targets.every((t) => t.met)) process.exitCode = 1;
+}
+
 /** `pnpm loadtest soak`: hours of constant-rate load with expiry and retention always running. */
 export function soakCommand(): Command {
   return new Command('soak')
@@ -84,42 +128,5 @@ export function soakCommand(): Command {
         .default('private'),
     )
     .option('--report <dir>', 'write history.jsonl, soak.json and soak.html to DIR')
-    .action(async (options: SoakCliOptions) => {
-      const log = (line: string) => console.log(line);
-      let ratePerS: number;
-      if (options.rate === 'auto') {
-        const e2e = await measureEndToEndRate({ durationS: 10, warmupS: 3, concurrency: 32, log });
-        ratePerS = e2e * options.rateShare;
-        log(
-          `end-to-end 1+1 (the bench's line e): ${e2e.toFixed(1)} tasks/s; the soak runs at ${options.rateShare} × that = ${ratePerS.toFixed(1)}/s`,
-        );
-      } else ratePerS = options.rate;
-      const seed = /^-?\d+$/.test(options.seed) ? Number(options.seed) : seedFromText(options.seed);
-      const run = await runSoak({
-        durationS: options.duration,
-        ratePerS,
-        windowS: options.window,
-        ttlMs: Math.round(options.ttl * 1_000),
-        retentionMs: Math.round(options.retention * 1_000),
-        gateways: options.gateways,
-        workers: options.workers,
-        workerConcurrency: options.workerConcurrency ?? Math.max(32, Math.ceil(2 * ratePerS)),
-        abandonShare: options.abandon,
-        maxInFlight: options.maxInFlight,
-        seed,
-        postgres: options.postgres,
-        dir: options.report,
-        log,
-      });
-      const report = await writeSoakReport(run.dir, run.outcome, run.targets);
-      console.log(`history: ${run.historyPath}\nreport: ${report}`);
-      for (const t of run.targets)
-        console.log(`${t.met ? 'met   ' : 'MISSED'} ${t.target}: ${t.got} (want ${t.want})`);
-      if (run.check.ok)
-        console.log(
-          `checker passed: ${run.check.acknowledgedTasks} acknowledged tasks, no violation`,
-        );
-      else console.error(`checker failed: ${run.check.violations.length} violation(s)`);
-      if (!run.targets.every((t) => t.met)) process.exitCode = 1;
-    });
+    .action(soak);
 }
