@@ -48,7 +48,7 @@ export interface LaunchOptions {
    * to this process's stdout and stderr as it comes (a command-line run), and is not collected.
    */
   stdio?: 'pipe' | 'inherit';
-  /** Extra node flags before the entry, e.g. `--cpu-prof` (not allowed in NODE_OPTIONS on Node 20). */
+  /** Extra node flags before the entry, e.g. `--cpu-prof` or `--trace-gc-nvp`. */
   nodeArgs?: readonly string[];
 }
 

@@ -31,8 +31,8 @@ export interface CreateDbOptions {
   /**
    * How long an idle connection is kept before it is closed; default 600 000 ms (pg's own default
    * is 10 s). Opening a backend costs a fork, a cold catalogue cache and preparing every named
-   * statement again: with 10 s, the connections a burst opened closed during the next lull and the
-   * following burst paid for them all at once (a ~1 s create stall at 200/s in the bench).
+   * statement again: with a short timeout, the connections a burst opened close during the next
+   * lull and the following burst pays for them all at once, as a stall.
    */
   idleTimeoutMs?: number;
   /**

@@ -5,10 +5,9 @@ import type { Db } from './schema.js';
 /**
  * Named (server-side prepared) statements for the hot paths. An unnamed statement is parsed and
  * planned on every execution, and planning a statement on `tasks` (six partial indexes, a dozen
- * checks) cost more than running it: `packages/store/bench/planning-cost/run.sh`, one client,
- * the create's INSERT 1.16 ms unnamed vs 0.37 ms prepared, the claim 0.12 vs 0.05 ms, the
- * `tasks/get` read 0.09 vs 0.04 ms. A named statement is parsed once per
- * connection and, after a few executions, runs a cached generic plan.
+ * checks) costs more than running it (`packages/store/bench/planning-cost/run.sh` measures
+ * both). A named statement is parsed once per connection and, after a few executions, runs a
+ * cached generic plan.
  *
  * On a Db without a query log, `executePrepared` sends the named statement to the pool itself.
  * Through Kysely (a logged Db, a transaction) pg sees only the SQL text, so the name travels

@@ -4,7 +4,7 @@ import { STEP_STARTED_ROWS } from './0020-console-history-and-sweeps.js';
 /**
  * The task history at under 10 % on the hot paths again (issue 27). Two changes, measured by
  * counting the server's instructions per lifecycle (create, claim, 2 checkpoints, 2 renewals,
- * complete) under callgrind, as docs/benchmarks.md tells:
+ * complete) under callgrind (docs/adr/0012-task-history-write-cost.md has the method):
  * - A step's start is a field of the row it is recorded with, not a row of its own. Migration
  *   0020 wrote `step_started` after every claim and every checkpoint: three more event rows per
  *   task of two steps (8 instead of 5), each one more heap tuple, index entries and WAL. Now

@@ -29,7 +29,7 @@ const TWO_STATEMENT_INSERT = sql`
  * The task history at under 10 % of the hot paths' server work (issue 27,
  * docs/adr/0012-task-history-write-cost.md). Counted with callgrind, server instructions per
  * lifecycle (create, claim, 2 checkpoints, 2 renewals, complete): about 0.13 M of the history's
- * 0.73 M go, each measured alone (docs/benchmarks.md):
+ * 0.73 M go, each measured alone (docs/adr/0012-task-history-write-cost.md):
  * - The update trigger names its columns (`AFTER UPDATE OF …`): Postgres then skips it, before
  *   any PL/pgSQL, for a statement that sets none of them — a lease renewal (only
  *   `lease_expires_at`), a listen flag. Unlike a WHEN, a column list is a bitmap test with nothing

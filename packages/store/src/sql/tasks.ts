@@ -119,9 +119,9 @@ export const inFlightByTenantStatement = (p: { atMost: number; tenants: readonly
   `;
 
 /**
- * The create's text, written once like the poll's (task-view.ts): compiled per call, a
- * 2 KB text was rebuilt and flattened for every create, and those flattened copies were promoted
- * to the old generation (the stall probe's TRACE_GC and a heap sampling profile).
+ * The create's text, written once like the poll's (task-view.ts): compiled per call, a 2 KB text
+ * would be rebuilt and flattened for every create, copies that live long enough to be promoted to
+ * the old generation.
  */
 export const insertTasksText = (returning: string): string => `
     WITH input AS (

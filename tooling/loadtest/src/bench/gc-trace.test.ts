@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseGcTrace, summarizeGc } from './gc-trace.js';
 
-// Lines as Node 20's --trace-gc-nvp prints them, cut after the fields read here.
+// Lines as Node's --trace-gc-nvp prints them, cut after the fields read here.
 const OUTPUT = [
   '{"level":40,"msg":"a log line in between"}',
   '[14620:0x18bb1c60]     3006 ms: pause=5.2 mutator=610.3 gc=s reduce_memory=0 scavenge=4.9 allocated=13726232 promoted=2528488 nodes_promoted=9',
