@@ -10,6 +10,16 @@ import { consoleBaseUrl, describeEvent, fetchHistory } from '../history.js';
 
 /** get, watch, answer, cancel, history and resume: one task (or this client's unfinished ones) by id. */
 export function addTaskCommands(program: Command, setExit: (code: ExitCode) => void): void {
+  addGet(program, setExit);
+  addWatch(program, setExit);
+  addAnswer(program, setExit);
+  addCancel(program);
+  addHistory(program);
+  addResume(program, setExit);
+}
+
+/** get: one snapshot, its exit code from the status. */
+function addGet(program: Command, setExit: (code: ExitCode) => void): void {
   withJson(withConnection(program.command('get')))
     .description('tasks/get: print one snapshot (exit code from its status; 0 while working)')
     .argument('<taskId>')
@@ -24,7 +34,10 @@ export function addTaskCommands(program: Command, setExit: (code: ExitCode) => v
       }
       setExit(exitCodeForStatus(snapshot));
     });
+}
 
+/** watch: follow a task live until it ends; never exits for input. */
+function addWatch(program: Command, setExit: (code: ExitCode) => void): void {
   withJson(withConnection(program.command('watch')))
     .description('follow a task live (subscription, polling fallback) until it ends')
     .argument('<taskId>')
@@ -39,7 +52,10 @@ export function addTaskCommands(program: Command, setExit: (code: ExitCode) => v
       });
       setExit(report(final, options));
     });
+}
 
+/** answer: tasks/update with prompted or --json answers. */
+function addAnswer(program: Command, setExit: (code: ExitCode) => void): void {
   withConnection(program.command('answer'))
     .description('tasks/update: answer what the task asks, by prompts or --json')
     .argument('<taskId>')
@@ -76,7 +92,10 @@ export function addTaskCommands(program: Command, setExit: (code: ExitCode) => v
       await handle.update(answers);
       process.stderr.write(`answered ${Object.keys(answers).join(', ')}\n`);
     });
+}
 
+/** cancel: tasks/cancel. */
+function addCancel(program: Command): void {
   withJson(withConnection(program.command('cancel')))
     .description('tasks/cancel: ask the task to stop')
     .argument('<taskId>')
@@ -85,7 +104,10 @@ export function addTaskCommands(program: Command, setExit: (code: ExitCode) => v
       if (options.json) printJson({ taskId, cancelRequested: true });
       else process.stderr.write(`cancel requested for ${taskId}\n`);
     });
+}
 
+/** history: a task's events from the operator console. */
+function addHistory(program: Command): void {
   withJson(program.command('history'))
     .description("a task's history from the operator console (every event, oldest first)")
     .argument('<taskId>')
@@ -116,7 +138,10 @@ export function addTaskCommands(program: Command, setExit: (code: ExitCode) => v
         else for (const event of events) process.stdout.write(`${describeEvent(event)}\n`);
       },
     );
+}
 
+/** resume: follow every unfinished task this client started. */
+function addResume(program: Command, setExit: (code: ExitCode) => void): void {
   withJson(withConnection(program.command('resume')))
     .description('continue every unfinished task this client started (kept in the handle store)')
     .option('--no-input', 'never prompt; a task that needs input ends with exit 4')
