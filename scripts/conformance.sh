@@ -21,6 +21,9 @@ mkdir -p "$logs"
 
 [ -f apps/gateway/dist/main.js ] && [ -f apps/worker/dist/main.js ] || pnpm build >/dev/null
 
+# The node binary itself: under `pnpm conformance`, `node` on PATH is pnpm's shell shim, which
+# does not exec, so a SIGTERM to its pid would leave the gateway and worker running.
+node_bin="$(node -p 'process.execPath')"
 pids=()
 cleanup() {
   for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
@@ -31,13 +34,14 @@ trap cleanup EXIT
 
 pnpm --silent db:migrate >/dev/null
 MCP_AUTH=none PORT="$port" HOST=127.0.0.1 LOG_LEVEL=warn \
-  node apps/gateway/dist/main.js >"$logs/gateway.log" 2>&1 &
+  "$node_bin" apps/gateway/dist/main.js >"$logs/gateway.log" 2>&1 &
 pids+=($!)
 METRICS_PORT=0 LOG_LEVEL=warn SWEEP_INTERVAL_MS=1000 REPORT_STEP_MS=100 \
-  node apps/worker/dist/main.js >"$logs/worker.log" 2>&1 &
+  "$node_bin" apps/worker/dist/main.js >"$logs/worker.log" 2>&1 &
 pids+=($!)
-for _ in $(seq 100); do
-  curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break
+# Ready, not only up: on a busy machine the first /readyz can come before the store answers.
+for _ in $(seq 150); do
+  curl -fsS "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && break
   sleep 0.2
 done
 curl -fsS "http://127.0.0.1:$port/readyz" >/dev/null
