@@ -187,7 +187,7 @@ async function claimAndRun(
   onClaimed: ((claimedTaskId: string) => void) | undefined,
 ): Promise<JobOutcome> {
   const { options, leaseWrites } = parts;
-  const { db, leaseMs, logger, metrics } = options;
+  const { db, logger, metrics } = options;
   // A wake-up fetched just as shutdown began: claiming would bump the epoch and spend an
   // attempt only to release at once. Pass the wake-up on to another worker instead.
   const pickedUpAt = performance.now();
@@ -215,16 +215,7 @@ async function claimAndRun(
   const cancellation = trackCancellation(task, controller);
   const unregister = options.heldTasks.add(fence, controller);
   metrics.heldTasks.set(options.heldTasks.size());
-  const keeper = startLeaseKeeper({
-    db,
-    fence,
-    leaseMs,
-    logger,
-    heldSince: claimSentAt,
-    onCancelRequested: () => cancellation.reportedByRenewal(),
-    onLeaseLost: () => abortWith(controller, 'lease lost'),
-    onLeaseUnconfirmed: () => abortWith(controller, 'lease unconfirmed'),
-  });
+  const keeper = keepLease(options, fence, claimSentAt, cancellation, controller);
   // No child logger per attempt: its fields are built only for a line that is written.
   const debug = logger.isLevelEnabled('debug');
   const fields = () => ({ taskId, epoch: fence.epoch, tool: task.operation.toolName });
@@ -262,4 +253,25 @@ async function claimAndRun(
     unregister();
     metrics.heldTasks.set(options.heldTasks.size());
   }
+}
+
+/** The attempt's lease keeper: a cancel it hears is reported, a lease it loses aborts the attempt. */
+function keepLease(
+  options: TaskRunnerOptions,
+  fence: Fence,
+  claimSentAt: number,
+  cancellation: AttemptCancellation,
+  controller: AbortController,
+): LeaseKeeper {
+  const { db, leaseMs, logger } = options;
+  return startLeaseKeeper({
+    db,
+    fence,
+    leaseMs,
+    logger,
+    heldSince: claimSentAt,
+    onCancelRequested: () => cancellation.reportedByRenewal(),
+    onLeaseLost: () => abortWith(controller, 'lease lost'),
+    onLeaseUnconfirmed: () => abortWith(controller, 'lease unconfirmed'),
+  });
 }
