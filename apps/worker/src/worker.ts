@@ -19,16 +19,16 @@ import {
   type Db,
   type TaskChangeListener,
 } from '@mcp-tasks/store';
-import { createToolCatalogue, loadToolModules } from '@mcp-tasks/tools';
+import { createToolCatalogue, loadToolModules, type ToolCatalogue } from '@mcp-tasks/tools';
 import { watchForCancellation, type CancelWatcher } from './attempt/cancellation.js';
 import type { WorkerConfig } from './env.js';
 import { startHealthServer, type HealthServer } from './health-server.js';
-import { createHeldTasks } from './attempt/held-tasks.js';
+import { createHeldTasks, type HeldTasks } from './attempt/held-tasks.js';
 import { createJobHandler } from './attempt/job-handler.js';
 import type { Logger } from './logger.js';
 import { createWorkerMetrics, type WorkerMetrics } from './metrics.js';
 import { createRedisErrorReporter } from './redis-error-reporter.js';
-import { createWakeAgain } from './attempt/wake-again.js';
+import { createWakeAgain, type WakeAgain } from './attempt/wake-again.js';
 import { StartupError } from './startup-errors.js';
 import { createStepLog } from './attempt/step-log.js';
 import { createSweepWakeUpQueue } from './sweeper/sweep-wake-up-queue.js';
@@ -83,21 +83,14 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
   let draining = false;
   const wakeAgain = createWakeAgain({ db, queue });
 
-  const runner = createTaskRunner({
+  const runner = createWorkerRunner(config, {
     db,
     catalogue,
-    workerId: config.workerId,
-    leaseMs: config.leaseMs,
-    retry: config.retry,
-    settings: { reportStepMs: config.reportStepMs },
-    toolMissingFailAfterMs: config.toolMissingFailAfterMs,
     heldTasks,
     isDraining: () => draining,
     wakeAgain,
     logger,
     metrics,
-    stepLog: config.stepLog ? createStepLog(logger) : undefined,
-    tracing: config.tracing?.enabled === true,
   });
 
   // Set by start(); close() stops what was started.
@@ -118,22 +111,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     });
     cancelWatcher = watchForCancellation({ db, listener, heldTasks, logger });
 
-    consumer = createTaskConsumer({
-      redis: config.redis,
-      prefix: config.redisPrefix,
-      concurrency: config.concurrency,
-      // Redeliver a dead worker's job on the lease's time scale; the lease decides who works.
-      lockDurationMs: Math.max(1_000, Math.floor(config.leaseMs / 2)),
-      handle: createJobHandler({ runner, wakeAgain, leaseMs: config.leaseMs, logger, metrics }),
-      onInvalidPayload: (jobId, issues) =>
-        logger.warn({ jobId, issues }, 'dropped a job with an invalid payload'),
-      onStall: (stall) =>
-        logger.warn(
-          stall,
-          'the queue consumer took no wake-up while one waited; replaced its BullMQ worker',
-        ),
-      onError: createRedisErrorReporter({ redis: config.redis, logger }),
-    });
+    consumer = createWorkerConsumer(config, { runner, wakeAgain, logger, metrics });
     await consumer.waitUntilReady();
     // Tells gateways on this REDIS_PREFIX that someone consumes their queue (they warn otherwise).
     heartbeat = startConsumerHeartbeat({
@@ -148,16 +126,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     if (config.metricsPort !== 0) {
       health = await startHealthServer({ port: config.metricsPort, registry: metrics.registry });
     }
-    logger.info(
-      {
-        concurrency: config.concurrency,
-        packs: config.toolPacks,
-        modules: config.toolModules,
-        tools: catalogue.list().map((tool) => tool.name),
-        leaseMs: config.leaseMs,
-      },
-      'worker ready',
-    );
+    logReady(config, catalogue, logger);
   }
 
   function drain(): void {
@@ -254,4 +223,74 @@ function createWorkerSweeper(options: {
     logger,
     metrics,
   });
+}
+
+/** The task runner with this worker's configuration. */
+function createWorkerRunner(
+  config: WorkerConfig,
+  parts: {
+    db: Db;
+    catalogue: ToolCatalogue;
+    heldTasks: HeldTasks;
+    isDraining: () => boolean;
+    wakeAgain: WakeAgain;
+    logger: Logger;
+    metrics: WorkerMetrics;
+  },
+): TaskRunner {
+  const { db, catalogue, heldTasks, isDraining, wakeAgain, logger, metrics } = parts;
+  return createTaskRunner({
+    db,
+    catalogue,
+    workerId: config.workerId,
+    leaseMs: config.leaseMs,
+    retry: config.retry,
+    settings: { reportStepMs: config.reportStepMs },
+    toolMissingFailAfterMs: config.toolMissingFailAfterMs,
+    heldTasks,
+    isDraining,
+    wakeAgain,
+    logger,
+    metrics,
+    stepLog: config.stepLog ? createStepLog(logger) : undefined,
+    tracing: config.tracing?.enabled === true,
+  });
+}
+
+/** The queue consumer with this worker's configuration; each wake-up goes to the job handler. */
+function createWorkerConsumer(
+  config: WorkerConfig,
+  parts: { runner: TaskRunner; wakeAgain: WakeAgain; logger: Logger; metrics: WorkerMetrics },
+): TaskConsumer {
+  const { runner, wakeAgain, logger, metrics } = parts;
+  return createTaskConsumer({
+    redis: config.redis,
+    prefix: config.redisPrefix,
+    concurrency: config.concurrency,
+    // Redeliver a dead worker's job on the lease's time scale; the lease decides who works.
+    lockDurationMs: Math.max(1_000, Math.floor(config.leaseMs / 2)),
+    handle: createJobHandler({ runner, wakeAgain, leaseMs: config.leaseMs, logger, metrics }),
+    onInvalidPayload: (jobId, issues) =>
+      logger.warn({ jobId, issues }, 'dropped a job with an invalid payload'),
+    onStall: (stall) =>
+      logger.warn(
+        stall,
+        'the queue consumer took no wake-up while one waited; replaced its BullMQ worker',
+      ),
+    onError: createRedisErrorReporter({ redis: config.redis, logger }),
+  });
+}
+
+/** The 'worker ready' line: what this worker runs with. */
+function logReady(config: WorkerConfig, catalogue: ToolCatalogue, logger: Logger): void {
+  logger.info(
+    {
+      concurrency: config.concurrency,
+      packs: config.toolPacks,
+      modules: config.toolModules,
+      tools: catalogue.list().map((tool) => tool.name),
+      leaseMs: config.leaseMs,
+    },
+    'worker ready',
+  );
 }

@@ -15,6 +15,16 @@ export interface StallWatch {
 /** One check's read; it fails fast, a Redis outage only skips checks. */
 const CHECK_TIMEOUT_MS = 2_000;
 
+interface StallWatchOptions {
+  redis: RedisEndpoint;
+  prefix: string;
+  intervalMs: number;
+  hasFreeSlot: () => boolean;
+  /** Jobs taken so far (a counter). */
+  taken: () => number;
+  onStall: (stall: ConsumerStall) => void;
+}
+
 /**
  * Notices a consumer whose BullMQ fetch loop no longer takes wake-ups (issue 26: after a Redis
  * Cluster failover, or a link that was a black hole for a while, a fetch can wait forever on a
@@ -25,15 +35,7 @@ const CHECK_TIMEOUT_MS = 2_000;
  * within its blocking wait (5 s) if the wake-up marker was lost. A busy consumer is never judged.
  * One LINDEX and one ZRANGE per interval and consumer, off the per-task path.
  */
-export function watchForStalls(options: {
-  redis: RedisEndpoint;
-  prefix: string;
-  intervalMs: number;
-  hasFreeSlot: () => boolean;
-  /** Jobs taken so far (a counter). */
-  taken: () => number;
-  onStall: (stall: ConsumerStall) => void;
-}): StallWatch {
+export function watchForStalls(options: StallWatchOptions): StallWatch {
   const waitKey = `${options.prefix}:${TASK_QUEUE_NAME}:wait`;
   const delayedKey = `${options.prefix}:${TASK_QUEUE_NAME}:delayed`;
   const connect = (): RedisClient => {

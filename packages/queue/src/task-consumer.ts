@@ -74,38 +74,7 @@ export function createTaskConsumer(options: TaskConsumerOptions): TaskConsumer {
     }
   };
 
-  /** A BullMQ worker on a connection of its own, so a replaced one takes nothing with it. */
-  const startFetcher = (): Fetcher => {
-    const connection = createConsumerConnection(options.redis);
-    connection.on('error', (error) => options.onError?.(error));
-    const worker = new Worker<unknown>(TASK_QUEUE_NAME, processor, {
-      connection: asBullConnection(connection),
-      prefix,
-      concurrency: options.concurrency,
-      lockDuration,
-      stalledInterval: Math.max(1_000, Math.floor(lockDuration / 2)),
-      maxStalledCount: 2,
-    });
-    worker.on('error', (error) => options.onError?.(error));
-    return { worker, connection };
-  };
-
-  /**
-   * A stuck worker may never finish closing (its fetch never returns): it gets a bound, then its
-   * connection is dropped. Its running handlers go on; their jobs' locks lapse and BullMQ hands
-   * the jobs out again, which claimLease absorbs.
-   */
-  const retire = async (fetcher: Fetcher): Promise<void> => {
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      fetcher.worker.close(true).catch(() => undefined),
-      new Promise((resolve) => (timer = setTimeout(resolve, REPLACED_CLOSE_BOUND_MS))),
-    ]);
-    clearTimeout(timer);
-    fetcher.connection.disconnect();
-  };
-
-  let current = startFetcher();
+  let current = startFetcher(options, prefix, lockDuration, processor);
   const retiring = new Set<Promise<void>>();
   const stallCheckMs = options.stallCheckMs ?? DEFAULT_STALL_CHECK_MS;
   const stallWatch =
@@ -118,7 +87,7 @@ export function createTaskConsumer(options: TaskConsumerOptions): TaskConsumer {
           taken: () => taken,
           onStall: (stall) => {
             const stuck = current;
-            current = startFetcher();
+            current = startFetcher(options, prefix, lockDuration, processor);
             const retired = retire(stuck).finally(() => retiring.delete(retired));
             retiring.add(retired);
             options.onStall?.(stall);
@@ -137,4 +106,40 @@ export function createTaskConsumer(options: TaskConsumerOptions): TaskConsumer {
       await current.worker.waitUntilReady();
     },
   };
+}
+
+/** A BullMQ worker on a connection of its own, so a replaced one takes nothing with it. */
+function startFetcher(
+  options: TaskConsumerOptions,
+  prefix: string,
+  lockDuration: number,
+  processor: (job: Job<unknown>) => Promise<void>,
+): Fetcher {
+  const connection = createConsumerConnection(options.redis);
+  connection.on('error', (error) => options.onError?.(error));
+  const worker = new Worker<unknown>(TASK_QUEUE_NAME, processor, {
+    connection: asBullConnection(connection),
+    prefix,
+    concurrency: options.concurrency,
+    lockDuration,
+    stalledInterval: Math.max(1_000, Math.floor(lockDuration / 2)),
+    maxStalledCount: 2,
+  });
+  worker.on('error', (error) => options.onError?.(error));
+  return { worker, connection };
+}
+
+/**
+ * A stuck worker may never finish closing (its fetch never returns): it gets a bound, then its
+ * connection is dropped. Its running handlers go on; their jobs' locks lapse and BullMQ hands
+ * the jobs out again, which claimLease absorbs.
+ */
+async function retire(fetcher: Fetcher): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    fetcher.worker.close(true).catch(() => undefined),
+    new Promise((resolve) => (timer = setTimeout(resolve, REPLACED_CLOSE_BOUND_MS))),
+  ]);
+  clearTimeout(timer);
+  fetcher.connection.disconnect();
 }

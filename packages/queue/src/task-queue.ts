@@ -78,72 +78,19 @@ export function createTaskQueue(options: TaskQueueOptions): TaskQueue {
   });
   queue.on('error', () => undefined);
 
-  const producer: Producer = { queue, connection, prefix };
-
-  const isPending = async (jobId: string): Promise<boolean> =>
-    PENDING_STATES.has(await queue.getJobState(jobId));
-
-  /**
-   * Looks at the created job and the latest later wake-up (a pointer written by wake): older
-   * wake-ups of a task are superseded by the latest one for this purpose.
-   */
-  const checkJob = async (taskId: string): Promise<boolean> => {
-    // The connection refuses commands until it is ready (no offline queue): a lookup right after
-    // start failed with "Stream isn't writeable" instead of waiting, as BullMQ's own calls do.
-    await queue.waitUntilReady();
-    const latest = await connection.get(latestJobKey(prefix, taskId));
-    const candidates = latest === null || latest === taskId ? [taskId] : [taskId, latest];
-    for (const jobId of candidates) if (await isPending(jobId)) return true;
-    return false;
-  };
+  const producer: Producer = { queue, connection, prefix, timeoutMs };
   const hasJob = (taskId: string): Promise<boolean> =>
     withDeadline(
-      checkJob(taskId),
+      checkJob(producer, taskId),
       timeoutMs,
       `job lookup for ${taskId} timed out after ${timeoutMs} ms`,
     );
-  const batchTimeoutMs = (size: number): number => timeoutMs + 2 * size;
-
-  const wakeOne = async (
-    taskId: string,
-    reason: WakeUpReason,
-    wakeUpOptions: WakeUpOptions = {},
-  ): Promise<void> => {
-    await withDeadline(
-      addWakeUp(producer, taskId, reason, wakeUpOptions),
-      timeoutMs,
-      `enqueue of task ${taskId} timed out after ${timeoutMs} ms`,
-    );
-  };
-
-  const wakeMany = async (taskIds: readonly string[], reason: WakeUpReason): Promise<void> => {
-    if (taskIds.length === 0) return;
-    // A lone wake-up (every create at low load) skips the pipeline: ioredis builds a Pipeline
-    // object per call, copying every command onto it, which costs more than the add itself.
-    if (taskIds.length === 1) return await wakeOne(taskIds[0]!, reason);
-    const deadline = batchTimeoutMs(taskIds.length);
-    await withDeadline(
-      addWakeUps(producer, taskIds, reason),
-      deadline,
-      `enqueue of ${taskIds.length} tasks timed out after ${deadline} ms`,
-    );
-  };
 
   return {
-    wake: wakeOne,
-    wakeMany,
-    wakeCreated: (taskIds) => wakeMany(taskIds, 'created'),
-    async pendingJobs(taskIds) {
-      // Issued together, ioredis pipelines them on the one connection.
-      const lookups = Promise.all(taskIds.map((taskId) => checkJob(taskId)));
-      const deadline = batchTimeoutMs(taskIds.length);
-      const pending = await withDeadline(
-        lookups,
-        deadline,
-        `job lookup for ${taskIds.length} tasks timed out after ${deadline} ms`,
-      );
-      return new Set(taskIds.filter((_, index) => pending[index]));
-    },
+    wake: (taskId, reason, wakeUpOptions) => wakeOne(producer, taskId, reason, wakeUpOptions),
+    wakeMany: (taskIds, reason) => wakeMany(producer, taskIds, reason),
+    wakeCreated: (taskIds) => wakeMany(producer, taskIds, 'created'),
+    pendingJobs: (taskIds) => pendingJobs(producer, taskIds),
     hasPendingJob: hasJob,
     async ping() {
       await withDeadline(
@@ -159,11 +106,75 @@ export function createTaskQueue(options: TaskQueueOptions): TaskQueue {
   };
 }
 
+const isPending = async (queue: Producer['queue'], jobId: string): Promise<boolean> =>
+  PENDING_STATES.has(await queue.getJobState(jobId));
+
+/**
+ * Looks at the created job and the latest later wake-up (a pointer written by wake): older
+ * wake-ups of a task are superseded by the latest one for this purpose.
+ */
+async function checkJob({ queue, connection, prefix }: Producer, taskId: string): Promise<boolean> {
+  // The connection refuses commands until it is ready (no offline queue): a lookup right after
+  // start failed with "Stream isn't writeable" instead of waiting, as BullMQ's own calls do.
+  await queue.waitUntilReady();
+  const latest = await connection.get(latestJobKey(prefix, taskId));
+  const candidates = latest === null || latest === taskId ? [taskId] : [taskId, latest];
+  for (const jobId of candidates) if (await isPending(queue, jobId)) return true;
+  return false;
+}
+
+const batchTimeoutMs = (timeoutMs: number, size: number): number => timeoutMs + 2 * size;
+
+async function wakeOne(
+  producer: Producer,
+  taskId: string,
+  reason: WakeUpReason,
+  wakeUpOptions: WakeUpOptions = {},
+): Promise<void> {
+  const { timeoutMs } = producer;
+  await withDeadline(
+    addWakeUp(producer, taskId, reason, wakeUpOptions),
+    timeoutMs,
+    `enqueue of task ${taskId} timed out after ${timeoutMs} ms`,
+  );
+}
+
+async function wakeMany(
+  producer: Producer,
+  taskIds: readonly string[],
+  reason: WakeUpReason,
+): Promise<void> {
+  if (taskIds.length === 0) return;
+  // A lone wake-up (every create at low load) skips the pipeline: ioredis builds a Pipeline
+  // object per call, copying every command onto it, which costs more than the add itself.
+  if (taskIds.length === 1) return await wakeOne(producer, taskIds[0]!, reason);
+  const deadline = batchTimeoutMs(producer.timeoutMs, taskIds.length);
+  await withDeadline(
+    addWakeUps(producer, taskIds, reason),
+    deadline,
+    `enqueue of ${taskIds.length} tasks timed out after ${deadline} ms`,
+  );
+}
+
+async function pendingJobs(producer: Producer, taskIds: readonly string[]): Promise<Set<string>> {
+  // Issued together, ioredis pipelines them on the one connection.
+  const lookups = Promise.all(taskIds.map((taskId) => checkJob(producer, taskId)));
+  const deadline = batchTimeoutMs(producer.timeoutMs, taskIds.length);
+  const pending = await withDeadline(
+    lookups,
+    deadline,
+    `job lookup for ${taskIds.length} tasks timed out after ${deadline} ms`,
+  );
+  return new Set(taskIds.filter((_, index) => pending[index]));
+}
+
 /** What the add helpers write with: the BullMQ queue, its Redis connection and key prefix. */
 interface Producer {
   queue: Queue<WakeUpJob, void, string>;
   connection: ReturnType<typeof createProducerConnection>;
   prefix: string;
+  /** Bound on one wake-up or lookup (commandTimeoutMs). */
+  timeoutMs: number;
 }
 
 /** Adds one wake-up job and, for a later wake-up (its own job id), the latest-wake-up pointer. */

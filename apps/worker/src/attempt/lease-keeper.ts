@@ -30,6 +30,18 @@ export function stopMarginMs(leaseMs: number): number {
   return Math.max(100, Math.floor(leaseMs / 5));
 }
 
+interface LeaseKeeperOptions {
+  db: Db;
+  fence: Fence;
+  leaseMs: number;
+  logger: Logger;
+  /** performance.now() when the claim that granted the lease was sent; default now. */
+  heldSince?: number;
+  onCancelRequested(): void;
+  onLeaseLost(): void;
+  onLeaseUnconfirmed(): void;
+}
+
 /**
  * Renews a held lease every leaseMs/3 while a step runs. A renewal that reports a cancel request
  * fires onCancelRequested; a StaleLeaseError (someone claimed after us, or the task ended) fires
@@ -49,17 +61,7 @@ export function stopMarginMs(leaseMs: number): number {
  * (NTP slews by at most 0.05 %; the margin is a fifth of the lease); our own wall clock plays no
  * part.
  */
-export function startLeaseKeeper(options: {
-  db: Db;
-  fence: Fence;
-  leaseMs: number;
-  logger: Logger;
-  /** performance.now() when the claim that granted the lease was sent; default now. */
-  heldSince?: number;
-  onCancelRequested(): void;
-  onLeaseLost(): void;
-  onLeaseUnconfirmed(): void;
-}): LeaseKeeper {
+export function startLeaseKeeper(options: LeaseKeeperOptions): LeaseKeeper {
   const { db, fence, leaseMs, logger } = options;
   const confirmedForMs = leaseMs - stopMarginMs(leaseMs);
   let confirmedSentAt = options.heldSince ?? performance.now();

@@ -63,8 +63,7 @@ const protocolErrorToTaskError = (error: ProtocolError): TaskError => {
     : { code: wire.code, message: wire.message, data: wire.data as JsonValue };
 };
 
-/** The last write of an attempt, for each way it can end. Every write carries the fence. */
-export function createOutcomeSettler(options: {
+interface OutcomeSettlerOptions {
   db: Db;
   /** Completions, failures and cancels go through it, so those that finish together share a statement. */
   leaseWrites: BatchedLeaseWrites;
@@ -73,164 +72,215 @@ export function createOutcomeSettler(options: {
   wakeAgain: WakeAgain;
   logger: Logger;
   metrics: WorkerMetrics;
-}): OutcomeSettler {
+}
+
+/** What one settler's writes share: its options and what is derived from them once. */
+interface SettlerParts {
+  options: OutcomeSettlerOptions;
+  db: Db;
+  leaseMs: number;
+  logger: Logger;
+  metrics: WorkerMetrics;
+  writeFinal: (fence: Fence, write: FinalWrite) => Promise<void>;
+  releaseWindowMs: number;
+}
+
+/** The last write of an attempt, for each way it can end. Every write carries the fence. */
+export function createOutcomeSettler(options: OutcomeSettlerOptions): OutcomeSettler {
   const { db, leaseMs, logger, metrics } = options;
   const writeFinal = (fence: Fence, write: FinalWrite) =>
     options.leaseWrites.writeFinal(fence, write);
   const releaseWindowMs = Math.max(MIN_RELEASE_WINDOW_MS, 3 * leaseMs);
 
-  async function afterAbort(fence: Fence, reason: AbortReason): Promise<JobOutcome> {
-    switch (reason) {
-      case 'lease lost':
+  const parts: SettlerParts = {
+    options,
+    db,
+    leaseMs,
+    logger,
+    metrics,
+    writeFinal,
+    releaseWindowMs,
+  };
+  return {
+    afterAbort: (fence, reason) => afterAbort(parts, fence, reason),
+    afterLastStep: (fence, outcome, statusMessage, toolVersion, trx) =>
+      afterLastStep(parts, fence, outcome, statusMessage, toolVersion, trx),
+    afterError: (fence, task, error) => afterError(parts, fence, task, error),
+  };
+}
+
+async function afterAbort(
+  parts: SettlerParts,
+  fence: Fence,
+  reason: AbortReason,
+): Promise<JobOutcome> {
+  const { db, leaseMs, logger, metrics, options, writeFinal } = parts;
+  switch (reason) {
+    case 'lease lost':
+      metrics.leasesLost.inc();
+      return 'lease_lost';
+    case 'lease unconfirmed': {
+      // Most likely nobody claimed (Postgres was out for everyone): give the lease back as soon
+      // as Postgres answers, so the next claim is no takeover and costs the task nothing.
+      const returned = await giveBackAfterOutage(parts, fence);
+      if (returned === 'superseded') {
         metrics.leasesLost.inc();
         return 'lease_lost';
-      case 'lease unconfirmed': {
-        // Most likely nobody claimed (Postgres was out for everyone): give the lease back as soon
-        // as Postgres answers, so the next claim is no takeover and costs the task nothing.
-        const returned = await giveBackAfterOutage(fence);
-        if (returned === 'superseded') {
-          metrics.leasesLost.inc();
-          return 'lease_lost';
-        }
-        await options
-          .wakeAgain(fence.taskId, 'retry', returned === 'released' ? 0 : leaseMs)
-          .catch((error: unknown) => {
-            logger.warn(
-              { err: error, taskId: fence.taskId },
-              'could not requeue after an outage; the sweeper will',
-            );
-          });
-        return 'outage';
       }
-      case 'cancel':
-        // Completion may have won meanwhile; then this write loses (StaleLeaseError) and that is fine.
-        await writeFinal(fence, { status: 'cancelled', statusMessage: CANCELLED_BY_REQUEST });
-        return 'cancelled';
-      case 'shutdown':
-        await releaseLease(db, fence);
-        await wakeAgainOrLeaveToSweeper(options.wakeAgain, logger, {
-          taskId: fence.taskId,
-          reason: 'released',
-          delayMs: 0,
-          what: 'requeue a released task',
+      await options
+        .wakeAgain(fence.taskId, 'retry', returned === 'released' ? 0 : leaseMs)
+        .catch((error: unknown) => {
+          logger.warn(
+            { err: error, taskId: fence.taskId },
+            'could not requeue after an outage; the sweeper will',
+          );
         });
-        return 'released';
+      return 'outage';
     }
-  }
-
-  async function afterLastStep(
-    fence: Fence,
-    outcome: LastStepOutcome,
-    statusMessage: string | null,
-    toolVersion: number,
-    trx?: Db,
-  ): Promise<JobOutcome> {
-    const write = (final: FinalWrite) =>
-      trx === undefined ? writeFinal(fence, final) : writeFinalNow(trx, fence, final);
-    switch (outcome.kind) {
-      case 'input':
-        await requestInput(
-          trx ?? db,
-          fence,
-          outcome.inputRequests,
-          outcome.state,
-          outcome.statusMessage ?? statusMessage,
-          { toolVersion },
-        );
-        return 'input_required';
-      case 'complete':
-        // A finished result beats a pending cancel (R18: the task may still complete).
-        await write({
-          status: 'completed',
-          result: outcome.result as unknown as JsonObject,
-          statusMessage: outcome.statusMessage ?? COMPLETED_MESSAGE,
-        });
-        return 'completed';
-      case 'cancel':
-        await write({ status: 'cancelled', statusMessage: outcome.statusMessage });
-        return 'cancelled';
-    }
-  }
-
-  async function afterError(fence: Fence, task: Task, error: unknown): Promise<JobOutcome> {
-    // The tool's own step threw: its errors are the task's, whatever their code.
-    const stepThrew = error instanceof ToolStepError;
-    const cause = error instanceof ToolStepError ? error.thrown : error;
-    if (cause instanceof StaleLeaseError) throw cause;
-    if (!stepThrew && isTransientInfrastructureError(cause)) {
-      // Our own write (renewal, checkpoint) hit an outage, which says nothing about the task:
-      // give the lease back, so the next claim is no takeover (that would count as a failure),
-      // and let the job handler send the wake-up again. If Postgres is down this release fails
-      // too, and the lease simply runs out.
-      await giveBackAfterOutage(fence);
-      throw cause;
-    }
-    if (cause instanceof ProtocolError) {
-      await writeFinal(fence, {
-        status: 'failed',
-        error: protocolErrorToTaskError(cause),
-        statusMessage: `Failed: ${cause.message}`,
+    case 'cancel':
+      // Completion may have won meanwhile; then this write loses (StaleLeaseError) and that is fine.
+      await writeFinal(fence, { status: 'cancelled', statusMessage: CANCELLED_BY_REQUEST });
+      return 'cancelled';
+    case 'shutdown':
+      await releaseLease(db, fence);
+      await wakeAgainOrLeaveToSweeper(options.wakeAgain, logger, {
+        taskId: fence.taskId,
+        reason: 'released',
+        delayMs: 0,
+        what: 'requeue a released task',
       });
-      return 'failed';
-    }
-    return await afterUnexpected(fence, task, cause);
+      return 'released';
   }
+}
 
-  async function afterUnexpected(fence: Fence, task: Task, error: unknown): Promise<JobOutcome> {
-    const message = error instanceof Error ? error.message : String(error);
-    // This attempt's number in the retry budget: earlier abnormal ends, plus this one. Clean
-    // pauses for input are not failures, so a task with many input rounds keeps its retries.
-    const attempt = task.failures + 1;
-    const decision = decideAfterUnexpectedError(attempt, options.retry);
-    logger.error(
-      { err: error, taskId: task.id, attempt, decision: decision.kind },
-      'task attempt failed unexpectedly',
-    );
-    if (decision.kind === 'fail') {
-      await writeFinal(fence, {
-        status: 'failed',
-        error: decision.error,
-        statusMessage: `Failed: ${decision.error.message}`,
+async function afterLastStep(
+  parts: SettlerParts,
+
+  fence: Fence,
+  outcome: LastStepOutcome,
+  statusMessage: string | null,
+  toolVersion: number,
+  trx?: Db,
+): Promise<JobOutcome> {
+  const { db, writeFinal } = parts;
+  const write = (final: FinalWrite) =>
+    trx === undefined ? writeFinal(fence, final) : writeFinalNow(trx, fence, final);
+  switch (outcome.kind) {
+    case 'input':
+      await requestInput(
+        trx ?? db,
+        fence,
+        outcome.inputRequests,
+        outcome.state,
+        outcome.statusMessage ?? statusMessage,
+        { toolVersion },
+      );
+      return 'input_required';
+    case 'complete':
+      // A finished result beats a pending cancel (R18: the task may still complete).
+      await write({
+        status: 'completed',
+        result: outcome.result as unknown as JsonObject,
+        statusMessage: outcome.statusMessage ?? COMPLETED_MESSAGE,
       });
-      return 'failed';
-    }
-    await recordAttemptFailure(db, fence, message);
-    await wakeAgainOrLeaveToSweeper(options.wakeAgain, logger, {
-      taskId: task.id,
-      reason: 'retry',
-      delayMs: decision.delayMs,
-      what: 'schedule a retry',
+      return 'completed';
+    case 'cancel':
+      await write({ status: 'cancelled', statusMessage: outcome.statusMessage });
+      return 'cancelled';
+  }
+}
+
+async function afterError(
+  parts: SettlerParts,
+  fence: Fence,
+  task: Task,
+  error: unknown,
+): Promise<JobOutcome> {
+  const { writeFinal } = parts;
+  // The tool's own step threw: its errors are the task's, whatever their code.
+  const stepThrew = error instanceof ToolStepError;
+  const cause = error instanceof ToolStepError ? error.thrown : error;
+  if (cause instanceof StaleLeaseError) throw cause;
+  if (!stepThrew && isTransientInfrastructureError(cause)) {
+    // Our own write (renewal, checkpoint) hit an outage, which says nothing about the task:
+    // give the lease back, so the next claim is no takeover (that would count as a failure),
+    // and let the job handler send the wake-up again. If Postgres is down this release fails
+    // too, and the lease simply runs out.
+    await giveBackAfterOutage(parts, fence);
+    throw cause;
+  }
+  if (cause instanceof ProtocolError) {
+    await writeFinal(fence, {
+      status: 'failed',
+      error: protocolErrorToTaskError(cause),
+      statusMessage: `Failed: ${cause.message}`,
     });
-    return 'retry_scheduled';
+    return 'failed';
   }
+  return await afterUnexpected(parts, fence, task, cause);
+}
 
-  /**
-   * Offers the lease back until Postgres answers, for at most the release window: a release that
-   * lands before anyone claims keeps the outage from counting as a failure of the task. The pool
-   * hands out connections that just died for a moment after an outage; retrying covers that too.
-   * `superseded`: someone claimed meanwhile (we were cut off alone, or frozen), nothing to give.
-   */
-  async function giveBackAfterOutage(
-    fence: Fence,
-  ): Promise<'released' | 'superseded' | 'unreachable'> {
-    const started = performance.now();
-    for (;;) {
-      try {
-        return (await releaseLease(db, fence)) ? 'released' : 'superseded';
-      } catch (releaseError) {
-        const elapsed = performance.now() - started;
-        if (isTransientInfrastructureError(releaseError) && elapsed < releaseWindowMs) {
-          await sleep(RELEASE_RETRY_MS);
-          continue;
-        }
-        logger.warn(
-          { err: releaseError, taskId: fence.taskId, elapsedMs: Math.round(elapsed) },
-          'could not give the lease back; it will run out and the next claim counts a failure',
-        );
-        return 'unreachable';
+async function afterUnexpected(
+  parts: SettlerParts,
+  fence: Fence,
+  task: Task,
+  error: unknown,
+): Promise<JobOutcome> {
+  const { db, logger, options, writeFinal } = parts;
+  const message = error instanceof Error ? error.message : String(error);
+  // This attempt's number in the retry budget: earlier abnormal ends, plus this one. Clean
+  // pauses for input are not failures, so a task with many input rounds keeps its retries.
+  const attempt = task.failures + 1;
+  const decision = decideAfterUnexpectedError(attempt, options.retry);
+  logger.error(
+    { err: error, taskId: task.id, attempt, decision: decision.kind },
+    'task attempt failed unexpectedly',
+  );
+  if (decision.kind === 'fail') {
+    await writeFinal(fence, {
+      status: 'failed',
+      error: decision.error,
+      statusMessage: `Failed: ${decision.error.message}`,
+    });
+    return 'failed';
+  }
+  await recordAttemptFailure(db, fence, message);
+  await wakeAgainOrLeaveToSweeper(options.wakeAgain, logger, {
+    taskId: task.id,
+    reason: 'retry',
+    delayMs: decision.delayMs,
+    what: 'schedule a retry',
+  });
+  return 'retry_scheduled';
+}
+
+/**
+ * Offers the lease back until Postgres answers, for at most the release window: a release that
+ * lands before anyone claims keeps the outage from counting as a failure of the task. The pool
+ * hands out connections that just died for a moment after an outage; retrying covers that too.
+ * `superseded`: someone claimed meanwhile (we were cut off alone, or frozen), nothing to give.
+ */
+async function giveBackAfterOutage(
+  parts: SettlerParts,
+
+  fence: Fence,
+): Promise<'released' | 'superseded' | 'unreachable'> {
+  const { db, logger, releaseWindowMs } = parts;
+  const started = performance.now();
+  for (;;) {
+    try {
+      return (await releaseLease(db, fence)) ? 'released' : 'superseded';
+    } catch (releaseError) {
+      const elapsed = performance.now() - started;
+      if (isTransientInfrastructureError(releaseError) && elapsed < releaseWindowMs) {
+        await sleep(RELEASE_RETRY_MS);
+        continue;
       }
+      logger.warn(
+        { err: releaseError, taskId: fence.taskId, elapsedMs: Math.round(elapsed) },
+        'could not give the lease back; it will run out and the next claim counts a failure',
+      );
+      return 'unreachable';
     }
   }
-
-  return { afterAbort, afterLastStep, afterError };
 }

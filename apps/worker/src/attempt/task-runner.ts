@@ -4,6 +4,7 @@ import { ErrorCode, ProtocolError } from '@mcp-tasks/protocol';
 import {
   StaleLeaseError,
   createBatchedLeaseWrites,
+  type BatchedLeaseWrites,
   failTask,
   type Db,
   type Fence,
@@ -19,7 +20,7 @@ import type { Logger } from '../logger.js';
 import type { JobOutcome, WorkerMetrics } from '../metrics.js';
 import type { WakeAgain } from './wake-again.js';
 import { budgetSpentAtClaim, type RetryPolicy } from './retry-policy.js';
-import { createOutcomeSettler } from './settle-outcome.js';
+import { createOutcomeSettler, type OutcomeSettler } from './settle-outcome.js';
 import { createStepLoop } from './step-loop.js';
 import type { StepLog } from './step-log.js';
 import { DEFAULT_TOOL_MISSING_FAIL_AFTER_MS, createToolMismatchHandler } from './tool-mismatch.js';
@@ -54,6 +55,15 @@ export interface TaskRunner {
    * propagate, after `onClaimed` has said which task the attempt held, if any.
    */
   run(taskId: string, onClaimed?: (claimedTaskId: string) => void): Promise<JobOutcome>;
+}
+
+/** What one runner's attempts share: its options and the parts built once for it. */
+interface RunnerParts {
+  options: TaskRunnerOptions;
+  leaseWrites: BatchedLeaseWrites;
+  settle: OutcomeSettler;
+  leaveForAnotherWorker: ReturnType<typeof createToolMismatchHandler>;
+  runSteps: ReturnType<typeof createStepLoop>;
 }
 
 /**
@@ -94,148 +104,174 @@ export function createTaskRunner(options: TaskRunnerOptions): TaskRunner {
     settle,
     tracing: options.tracing,
   });
+  const parts: RunnerParts = { options, leaseWrites, settle, leaveForAnotherWorker, runSteps };
 
-  /**
-   * Settles what the claim already decides (a cancel, a spent budget), finds the tool and the
-   * state to start from, then runs the steps. `letGo` drops the task from the held set just
-   * before the attempt's last write: the change that write notifies is our own, and a cancel or
-   * lost lease can no longer change what it does, so the cancel watcher need not re-read the row.
-   */
-  async function execute(
-    fence: Fence,
-    task: Task,
-    toolRecord: ToolRecord,
-    stepsSaved: number,
-    signal: AbortSignal,
-    letGo: () => void,
-    lease: LeaseKeeper,
-    cancellation: AttemptCancellation,
-  ): Promise<JobOutcome> {
-    if (cancellation.requestedAtClaim) return await settle.afterAbort(fence, 'cancel');
-    const spent = budgetSpentAtClaim(task.failures, options.retry);
-    if (spent !== null) {
-      logger.error({ taskId: task.id, failures: task.failures }, 'crash loop: giving up on task');
-      await failTask(db, fence, spent, `Failed: ${spent.message}`);
-      return 'failed';
+  return {
+    run: (wakeUpTaskId, onClaimed) => claimAndRun(parts, wakeUpTaskId, onClaimed),
+  };
+}
+
+/**
+ * Settles what the claim already decides (a cancel, a spent budget), finds the tool and the
+ * state to start from, then runs the steps. `letGo` drops the task from the held set just
+ * before the attempt's last write: the change that write notifies is our own, and a cancel or
+ * lost lease can no longer change what it does, so the cancel watcher need not re-read the row.
+ */
+async function execute(
+  parts: RunnerParts,
+  fence: Fence,
+  task: Task,
+  toolRecord: ToolRecord,
+  stepsSaved: number,
+  signal: AbortSignal,
+  letGo: () => void,
+  lease: LeaseKeeper,
+  cancellation: AttemptCancellation,
+): Promise<JobOutcome> {
+  const { options, settle, leaveForAnotherWorker, runSteps } = parts;
+  const { db, logger } = options;
+  if (cancellation.requestedAtClaim) return await settle.afterAbort(fence, 'cancel');
+  const spent = budgetSpentAtClaim(task.failures, options.retry);
+  if (spent !== null) {
+    logger.error({ taskId: task.id, failures: task.failures }, 'crash loop: giving up on task');
+    await failTask(db, fence, spent, `Failed: ${spent.message}`);
+    return 'failed';
+  }
+  const toolName = task.operation.toolName;
+  try {
+    const tool = options.catalogue.get(toolName);
+    // Not the task's fault: another worker (other packs or modules, newer release) may have it.
+    if (tool?.task === undefined)
+      return await leaveForAnotherWorker(fence, task, { reason: 'missing' });
+    const program = tool.task;
+    const parsed = tool.arguments.safeParse(task.operation.arguments);
+    if (!parsed.success) {
+      throw new ProtocolError(ErrorCode.InvalidParams, `invalid arguments for ${toolName}`, {
+        issues: parsed.error.issues.map((issue) => issue.message),
+      });
     }
-    const toolName = task.operation.toolName;
-    try {
-      const tool = options.catalogue.get(toolName);
-      // Not the task's fault: another worker (other packs or modules, newer release) may have it.
-      if (tool?.task === undefined)
-        return await leaveForAnotherWorker(fence, task, { reason: 'missing' });
-      const program = tool.task;
-      const parsed = tool.arguments.safeParse(task.operation.arguments);
-      if (!parsed.success) {
-        throw new ProtocolError(ErrorCode.InvalidParams, `invalid arguments for ${toolName}`, {
-          issues: parsed.error.issues.map((issue) => issue.message),
-        });
-      }
-      const args = parsed.data;
-      const starting = await startingState(
-        db,
+    const args = parsed.data;
+    const starting = await startingState(
+      db,
+      fence,
+      task,
+      toolRecord,
+      { ...tool, task: program },
+      args,
+      logger,
+    );
+    if (starting.kind === 'failed') return 'failed';
+    if (starting.kind === 'mismatch')
+      return await leaveForAnotherWorker(fence, task, starting.mismatch);
+    return await runSteps({
+      fence,
+      task,
+      program,
+      args,
+      starting,
+      stepsSaved,
+      signal,
+      lease,
+      cancellation,
+      letGo,
+    });
+  } catch (error) {
+    return await settle.afterError(fence, task, error);
+  }
+}
+
+/** `TaskRunner.run`: claims, holds the lease while the attempt runs, and lets go after it. */
+async function claimAndRun(
+  parts: RunnerParts,
+  wakeUpTaskId: string,
+  onClaimed: ((claimedTaskId: string) => void) | undefined,
+): Promise<JobOutcome> {
+  const { options, leaseWrites } = parts;
+  const { db, logger, metrics } = options;
+  // A wake-up fetched just as shutdown began: claiming would bump the epoch and spend an
+  // attempt only to release at once. Pass the wake-up on to another worker instead.
+  const pickedUpAt = performance.now();
+  if (options.isDraining()) {
+    await options.wakeAgain(wakeUpTaskId, 'released', 0);
+    return 'released';
+  }
+  const claimSentAt = performance.now();
+  const claim = await leaseWrites.claim(wakeUpTaskId);
+  if (claim === null) return 'skipped';
+  const attemptTrace =
+    options.tracing === true
+      ? await startAttemptTrace(
+          db,
+          claim,
+          { taskId: wakeUpTaskId, workerId: options.workerId },
+          { pickedUpAt, claimSentAt, claimedAt: performance.now() },
+        )
+      : undefined;
+  const { fence, task, tool: toolRecord } = claim;
+  const taskId = fence.taskId;
+  metrics.claims.inc({ task: taskId === wakeUpTaskId ? 'named' : 'fairer' });
+  onClaimed?.(taskId);
+  const controller = new AbortController();
+  const cancellation = trackCancellation(task, controller);
+  const unregister = options.heldTasks.add(fence, controller);
+  metrics.heldTasks.set(options.heldTasks.size());
+  const keeper = keepLease(options, fence, claimSentAt, cancellation, controller);
+  // No child logger per attempt: its fields are built only for a line that is written.
+  const debug = logger.isLevelEnabled('debug');
+  const fields = () => ({ taskId, epoch: fence.epoch, tool: task.operation.toolName });
+  if (debug) logger.debug({ ...fields(), attempt: task.attempts }, 'claimed task');
+  try {
+    const runAttempt = () =>
+      execute(
+        parts,
         fence,
         task,
         toolRecord,
-        { ...tool, task: program },
-        args,
-        logger,
-      );
-      if (starting.kind === 'failed') return 'failed';
-      if (starting.kind === 'mismatch')
-        return await leaveForAnotherWorker(fence, task, starting.mismatch);
-      return await runSteps({
-        fence,
-        task,
-        program,
-        args,
-        starting,
-        stepsSaved,
-        signal,
-        lease,
+        claim.stepsSaved,
+        controller.signal,
+        unregister,
+        keeper,
         cancellation,
-        letGo,
-      });
-    } catch (error) {
-      return await settle.afterError(fence, task, error);
+      );
+    const outcome = await (attemptTrace === undefined
+      ? runAttempt()
+      : context.with(attemptTrace.context, runAttempt));
+    attemptTrace?.end(outcome);
+    if (debug) logger.debug({ ...fields(), outcome }, 'attempt ended');
+    return outcome;
+  } catch (error) {
+    if (error instanceof StaleLeaseError) {
+      attemptTrace?.end('lease_lost');
+      metrics.leasesLost.inc();
+      logger.info(fields(), 'lease superseded; stopped without further writes');
+      return 'lease_lost';
     }
+    attemptTrace?.fail(error);
+    throw error;
+  } finally {
+    keeper.stop();
+    unregister();
+    metrics.heldTasks.set(options.heldTasks.size());
   }
+}
 
-  return {
-    async run(wakeUpTaskId, onClaimed) {
-      // A wake-up fetched just as shutdown began: claiming would bump the epoch and spend an
-      // attempt only to release at once. Pass the wake-up on to another worker instead.
-      const pickedUpAt = performance.now();
-      if (options.isDraining()) {
-        await options.wakeAgain(wakeUpTaskId, 'released', 0);
-        return 'released';
-      }
-      const claimSentAt = performance.now();
-      const claim = await leaseWrites.claim(wakeUpTaskId);
-      if (claim === null) return 'skipped';
-      const attemptTrace =
-        options.tracing === true
-          ? await startAttemptTrace(
-              db,
-              claim,
-              { taskId: wakeUpTaskId, workerId: options.workerId },
-              { pickedUpAt, claimSentAt, claimedAt: performance.now() },
-            )
-          : undefined;
-      const { fence, task, tool: toolRecord } = claim;
-      const taskId = fence.taskId;
-      metrics.claims.inc({ task: taskId === wakeUpTaskId ? 'named' : 'fairer' });
-      onClaimed?.(taskId);
-      const controller = new AbortController();
-      const cancellation = trackCancellation(task, controller);
-      const unregister = options.heldTasks.add(fence, controller);
-      metrics.heldTasks.set(options.heldTasks.size());
-      const keeper = startLeaseKeeper({
-        db,
-        fence,
-        leaseMs,
-        logger,
-        heldSince: claimSentAt,
-        onCancelRequested: () => cancellation.reportedByRenewal(),
-        onLeaseLost: () => abortWith(controller, 'lease lost'),
-        onLeaseUnconfirmed: () => abortWith(controller, 'lease unconfirmed'),
-      });
-      // No child logger per attempt: its fields are built only for a line that is written.
-      const debug = logger.isLevelEnabled('debug');
-      const fields = () => ({ taskId, epoch: fence.epoch, tool: task.operation.toolName });
-      if (debug) logger.debug({ ...fields(), attempt: task.attempts }, 'claimed task');
-      try {
-        const runAttempt = () =>
-          execute(
-            fence,
-            task,
-            toolRecord,
-            claim.stepsSaved,
-            controller.signal,
-            unregister,
-            keeper,
-            cancellation,
-          );
-        const outcome = await (attemptTrace === undefined
-          ? runAttempt()
-          : context.with(attemptTrace.context, runAttempt));
-        attemptTrace?.end(outcome);
-        if (debug) logger.debug({ ...fields(), outcome }, 'attempt ended');
-        return outcome;
-      } catch (error) {
-        if (error instanceof StaleLeaseError) {
-          attemptTrace?.end('lease_lost');
-          metrics.leasesLost.inc();
-          logger.info(fields(), 'lease superseded; stopped without further writes');
-          return 'lease_lost';
-        }
-        attemptTrace?.fail(error);
-        throw error;
-      } finally {
-        keeper.stop();
-        unregister();
-        metrics.heldTasks.set(options.heldTasks.size());
-      }
-    },
-  };
+/** The attempt's lease keeper: a cancel it hears is reported, a lease it loses aborts the attempt. */
+function keepLease(
+  options: TaskRunnerOptions,
+  fence: Fence,
+  claimSentAt: number,
+  cancellation: AttemptCancellation,
+  controller: AbortController,
+): LeaseKeeper {
+  const { db, leaseMs, logger } = options;
+  return startLeaseKeeper({
+    db,
+    fence,
+    leaseMs,
+    logger,
+    heldSince: claimSentAt,
+    onCancelRequested: () => cancellation.reportedByRenewal(),
+    onLeaseLost: () => abortWith(controller, 'lease lost'),
+    onLeaseUnconfirmed: () => abortWith(controller, 'lease unconfirmed'),
+  });
 }

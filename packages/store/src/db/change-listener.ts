@@ -41,27 +41,10 @@ export async function createTaskChangeListener(
   let retryTimer: NodeJS.Timeout | undefined;
   let delay = initial;
 
-  const report = (error: unknown): void => {
-    try {
-      options.onError?.(error);
-    } catch {
-      // An error reporter that throws must not take the listener down.
-    }
-  };
+  const report = (error: unknown): void => reportSafely(options, error);
 
   const connect = async (): Promise<void> => {
-    const next = new pg.Client({
-      connectionString: options.connectionString,
-      application_name: CHANGE_LISTENER_APPLICATION_NAME,
-      // Without it a black-holed server keeps the first connect (startup) or a reconnect waiting
-      // for ever, and every listen stream with it.
-      connectionTimeoutMillis: options.connectionTimeoutMs ?? DEFAULT_CONNECTION_TIMEOUT_MS,
-      // This connection only receives: a half-open TCP link (NAT or load balancer idle cut)
-      // would otherwise raise neither 'error' nor 'end', and every listen stream would go quiet.
-      // TCP keep-alive probes turn such a link into an error, which triggers the reconnect.
-      keepAlive: true,
-      keepAliveInitialDelayMillis: 10_000,
-    });
+    const next = newListenClient(options);
     // Until LISTEN succeeded, failures belong to the caller of connect(), not to the reconnect loop
     // (otherwise a failed first connect would leave a retry timer running behind a rejected promise).
     let live = false;
@@ -77,16 +60,7 @@ export async function createTaskChangeListener(
     };
     next.on('error', onDrop);
     next.on('end', () => onDrop());
-    next.on('notification', (message) => {
-      if (message.channel !== TASK_CHANGES_CHANNEL || message.payload === undefined) return;
-      for (const handler of handlers) {
-        try {
-          handler(message.payload);
-        } catch (error) {
-          report(error);
-        }
-      }
-    });
+    next.on('notification', (message) => deliver(handlers, message, report));
     try {
       await next.connect();
       await next.query(`LISTEN ${TASK_CHANGES_CHANNEL}`);
@@ -137,4 +111,45 @@ export async function createTaskChangeListener(
       await current?.end().catch(() => undefined);
     },
   };
+}
+
+/** Tells options.onError about an error of the listener or a subscriber. */
+function reportSafely(options: TaskChangeListenerOptions, error: unknown): void {
+  try {
+    options.onError?.(error);
+  } catch {
+    // An error reporter that throws must not take the listener down.
+  }
+}
+
+/** The LISTEN connection, not yet connected. */
+function newListenClient(options: TaskChangeListenerOptions): pg.Client {
+  return new pg.Client({
+    connectionString: options.connectionString,
+    application_name: CHANGE_LISTENER_APPLICATION_NAME,
+    // Without it a black-holed server keeps the first connect (startup) or a reconnect waiting
+    // for ever, and every listen stream with it.
+    connectionTimeoutMillis: options.connectionTimeoutMs ?? DEFAULT_CONNECTION_TIMEOUT_MS,
+    // This connection only receives: a half-open TCP link (NAT or load balancer idle cut)
+    // would otherwise raise neither 'error' nor 'end', and every listen stream would go quiet.
+    // TCP keep-alive probes turn such a link into an error, which triggers the reconnect.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+  });
+}
+
+/** Hands a task change to every subscriber; one that throws is reported, the others still get it. */
+function deliver(
+  handlers: ReadonlySet<(taskId: string) => void>,
+  message: pg.Notification,
+  report: (error: unknown) => void,
+): void {
+  if (message.channel !== TASK_CHANGES_CHANNEL || message.payload === undefined) return;
+  for (const handler of handlers) {
+    try {
+      handler(message.payload);
+    } catch (error) {
+      report(error);
+    }
+  }
 }

@@ -28,6 +28,47 @@ export interface AddOptions {
   onTaken?: () => void;
 }
 
+/** An item waiting for its batch, with its caller's promise. */
+interface WaitingItem<I, O> {
+  item: I;
+  since: number;
+  onTaken: (() => void) | undefined;
+  resolve(value: O): void;
+  reject(error: unknown): void;
+}
+
+/** NaturalBatcherOptions.overloaded's default. */
+const defaultOverloaded = (bound: WaitBound, limit: number): Error =>
+  new Error(
+    bound === 'length' ? `${limit} items are waiting already` : `waited ${limit} ms unsent`,
+  );
+
+/** Throws a RangeError for a bound that is set but not a positive integer. */
+function checkBounds(bounds: Record<string, number | undefined>): void {
+  for (const [name, value] of Object.entries(bounds)) {
+    if (value === undefined || value === Infinity) continue;
+    if (!Number.isInteger(value) || value < 1) {
+      throw new RangeError(`${name} must be a positive integer, got ${value}`);
+    }
+  }
+}
+
+/** Settles each item of a batch with its own outcome; one missing outcome rejects its item. */
+function settleBatch<I, O>(
+  batch: readonly WaitingItem<I, O>[],
+  outcomes: readonly BatchOutcome<O>[],
+): void {
+  batch.forEach((entry, index) => {
+    const outcome = outcomes[index];
+    if (outcome === undefined) {
+      entry.reject(
+        new Error(`batch handler returned ${outcomes.length} outcomes for ${batch.length} items`),
+      );
+    } else if (outcome.ok) entry.resolve(outcome.value);
+    else entry.reject(outcome.error);
+  });
+}
+
 /**
  * Natural batching (graphile-worker's localQueue, Hatchet v1's buffers, without their timers): an
  * item that arrives while nothing is in flight is sent at once (a microtask later, so calls of the
@@ -45,40 +86,12 @@ export function createNaturalBatcher<I, O>(
   const { run, maxBatchSize } = options;
   const maxWaiting = options.maxWaiting ?? Infinity;
   const maxWaitMs = options.maxWaitMs;
-  const overloaded =
-    options.overloaded ??
-    ((bound: WaitBound, limit: number) =>
-      new Error(
-        bound === 'length' ? `${limit} items are waiting already` : `waited ${limit} ms unsent`,
-      ));
-  for (const [name, value] of Object.entries({ maxBatchSize, maxWaiting, maxWaitMs })) {
-    if (value === undefined || value === Infinity) continue;
-    if (!Number.isInteger(value) || value < 1) {
-      throw new RangeError(`${name} must be a positive integer, got ${value}`);
-    }
-  }
-  interface Waiting {
-    item: I;
-    since: number;
-    onTaken: (() => void) | undefined;
-    resolve(value: O): void;
-    reject(error: unknown): void;
-  }
+  const overloaded = options.overloaded ?? defaultOverloaded;
+  checkBounds({ maxBatchSize, maxWaiting, maxWaitMs });
+  type Waiting = WaitingItem<I, O>;
   let waiting: Waiting[] = [];
   let busy = false;
   let ageTimer: NodeJS.Timeout | undefined;
-
-  const settle = (batch: readonly Waiting[], outcomes: readonly BatchOutcome<O>[]): void => {
-    batch.forEach((entry, index) => {
-      const outcome = outcomes[index];
-      if (outcome === undefined) {
-        entry.reject(
-          new Error(`batch handler returned ${outcomes.length} outcomes for ${batch.length} items`),
-        );
-      } else if (outcome.ok) entry.resolve(outcome.value);
-      else entry.reject(outcome.error);
-    });
-  };
 
   /** Refuses the items that waited past maxWaitMs (the oldest are first), then re-arms. */
   const expireOld = (): void => {
@@ -122,7 +135,7 @@ export function createNaturalBatcher<I, O>(
       const batch = takeBatch();
       if (batch.length === 0) continue;
       try {
-        settle(batch, await run(batch.map((entry) => entry.item)));
+        settleBatch(batch, await run(batch.map((entry) => entry.item)));
       } catch (error) {
         for (const entry of batch) entry.reject(error);
       }

@@ -36,63 +36,82 @@ export interface ReplicaWaiter {
  * nothing, and a `readDb` that is a primary answers on the first poll.
  */
 export function createReplicaWaiter(readDb: Db, options: { timeoutMs: number }): ReplicaWaiter {
-  interface Waiting {
-    taskId: string;
-    deadline: number;
-    resolve(): void;
-    reject(error: unknown): void;
-  }
-  const waiting = new Map<string, Waiting[]>();
-  let looping = false;
-  let arrived = false;
-  let wake: (() => void) | undefined;
+  const polls = new ReplicaPolls(readDb, options);
+  return {
+    waitUntilReadable(taskId) {
+      return polls.waitUntilReadable(taskId);
+    },
+  };
+}
+
+/** A task waiting for its row on the replica; one per waitUntilReadable call. */
+interface Waiting {
+  taskId: string;
+  deadline: number;
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
+/** The state of one replica waiter: its waiting tasks and the single poll loop that serves them. */
+class ReplicaPolls {
+  private readonly readDb: Db;
+  private readonly options: { timeoutMs: number };
+  private readonly waiting = new Map<string, Waiting[]>();
+  private looping = false;
+  private arrived = false;
+  private wake: (() => void) | undefined;
   /**
    * The replica's replay position at the last poll that answered: a deadline that passes while a
    * poll is in flight (or just before the next one) still names how far the replica had got.
    */
-  let lastReplay: string | null = null;
+  private lastReplay: string | null = null;
 
-  const settle = (taskId: string, error?: unknown): void => {
-    for (const entry of waiting.get(taskId) ?? []) {
+  constructor(readDb: Db, options: { timeoutMs: number }) {
+    this.readDb = readDb;
+    this.options = options;
+  }
+
+  private settle(taskId: string, error?: unknown): void {
+    for (const entry of this.waiting.get(taskId) ?? []) {
       if (error === undefined) entry.resolve();
       else entry.reject(error);
     }
-    waiting.delete(taskId);
-  };
+    this.waiting.delete(taskId);
+  }
 
-  const expireLate = (replay: string | null): void => {
+  private expireLate(replay: string | null): void {
     const now = Date.now();
-    for (const [taskId, entries] of waiting) {
+    for (const [taskId, entries] of this.waiting) {
       const late = entries.filter((entry) => entry.deadline <= now);
       if (late.length === 0) continue;
-      const error = new ReplicaLagError(taskId, options.timeoutMs, replay);
+      const error = new ReplicaLagError(taskId, this.options.timeoutMs, replay);
       for (const entry of late) entry.reject(error);
       const left = entries.filter((entry) => entry.deadline > now);
-      if (left.length === 0) waiting.delete(taskId);
-      else waiting.set(taskId, left);
+      if (left.length === 0) this.waiting.delete(taskId);
+      else this.waiting.set(taskId, left);
     }
-  };
+  }
 
-  const poll = async (ids: readonly string[]): Promise<void> => {
-    const result = await replicaPollStatement({ ids }).execute(readDb);
+  private async poll(ids: readonly string[]): Promise<void> {
+    const result = await replicaPollStatement({ ids }).execute(this.readDb);
     const row = result.rows[0];
-    for (const id of row?.ids ?? []) settle(id);
-    lastReplay = row?.replay ?? lastReplay;
-    expireLate(lastReplay);
-  };
+    for (const id of row?.ids ?? []) this.settle(id);
+    this.lastReplay = row?.replay ?? this.lastReplay;
+    this.expireLate(this.lastReplay);
+  }
 
   /**
    * While a poll is in flight (a replica that stopped answering holds it until the pool's read
    * timeout), each waiting task still gets its ReplicaLagError at its own deadline.
    */
-  const pollWithinDeadlines = async (ids: readonly string[]): Promise<void> => {
+  private async pollWithinDeadlines(ids: readonly string[]): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     const arm = (): void => {
-      const nearest = nearestDeadline();
+      const nearest = this.nearestDeadline();
       if (nearest === undefined) return;
       timer = setTimeout(
         () => {
-          expireLate(lastReplay);
+          this.expireLate(this.lastReplay);
           arm();
         },
         Math.max(0, nearest - Date.now()),
@@ -100,83 +119,82 @@ export function createReplicaWaiter(readDb: Db, options: { timeoutMs: number }):
     };
     arm();
     try {
-      await poll(ids);
+      await this.poll(ids);
     } finally {
       clearTimeout(timer);
     }
-  };
+  }
 
-  const nearestDeadline = (): number | undefined => {
+  private nearestDeadline(): number | undefined {
     let nearest: number | undefined;
-    for (const entries of waiting.values()) {
+    for (const entries of this.waiting.values()) {
       for (const entry of entries) {
         if (nearest === undefined || entry.deadline < nearest) nearest = entry.deadline;
       }
     }
     return nearest;
-  };
+  }
 
-  const loop = async (): Promise<void> => {
+  private async loop(): Promise<void> {
     try {
-      await pollUntilSettled();
+      await this.pollUntilSettled();
     } finally {
       // Whatever happened, the next waiter starts a loop of its own instead of waiting forever.
-      looping = false;
-      if (waiting.size > 0) {
-        looping = true;
-        queueMicrotask(() => void loop());
+      this.looping = false;
+      if (this.waiting.size > 0) {
+        this.looping = true;
+        queueMicrotask(() => void this.loop());
       }
     }
-  };
+  }
 
-  const pollUntilSettled = async (): Promise<void> => {
+  private async pollUntilSettled(): Promise<void> {
     let delay = FIRST_DELAY_MS;
-    while (waiting.size > 0) {
-      arrived = false;
-      const ids = [...waiting.keys()];
+    while (this.waiting.size > 0) {
+      this.arrived = false;
+      const ids = [...this.waiting.keys()];
       try {
-        await pollWithinDeadlines(ids);
+        await this.pollWithinDeadlines(ids);
       } catch (error) {
         if (replicaNotCaughtUp(error)) {
-          expireLate(lastReplay);
+          this.expireLate(this.lastReplay);
         } else {
           // The replica is unreachable or refused the query: the tasks this poll was for get the
           // error; those that arrived while it was in flight get a poll of their own.
-          for (const taskId of ids) settle(taskId, error);
+          for (const taskId of ids) this.settle(taskId, error);
           break;
         }
       }
-      if (waiting.size === 0) break;
-      if (arrived) {
+      if (this.waiting.size === 0) break;
+      if (this.arrived) {
         delay = FIRST_DELAY_MS;
         continue;
       }
-      const nearest = nearestDeadline() ?? Date.now();
+      const nearest = this.nearestDeadline() ?? Date.now();
       const sleepMs = Math.max(0, Math.min(delay, nearest - Date.now()));
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, sleepMs);
-        wake = () => {
+        this.wake = () => {
           clearTimeout(timer);
           resolve();
         };
       });
-      wake = undefined;
-      delay = arrived ? FIRST_DELAY_MS : Math.min(delay * 2, MAX_DELAY_MS);
+      this.wake = undefined;
+      delay = this.arrived ? FIRST_DELAY_MS : Math.min(delay * 2, MAX_DELAY_MS);
     }
-  };
+  }
 
-  return {
-    waitUntilReadable(taskId) {
-      return new Promise<void>((resolve, reject) => {
-        const entry = { taskId, deadline: Date.now() + options.timeoutMs, resolve, reject };
-        waiting.set(taskId, [...(waiting.get(taskId) ?? []), entry]);
-        arrived = true;
-        if (wake !== undefined) wake();
-        if (!looping) {
-          looping = true;
-          queueMicrotask(() => void loop());
-        }
-      });
-    },
-  };
+  /** Registers the task and starts the loop if none runs (see createReplicaWaiter). */
+  waitUntilReadable(taskId: string): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const entry = { taskId, deadline: Date.now() + this.options.timeoutMs, resolve, reject };
+      this.waiting.set(taskId, [...(this.waiting.get(taskId) ?? []), entry]);
+      this.arrived = true;
+      if (this.wake !== undefined) this.wake();
+      if (!this.looping) {
+        this.looping = true;
+        queueMicrotask(() => void this.loop());
+      }
+    });
+  }
 }

@@ -6,8 +6,8 @@ import type { Db } from '../db/database.js';
 import { flagListenedTasks } from '../rows/listen-repository.js';
 import { CreateOverloadedError, ReplicaLagError, StoreUnavailableError } from '../errors.js';
 import { createNaturalBatcher, singleOrShared, type BatchOutcome } from '../db/natural-batcher.js';
-import { createOutbox, type WakeUpQueue } from '../wake-up/outbox.js';
-import { createReplicaWaiter, replicaNotCaughtUp } from '../db/replica.js';
+import { createOutbox, type Outbox, type WakeUpQueue } from '../wake-up/outbox.js';
+import { createReplicaWaiter, replicaNotCaughtUp, type ReplicaWaiter } from '../db/replica.js';
 import {
   createTasks,
   getTaskForPrincipal,
@@ -23,7 +23,7 @@ import {
   getTaskViewsForPrincipals,
   type TaskViewKey,
 } from './task-view.js';
-import { createWithdrawals } from './withdrawals.js';
+import { createWithdrawals, type Withdrawals } from './withdrawals.js';
 
 export interface TaskService {
   /**
@@ -198,50 +198,13 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
     retryForMs: visibilityTimeoutMs,
     onGiveUp: options.onWithdrawGiveUp,
   });
-  /**
-   * One INSERT for the batch. Each create gets its own outcome; if the statement failed for all
-   * and may have committed, a withdraw of the fresh ids starts before anyone is answered and is
-   * retried until it lands, within the visibility timeout, which the sweeper's grace exceeds: so
-   * no caller is told "failed" about a task that will run (a derived id is kept: its retry names
-   * it again).
-   */
-  const insertBatch = async (
-    creates: readonly PendingCreate[],
-  ): Promise<BatchOutcome<CreatedTask>[]> => {
-    const span = startInsertSpan(creates);
-    try {
-      const insertAll = () =>
-        createTasks(
-          db,
-          creates.map((create) => create.input),
-        );
-      return await (span === undefined
-        ? insertAll()
-        : context.with(trace.setSpan(context.active(), span), insertAll));
-    } catch (error) {
-      span?.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
-      // Not awaited: the database that just failed may hold the withdraw as long as it held the
-      // INSERT; it is retried until it lands, within the visibility timeout (see withdrawals.ts).
-      if (mayHaveCommitted(error)) {
-        void withdrawals.withdraw(
-          creates.filter((create) => !create.derivedId).map((create) => create.input),
-        );
-      }
-      return creates.map(({ input, derivedId }) => ({
-        ok: false,
-        error: new StoreUnavailableError(input.id, derivedId, { cause: error }),
-      }));
-    } finally {
-      span?.end();
-    }
-  };
   const insert = createNaturalBatcher<PendingCreate, CreatedTask>({
     maxBatchSize,
     maxWaiting: options.maxWaitingCreates ?? DEFAULT_MAX_WAITING_CREATES,
     maxWaitMs: options.maxCreateWaitMs ?? DEFAULT_MAX_CREATE_WAIT_MS,
     overloaded: (bound, limit) =>
       new CreateOverloadedError(bound === 'length' ? 'queue_length' : 'queue_age', limit),
-    run: insertBatch,
+    run: (creates) => insertBatch(db, withdrawals, creates),
   });
   const replica =
     readDb === undefined
@@ -258,44 +221,8 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
   const databaseChecks = databaseChecksOf(db, readDb);
 
   return {
-    async createAndWake(input, createOptions = {}) {
-      const derivedId = createOptions.derivedId === true;
-      const { task, created, woken } = await insert(
-        { input, derivedId },
-        { onTaken: createOptions.onTaken },
-      );
-      const traced = input.traceContext !== undefined;
-      if (replica !== undefined) {
-        const span = traced
-          ? tracer.startSpan('tasks.replica_wait', { attributes: { 'mcp_tasks.task.id': task.id } })
-          : undefined;
-        try {
-          await replica.waitUntilReadable(task.id);
-        } catch (error) {
-          span?.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
-          // A fresh random id: the client gets an error, not a handle, and no retry can ever name
-          // this task, so withdraw it (unheld and never enqueued, so cancelled at once) before the
-          // sweeper runs work nobody can see. A derived id is kept: the retry names it again.
-          // A repeat of an earlier create keeps its task: that one's handle was already given out.
-          // A withdraw that fails is retried in the background; the answer stays the wait's.
-          const kept = !created || derivedId;
-          if (!kept) await withdrawals.withdraw([input]);
-          if (error instanceof ReplicaLagError) throw error;
-          throw new StoreUnavailableError(task.id, kept, { cause: error });
-        } finally {
-          span?.end();
-        }
-      }
-      // A repeat wakes nothing twice: a derived-id repeat wakes only a task no wake-up is known
-      // to have reached (its first create may have failed its replica wait before enqueueing),
-      // and the created job's id is the task id, so if that first wake-up is still queued the
-      // add is a no-op (BullMQ keeps one job per id while it exists).
-      const neverWoken = derivedId && !created && !woken && task.status === 'working';
-      if (created || neverWoken) {
-        await outbox.wakeAfterReply(task.id, traced ? endWakeUpSpan(task.id) : undefined);
-      }
-      return task;
-    },
+    createAndWake: (input, createOptions) =>
+      createAndWake({ insert, replica, withdrawals, outbox }, input, createOptions),
     async submitInputResponses(owner, taskId, responses) {
       const { found, resumed } = await recordInputResponses(db, owner, taskId, responses);
       if (resumed) await outbox.wake(taskId, 'resumed');
@@ -321,6 +248,99 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
       wakeResumed: (taskId) => outbox.wake(taskId, 'resumed'),
     }),
   };
+}
+
+/**
+ * One INSERT for the batch. Each create gets its own outcome; if the statement failed for all
+ * and may have committed, a withdraw of the fresh ids starts before anyone is answered and is
+ * retried until it lands, within the visibility timeout, which the sweeper's grace exceeds: so
+ * no caller is told "failed" about a task that will run (a derived id is kept: its retry names
+ * it again).
+ */
+async function insertBatch(
+  db: Db,
+  withdrawals: Withdrawals,
+  creates: readonly PendingCreate[],
+): Promise<BatchOutcome<CreatedTask>[]> {
+  const span = startInsertSpan(creates);
+  try {
+    const insertAll = () =>
+      createTasks(
+        db,
+        creates.map((create) => create.input),
+      );
+    return await (span === undefined
+      ? insertAll()
+      : context.with(trace.setSpan(context.active(), span), insertAll));
+  } catch (error) {
+    span?.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
+    // Not awaited: the database that just failed may hold the withdraw as long as it held the
+    // INSERT; it is retried until it lands, within the visibility timeout (see withdrawals.ts).
+    if (mayHaveCommitted(error)) {
+      void withdrawals.withdraw(
+        creates.filter((create) => !create.derivedId).map((create) => create.input),
+      );
+    }
+    return creates.map(({ input, derivedId }) => ({
+      ok: false,
+      error: new StoreUnavailableError(input.id, derivedId, { cause: error }),
+    }));
+  } finally {
+    span?.end();
+  }
+}
+
+/**
+ * TaskService.createAndWake: the batched insert, the replica wait, then the wake-up after the
+ * reply.
+ */
+async function createAndWake(
+  parts: {
+    insert: ReturnType<typeof createNaturalBatcher<PendingCreate, CreatedTask>>;
+    replica: ReplicaWaiter | undefined;
+    withdrawals: Withdrawals;
+    outbox: Outbox;
+  },
+  input: NewTask,
+  createOptions: CreateOptions = {},
+): Promise<Task> {
+  const { insert, replica, withdrawals, outbox } = parts;
+  const derivedId = createOptions.derivedId === true;
+  const { task, created, woken } = await insert(
+    { input, derivedId },
+    { onTaken: createOptions.onTaken },
+  );
+  const traced = input.traceContext !== undefined;
+  if (replica !== undefined) {
+    const span = traced
+      ? tracer.startSpan('tasks.replica_wait', { attributes: { 'mcp_tasks.task.id': task.id } })
+      : undefined;
+    try {
+      await replica.waitUntilReadable(task.id);
+    } catch (error) {
+      span?.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
+      // A fresh random id: the client gets an error, not a handle, and no retry can ever name
+      // this task, so withdraw it (unheld and never enqueued, so cancelled at once) before the
+      // sweeper runs work nobody can see. A derived id is kept: the retry names it again.
+      // A repeat of an earlier create keeps its task: that one's handle was already given out.
+      // A withdraw that fails is retried in the background; the answer stays the wait's.
+      const kept = !created || derivedId;
+      if (!kept) await withdrawals.withdraw([input]);
+      if (error instanceof ReplicaLagError) throw error;
+      throw new StoreUnavailableError(task.id, kept, { cause: error });
+    } finally {
+      span?.end();
+    }
+  }
+  // A repeat wakes nothing twice: a derived-id repeat wakes only a task no wake-up is known
+  // to have reached (its first create may have failed its replica wait before enqueueing),
+  // and the created job's id is the task id, so if that first wake-up is still queued the
+  // add is a no-op (BullMQ keeps one job per id while it exists).
+  const neverWoken = derivedId && !created && !woken && task.status === 'working';
+  if (created || neverWoken) {
+    await outbox.wakeAfterReply(task.id, traced ? endWakeUpSpan(task.id) : undefined);
+  }
+  return task;
 }
 
 /**

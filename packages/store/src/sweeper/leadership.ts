@@ -76,14 +76,7 @@ export interface LeadershipSession {
   close(): Promise<void>;
 }
 
-/**
- * Like tryAcquireLeadership, but one connection per process for all terms instead of one per
- * attempt: a sweeper ticking every few seconds on every worker would otherwise open and close a
- * Postgres connection per tick. The connection's 'error' or 'end' ends leadership at once
- * (isLeader() turns false, and onLost is called during a term), so the caller can stop work it no
- * longer has the right to do; the next acquire() opens a fresh connection.
- */
-export function createLeadershipSession(options: {
+interface LeadershipSessionOptions {
   connectionString: string;
   lockName: string;
   onLost?: (error?: unknown) => void;
@@ -95,7 +88,16 @@ export function createLeadershipSession(options: {
    * hours with the default TCP keepalive. Must exceed the longest term; 0 sets no bound.
    */
   idleSessionTimeoutMs?: number;
-}): LeadershipSession {
+}
+
+/**
+ * Like tryAcquireLeadership, but one connection per process for all terms instead of one per
+ * attempt: a sweeper ticking every few seconds on every worker would otherwise open and close a
+ * Postgres connection per tick. The connection's 'error' or 'end' ends leadership at once
+ * (isLeader() turns false, and onLost is called during a term), so the caller can stop work it no
+ * longer has the right to do; the next acquire() opens a fresh connection.
+ */
+export function createLeadershipSession(options: LeadershipSessionOptions): LeadershipSession {
   let client: pg.Client | undefined;
   let leading = false;
 

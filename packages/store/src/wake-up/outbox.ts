@@ -146,32 +146,43 @@ export function createOutbox(options: OutboxOptions): Outbox {
     async settle() {
       while (pending.size > 0) await Promise.all(pending);
     },
-    async wakeOrphans(orphans) {
-      if (wakeUpQueue.wakeSwept === undefined) {
-        let woken = 0;
-        for (const taskId of orphans) {
-          if (await wake(taskId, 'swept')) {
-            woken += 1;
-            await markWakeUpSent(db, [taskId]).catch((error: unknown) =>
-              options.onWakeUpError?.(taskId, error),
-            );
-          }
-        }
-        return { woken, failed: orphans.length - woken };
-      }
-      try {
-        const woken = await wakeUpQueue.wakeSwept(orphans);
-        await markWakeUpSent(db, orphans);
-        return { woken, failed: 0 };
-      } catch (error) {
-        if (options.onSweepBatchError !== undefined) options.onSweepBatchError(orphans, error);
-        else for (const taskId of orphans) options.onWakeUpError?.(taskId, error);
-        return { woken: 0, failed: orphans.length };
-      }
-    },
+    wakeOrphans: (orphans) => wakeOrphans(options, wake, orphans),
     async wakeAgain(taskId, reason, delayMs) {
       await wakeUpQueue.wake(taskId, reason, { delayMs });
       await markWakeUpSent(db, [taskId]);
     },
   };
+}
+
+/**
+ * The orphans' wake-ups: in one call when the queue has wakeSwept, else one by one, each marked
+ * sent once it went out (see Outbox.wakeOrphans).
+ */
+async function wakeOrphans(
+  options: OutboxOptions,
+  wake: (taskId: string, reason: 'swept') => Promise<boolean>,
+  orphans: readonly string[],
+): Promise<OrphanWakeUp> {
+  const { db, wakeUpQueue } = options;
+  if (wakeUpQueue.wakeSwept === undefined) {
+    let woken = 0;
+    for (const taskId of orphans) {
+      if (await wake(taskId, 'swept')) {
+        woken += 1;
+        await markWakeUpSent(db, [taskId]).catch((error: unknown) =>
+          options.onWakeUpError?.(taskId, error),
+        );
+      }
+    }
+    return { woken, failed: orphans.length - woken };
+  }
+  try {
+    const woken = await wakeUpQueue.wakeSwept(orphans);
+    await markWakeUpSent(db, orphans);
+    return { woken, failed: 0 };
+  } catch (error) {
+    if (options.onSweepBatchError !== undefined) options.onSweepBatchError(orphans, error);
+    else for (const taskId of orphans) options.onWakeUpError?.(taskId, error);
+    return { woken: 0, failed: orphans.length };
+  }
 }
