@@ -238,8 +238,19 @@ export interface Topology {
 
 export async function launchTopology(options: TopologyOptions = {}): Promise<Topology> {
   const started: LaunchedProcess[] = [];
-  const gateways: GatewayHandle[] = [];
-  const workers: WorkerHandle[] = [];
+  const start = topologyStarters(options, started);
+  const topology = topologyHandle(start, started);
+  try {
+    await startFirst(options, topology, start);
+  } catch (error) {
+    await topology.stop();
+    throw error;
+  }
+  return topology;
+}
+
+/** How a topology starts its processes, on its shared settings; each one goes into `started`. */
+function topologyStarters(options: TopologyOptions, started: LaunchedProcess[]) {
   const workerOverrides = new Map<WorkerHandle, Record<string, string>>();
   let workersStarted = 0;
   const common = {
@@ -247,49 +258,58 @@ export async function launchTopology(options: TopologyOptions = {}): Promise<Top
     readyTimeoutMs: options.readyTimeoutMs,
     nodeArgs: options.nodeArgs,
   };
+  return {
+    async gateway(env: Record<string, string> = {}) {
+      const gateway = await launchGateway({
+        ...common,
+        entry: options.gatewayEntry,
+        env: { ...options.env, ...options.gatewayEnv, ...env },
+      });
+      started.push(gateway.process);
+      return gateway;
+    },
+    async worker(id: WorkerLaunchId, overrides: Record<string, string> = {}) {
+      const worker = await launchWorker({
+        ...common,
+        entry: options.workerEntry,
+        env: { ...options.env, ...options.workerEnv },
+        id,
+        overrides,
+      });
+      started.push(worker.process);
+      workerOverrides.set(worker, overrides);
+      return worker;
+    },
+    /** The environment a started worker was given after its identity. */
+    overridesOf: (worker: WorkerHandle) => workerOverrides.get(worker),
+    nextWorkerId: (): WorkerLaunchId => {
+      const index = workersStarted++;
+      return (port) => options.workerId?.(index, port) ?? `worker-${index + 1}`;
+    },
+  };
+}
+type TopologyStarters = ReturnType<typeof topologyStarters>;
 
-  const startGateway = async (env: Record<string, string> = {}) => {
-    const gateway = await launchGateway({
-      ...common,
-      entry: options.gatewayEntry,
-      env: { ...options.env, ...options.gatewayEnv, ...env },
-    });
-    started.push(gateway.process);
-    return gateway;
-  };
-  const startWorker = async (id: WorkerLaunchId, overrides: Record<string, string> = {}) => {
-    const worker = await launchWorker({
-      ...common,
-      entry: options.workerEntry,
-      env: { ...options.env, ...options.workerEnv },
-      id,
-      overrides,
-    });
-    started.push(worker.process);
-    workerOverrides.set(worker, overrides);
-    return worker;
-  };
-  const nextWorkerId = (): WorkerLaunchId => {
-    const index = workersStarted++;
-    return (port) => options.workerId?.(index, port) ?? `worker-${index + 1}`;
-  };
-
-  const topology: Topology = {
+/** The `Topology` over the processes `start` launches (none yet). */
+function topologyHandle(start: TopologyStarters, started: LaunchedProcess[]): Topology {
+  const gateways: GatewayHandle[] = [];
+  const workers: WorkerHandle[] = [];
+  return {
     gateways,
     workers,
     async addGateway(env) {
-      const gateway = await startGateway(env);
+      const gateway = await start.gateway(env);
       gateways.push(gateway);
       return gateway;
     },
     async addWorker(env) {
-      const worker = await startWorker(nextWorkerId(), env);
+      const worker = await start.worker(start.nextWorkerId(), env);
       workers.push(worker);
       return worker;
     },
     async restartWorker(worker, graceMs) {
       await worker.process.stop(graceMs);
-      const again = await startWorker(worker.id, workerOverrides.get(worker));
+      const again = await start.worker(worker.id, start.overridesOf(worker));
       const at = workers.indexOf(worker);
       if (at >= 0) workers[at] = again;
       else workers.push(again);
@@ -305,26 +325,27 @@ export async function launchTopology(options: TopologyOptions = {}): Promise<Top
       await Promise.allSettled(started.map((p) => p.stop(graceMs)));
     },
   };
+}
 
-  try {
-    const gatewayCount = options.gateways ?? 1;
-    const workerCount = options.workers ?? 1;
-    if (options.order === 'sequential') {
-      for (let i = 0; i < gatewayCount; i += 1) await topology.addGateway();
-      for (let i = 0; i < workerCount; i += 1) await topology.addWorker();
-    } else {
-      // Ids in start order, pushed in start order, whichever is healthy first.
-      gateways.push(
-        ...(await Promise.all(Array.from({ length: gatewayCount }, () => startGateway()))),
-      );
-      const ids = Array.from({ length: workerCount }, nextWorkerId);
-      workers.push(...(await Promise.all(ids.map((id) => startWorker(id)))));
-    }
-  } catch (error) {
-    await topology.stop();
-    throw error;
+/** The topology's first gateways and workers, in the order `options.order` asks for. */
+async function startFirst(
+  options: TopologyOptions,
+  topology: Topology,
+  start: TopologyStarters,
+): Promise<void> {
+  const gatewayCount = options.gateways ?? 1;
+  const workerCount = options.workers ?? 1;
+  if (options.order === 'sequential') {
+    for (let i = 0; i < gatewayCount; i += 1) await topology.addGateway();
+    for (let i = 0; i < workerCount; i += 1) await topology.addWorker();
+  } else {
+    // Ids in start order, pushed in start order, whichever is healthy first.
+    topology.gateways.push(
+      ...(await Promise.all(Array.from({ length: gatewayCount }, () => start.gateway()))),
+    );
+    const ids = Array.from({ length: workerCount }, start.nextWorkerId);
+    topology.workers.push(...(await Promise.all(ids.map((id) => start.worker(id)))));
   }
-  return topology;
 }
 
 type WorkerLaunchId = LaunchWorkerOptions['id'];
