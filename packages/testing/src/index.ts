@@ -10,6 +10,7 @@ export {
 export {
   freePort,
   launchProcess,
+  nodeArguments,
   processesMarked,
   repoRoot,
   type LaunchOptions,
@@ -20,15 +21,27 @@ export {
   launchGateway,
   launchTopology,
   launchWorker,
+  managedGateway,
+  managedWorker,
   type AppBuild,
   type AppName,
   type GatewayHandle,
   type LaunchAppOptions,
   type LaunchWorkerOptions,
+  type ManagedAppOptions,
+  type ManagedWorkerOptions,
   type Topology,
   type TopologyOptions,
   type WorkerHandle,
 } from './topology.js';
+export {
+  ManagedProcess,
+  type ExitStatus,
+  type LogLine,
+  type LogSink,
+  type ProcessRole,
+  type ProcessSpec,
+} from './managed-process.js';
 export {
   FAST_WORKER_ENV,
   isTerminalTask,

@@ -53,23 +53,27 @@ export interface LaunchOptions {
 }
 
 /**
+ * Node's arguments for `entry` (see `LaunchOptions.entry`): `nodeArgs`, then tsx with the
+ * workspace's source condition for a `.ts` entry, then the entry.
+ */
+export function nodeArguments(entry: string, nodeArgs: readonly string[] = []): string[] {
+  const fromSource = entry.endsWith('.ts')
+    ? ['--conditions=@mcp-tasks/source', '--import', 'tsx']
+    : [];
+  return [...nodeArgs, ...fromSource, entry];
+}
+
+/**
  * Starts a real Node process, from source (tsx with the workspace's source condition, so
  * multi-process tests need no build step) or from a build. Rejects with the process output if it
  * dies or never becomes ready.
  */
 export async function launchProcess(options: LaunchOptions): Promise<LaunchedProcess> {
-  const fromSource = options.entry.endsWith('.ts')
-    ? ['--conditions=@mcp-tasks/source', '--import', 'tsx']
-    : [];
-  const child = spawn(
-    process.execPath,
-    [...(options.nodeArgs ?? []), ...fromSource, options.entry],
-    {
-      cwd: repoRoot,
-      env: { ...process.env, LOG_LEVEL: 'warn', ...options.env },
-      stdio: ['ignore', options.stdio ?? 'pipe', options.stdio ?? 'pipe'],
-    },
-  );
+  const child = spawn(process.execPath, nodeArguments(options.entry, options.nodeArgs), {
+    cwd: repoRoot,
+    env: { ...process.env, LOG_LEVEL: 'warn', ...options.env },
+    stdio: ['ignore', options.stdio ?? 'pipe', options.stdio ?? 'pipe'],
+  });
   let output = '';
   let errors = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));

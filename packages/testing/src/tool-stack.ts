@@ -99,7 +99,60 @@ export const FAST_WORKER_ENV = {
 export async function startToolStack(options: ToolStackOptions): Promise<ToolStack> {
   const database = await createTestDatabase(options.label);
   const redis = await createTestRedis(options.label);
-  const shared = {
+  const topology = await launchToolTopology(toolStackEnv(options, database, redis), database);
+  const gateway = topology.gateways[0]!.process;
+  const gatewayUrl = topology.gateways[0]!.url;
+  const workers: LaunchedProcess[] = [];
+  const workerMetricsUrls: string[] = [];
+
+  async function startWorker(env: Record<string, string> = {}): Promise<LaunchedProcess> {
+    const worker = await topology.addWorker(env);
+    workers.push(worker.process);
+    workerMetricsUrls.push(worker.metricsUrl);
+    return worker.process;
+  }
+
+  const rpc = gatewayRpc(gatewayUrl);
+  async function ok(method: string, params: JsonRecord): Promise<JsonRecord> {
+    const answer = await rpc(method, params);
+    if (answer.error !== undefined || answer.result === undefined)
+      throw new Error(`${method} failed (${answer.httpStatus}): ${JSON.stringify(answer.error)}`);
+    return answer.result;
+  }
+
+  const stack: ToolStack = {
+    gatewayUrl,
+    database,
+    redis,
+    gateway,
+    workers,
+    workerMetricsUrls,
+    startWorker,
+    rpc,
+    callTool: (name, args) => ok('tools/call', { name, arguments: args }),
+    getTask: (taskId) => ok('tasks/get', { taskId }),
+    answer: (taskId, inputResponses) => ok('tasks/update', { taskId, inputResponses }),
+    cancel: (taskId) => ok('tasks/cancel', { taskId }),
+    waitForTask: (taskId, done = isTerminalTask, timeoutMs = 30_000) =>
+      waitForTask(stack, taskId, done, timeoutMs),
+    stop: () => stopToolStack(topology, redis, database),
+  };
+  try {
+    for (let i = 0; i < (options.workers ?? 1); i += 1) await startWorker();
+  } catch (error) {
+    await stack.stop();
+    throw error;
+  }
+  return stack;
+}
+
+/** Every process's environment: the test's database and Redis prefix, the author's modules. */
+function toolStackEnv(
+  options: ToolStackOptions,
+  database: TestDatabase,
+  redis: TestRedis,
+): Record<string, string> {
+  return {
     DATABASE_URL: database.connectionString,
     REDIS_URL: redis.url,
     REDIS_PREFIX: redis.prefix,
@@ -109,9 +162,15 @@ export async function startToolStack(options: ToolStackOptions): Promise<ToolSta
     MCP_VISIBILITY_TIMEOUT_MS: '500',
     ...options.env,
   };
-  let topology: Topology;
+}
+
+/** The gateway, healthy, and no worker yet; the database dropped if it cannot start. */
+async function launchToolTopology(
+  shared: Record<string, string>,
+  database: TestDatabase,
+): Promise<Topology> {
   try {
-    topology = await launchTopology({
+    return await launchTopology({
       gateways: 1,
       workers: 0,
       env: shared,
@@ -126,24 +185,12 @@ export async function startToolStack(options: ToolStackOptions): Promise<ToolSta
     await database.drop();
     throw error;
   }
-  const gateway = topology.gateways[0]!.process;
-  const gatewayUrl = topology.gateways[0]!.url;
-  const workers: LaunchedProcess[] = [];
-  const workerMetricsUrls: string[] = [];
+}
 
-  async function startWorker(env: Record<string, string> = {}): Promise<LaunchedProcess> {
-    const worker = await topology.addWorker(env);
-    workers.push(worker.process);
-    workerMetricsUrls.push(worker.metricsUrl);
-    return worker.process;
-  }
-
+/** `ToolStack.rpc` against the gateway at `gatewayUrl`, with its own request ids. */
+function gatewayRpc(gatewayUrl: string): ToolStack['rpc'] {
   let nextId = 1;
-  async function rpc(
-    method: string,
-    params: JsonRecord,
-    extra: RpcExtras = {},
-  ): Promise<RpcAnswer> {
+  return async (method, params, extra = {}) => {
     const headers: Record<string, string> = {
       ...extra.headers,
       'Content-Type': 'application/json',
@@ -181,59 +228,45 @@ export async function startToolStack(options: ToolStackOptions): Promise<ToolSta
       : text;
     const message = JSON.parse(payload ?? 'null') as { result?: JsonRecord; error?: RpcError };
     return { httpStatus: response.status, ...message };
-  }
-
-  async function ok(method: string, params: JsonRecord): Promise<JsonRecord> {
-    const answer = await rpc(method, params);
-    if (answer.error !== undefined || answer.result === undefined)
-      throw new Error(`${method} failed (${answer.httpStatus}): ${JSON.stringify(answer.error)}`);
-    return answer.result;
-  }
-
-  const stack: ToolStack = {
-    gatewayUrl,
-    database,
-    redis,
-    gateway,
-    workers,
-    workerMetricsUrls,
-    startWorker,
-    rpc,
-    callTool: (name, args) => ok('tools/call', { name, arguments: args }),
-    getTask: (taskId) => ok('tasks/get', { taskId }),
-    answer: (taskId, inputResponses) => ok('tasks/update', { taskId, inputResponses }),
-    cancel: (taskId) => ok('tasks/cancel', { taskId }),
-    async waitForTask(taskId, done = isTerminalTask, timeoutMs = 30_000) {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const task = await stack.getTask(taskId);
-        if (done(task)) return task;
-        if (Date.now() > deadline) {
-          const logs = [gateway, ...workers].map((p) => p.output().slice(-2000)).join('\n---\n');
-          throw new Error(
-            `task ${taskId} did not reach the expected state in ${timeoutMs} ms; last: ${JSON.stringify(task)}\n${logs}`,
-          );
-        }
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-    },
-    async stop() {
-      await topology.stop(5_000);
-      const admin = new Redis(redis.url);
-      try {
-        const keys = await admin.keys(`${redis.prefix}*`);
-        if (keys.length > 0) await admin.del(...keys);
-      } finally {
-        admin.disconnect();
-      }
-      await database.drop();
-    },
   };
-  try {
-    for (let i = 0; i < (options.workers ?? 1); i += 1) await startWorker();
-  } catch (error) {
-    await stack.stop();
-    throw error;
+}
+
+/** Polls the stack's tasks/get until `done` holds; past the deadline, throws with the logs. */
+async function waitForTask(
+  stack: ToolStack,
+  taskId: string,
+  done: (task: JsonRecord) => boolean,
+  timeoutMs: number,
+): Promise<JsonRecord> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const task = await stack.getTask(taskId);
+    if (done(task)) return task;
+    if (Date.now() > deadline) {
+      const logs = [stack.gateway, ...stack.workers]
+        .map((p) => p.output().slice(-2000))
+        .join('\n---\n');
+      throw new Error(
+        `task ${taskId} did not reach the expected state in ${timeoutMs} ms; last: ${JSON.stringify(task)}\n${logs}`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  return stack;
+}
+
+/** Every process stopped, the prefix's keys deleted, the database dropped. */
+async function stopToolStack(
+  topology: Topology,
+  redis: TestRedis,
+  database: TestDatabase,
+): Promise<void> {
+  await topology.stop(5_000);
+  const admin = new Redis(redis.url);
+  try {
+    const keys = await admin.keys(`${redis.prefix}*`);
+    if (keys.length > 0) await admin.del(...keys);
+  } finally {
+    admin.disconnect();
+  }
+  await database.drop();
 }

@@ -1,7 +1,10 @@
 // The launcher itself: real gateway and worker processes (from source) on a real Postgres
 // database and Redis prefix; a task called over HTTP runs to the end before and after the worker
-// is killed and restarted.
+// is killed and restarted; a managed worker on the exact environment restarted on its port.
+import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LogLine } from './managed-process.js';
+import { freePort } from './processes.js';
 import {
   createTestDatabase,
   createTestRedis,
@@ -9,7 +12,7 @@ import {
   type TestRedis,
 } from './services.js';
 import { FAST_WORKER_ENV } from './tool-stack.js';
-import { appEntry, launchTopology, type Topology } from './topology.js';
+import { appEntry, launchTopology, managedWorker, type Topology } from './topology.js';
 
 const PROTOCOL_VERSION = '2026-07-28';
 
@@ -139,6 +142,53 @@ describe('launchTopology', () => {
     );
     expect(exits.every((exit) => exit !== null)).toBe(true);
   });
+});
+
+describe('managedWorker', () => {
+  it('runs on exactly its environment, streams its lines, restarts on its fixed port', async () => {
+    const port = await freePort();
+    const lines: LogLine[] = [];
+    const env = {
+      DATABASE_URL: database.connectionString,
+      REDIS_URL: redis.url,
+      REDIS_PREFIX: redis.prefix,
+      MCP_TOOL_PACKS: 'reports,conformance',
+      ...FAST_WORKER_ENV,
+      LEFT_OUT: undefined,
+    };
+    const worker = await managedWorker({ id: 'managed-w1', port, env, sink: (l) => lines.push(l) });
+    expect([worker.name, worker.role, worker.workerId, worker.url]).toEqual([
+      'managed-w1',
+      'worker',
+      'managed-w1',
+      undefined,
+    ]);
+    expect(worker.readyUrl).toBe(`http://127.0.0.1:${port}/healthz`);
+    try {
+      await worker.start(60_000);
+      const first = worker.pid!;
+      // Nothing inherited, no LOG_LEVEL: the worker's own default level (info) reaches the sink.
+      const environ = await readFile(`/proc/${first}/environ`, 'utf8');
+      expect(environ.split('\0').filter(Boolean).sort()).toEqual(
+        Object.entries({ ...env, METRICS_PORT: String(port), WORKER_ID: 'managed-w1' })
+          .filter(([, value]) => value !== undefined)
+          .map(([key, value]) => `${key}=${value}`)
+          .sort(),
+      );
+      expect(lines).toContainEqual(
+        expect.objectContaining({ name: 'managed-w1', role: 'worker', stream: 'stdout' }),
+      );
+      expect(worker.recentOutput()).toContain('worker ready');
+
+      await worker.restart(5_000);
+      expect(worker.pid).not.toBe(first);
+      expect(worker.running).toBe(true);
+      expect((await fetch(worker.readyUrl)).ok).toBe(true);
+    } finally {
+      await worker.stop(5_000);
+    }
+    expect(worker.running).toBe(false);
+  }, 120_000);
 });
 
 describe('appEntry', () => {

@@ -1,5 +1,12 @@
 import { join } from 'node:path';
-import { freePort, launchProcess, type LaunchedProcess } from './processes.js';
+import { ManagedProcess, type LogSink } from './managed-process.js';
+import {
+  freePort,
+  launchProcess,
+  nodeArguments,
+  repoRoot,
+  type LaunchedProcess,
+} from './processes.js';
 
 /**
  * The one launcher of a gateway-plus-worker topology: real gateway and worker processes, each on
@@ -7,6 +14,9 @@ import { freePort, launchProcess, type LaunchedProcess } from './processes.js';
  * `launchGateway` and `launchWorker` start one process; `launchTopology` starts G gateways and W
  * workers on shared settings and keeps them for adding, restarting, killing and stopping.
  * Output is collected as `launchProcess` does (`process.output()`, `process.stderr()`).
+ * `managedGateway` and `managedWorker` make the same processes as `ManagedProcess`es for a
+ * long-lived stack: a fixed port kept across restarts, the exact environment given, every line
+ * to a sink.
  */
 
 export type AppName = 'gateway' | 'worker';
@@ -37,6 +47,8 @@ export interface LaunchAppOptions {
   stdio?: 'pipe' | 'inherit';
   /** Node flags before the entry (e.g. `--cpu-prof`). */
   nodeArgs?: readonly string[];
+  /** A fixed port (e.g. a base port + i); default a free one. */
+  port?: number;
 }
 
 export interface GatewayHandle {
@@ -57,11 +69,11 @@ export interface WorkerHandle {
 
 /** One gateway on a free port: `env` plus PORT and HOST=127.0.0.1; resolves once healthy. */
 export async function launchGateway(options: LaunchAppOptions): Promise<GatewayHandle> {
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
+  const port = options.port ?? (await freePort());
+  const { url, env } = gatewayOn(port);
   const process = await launchProcess({
     entry: options.entry ?? appEntry('gateway', options.build),
-    env: { ...options.env, PORT: String(port), HOST: '127.0.0.1' },
+    env: { ...options.env, ...env },
     readyUrl: readyUrl(url, options),
     readyTimeoutMs: options.readyTimeoutMs,
     nodeArgs: options.nodeArgs,
@@ -79,12 +91,12 @@ export interface LaunchWorkerOptions extends LaunchAppOptions {
 
 /** One worker: `env`, METRICS_PORT on a free port, WORKER_ID, `overrides`; resolves once healthy. */
 export async function launchWorker(options: LaunchWorkerOptions): Promise<WorkerHandle> {
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const id = typeof options.id === 'string' ? options.id : options.id(port);
-  const metricsUrl = `http://127.0.0.1:${port}`;
+  const { metricsUrl, env } = workerOn(port, id);
   const process = await launchProcess({
     entry: options.entry ?? appEntry('worker', options.build),
-    env: { ...options.env, METRICS_PORT: String(port), WORKER_ID: id, ...options.overrides },
+    env: { ...options.env, ...env, ...options.overrides },
     readyUrl: readyUrl(metricsUrl, options),
     readyTimeoutMs: options.readyTimeoutMs,
     nodeArgs: options.nodeArgs,
@@ -92,6 +104,92 @@ export async function launchWorker(options: LaunchWorkerOptions): Promise<Worker
   });
   return { id, port, metricsUrl, process };
 }
+
+export interface ManagedAppOptions {
+  /** Its name in log lines and error messages, e.g. `gateway-1`. */
+  name: string;
+  /**
+   * The process's complete environment, exactly as given: nothing inherited, no `LOG_LEVEL`
+   * default (an undefined value is left out). The port's variables go over it.
+   */
+  env: Record<string, string | undefined>;
+  /** A fixed port (e.g. a base port + i); default a free one. Either way kept across restarts. */
+  port?: number;
+  /** Receives every line the process writes, as `{ name, role, stream, text }`; default dropped. */
+  sink?: LogSink;
+  /** Default `source`. */
+  build?: AppBuild;
+  /** Another entry than `appEntry(app, build)`. */
+  entry?: string;
+  /** Polled until it answers 200 after each start: default `/healthz`. */
+  readyPath?: string;
+  /** Node flags before the entry. */
+  nodeArgs?: readonly string[];
+}
+
+/**
+ * One gateway as a `ManagedProcess`, not started: `env` plus PORT and HOST=127.0.0.1. `start()`
+ * spawns it and waits until it is ready (60 s); `restart()` stops it (SIGTERM, SIGKILL after
+ * 25 s) and starts it again on the same port; `recentOutput()` holds its last 40 lines.
+ */
+export async function managedGateway(options: ManagedAppOptions): Promise<ManagedProcess> {
+  const port = options.port ?? (await freePort());
+  const { url, env } = gatewayOn(port);
+  return new ManagedProcess(
+    {
+      ...managedSpec('gateway', options),
+      env: { ...options.env, ...env },
+      readyUrl: `${url}${options.readyPath ?? '/healthz'}`,
+      url,
+    },
+    options.sink ?? (() => undefined),
+  );
+}
+
+export interface ManagedWorkerOptions extends Omit<ManagedAppOptions, 'name'> {
+  /** Its WORKER_ID, also its name. */
+  id: string;
+}
+
+/**
+ * One worker as a `ManagedProcess`, not started: `env` plus METRICS_PORT (`/healthz`, `/metrics`)
+ * and WORKER_ID; started, restarted and stopped as `managedGateway`'s.
+ */
+export async function managedWorker(options: ManagedWorkerOptions): Promise<ManagedProcess> {
+  const port = options.port ?? (await freePort());
+  const { metricsUrl, env } = workerOn(port, options.id);
+  return new ManagedProcess(
+    {
+      ...managedSpec('worker', { ...options, name: options.id }),
+      env: { ...options.env, ...env },
+      readyUrl: `${metricsUrl}${options.readyPath ?? '/healthz'}`,
+      workerId: options.id,
+    },
+    options.sink ?? (() => undefined),
+  );
+}
+
+/** A gateway on `port`: its URL and the variables that put it there. */
+const gatewayOn = (port: number) => ({
+  url: `http://127.0.0.1:${port}`,
+  env: { PORT: String(port), HOST: '127.0.0.1' },
+});
+
+/** A worker with its metrics on `port`: their URL and the variables that put it there. */
+const workerOn = (port: number, id: string) => ({
+  metricsUrl: `http://127.0.0.1:${port}`,
+  env: { METRICS_PORT: String(port), WORKER_ID: id },
+});
+
+/** What a managed app's spec shares: plain node on its entry from the repository root. */
+const managedSpec = (app: AppName, options: ManagedAppOptions) => ({
+  name: options.name,
+  role: app,
+  command: process.execPath,
+  args: nodeArguments(options.entry ?? appEntry(app, options.build), options.nodeArgs),
+  cwd: repoRoot,
+  stopSignal: 'SIGTERM' as const,
+});
 
 export interface TopologyOptions {
   /** How many of each to start now; default 1 and 1 (more with addGateway / addWorker). */
@@ -140,8 +238,19 @@ export interface Topology {
 
 export async function launchTopology(options: TopologyOptions = {}): Promise<Topology> {
   const started: LaunchedProcess[] = [];
-  const gateways: GatewayHandle[] = [];
-  const workers: WorkerHandle[] = [];
+  const start = topologyStarters(options, started);
+  const topology = topologyHandle(start, started);
+  try {
+    await startFirst(options, topology, start);
+  } catch (error) {
+    await topology.stop();
+    throw error;
+  }
+  return topology;
+}
+
+/** How a topology starts its processes, on its shared settings; each one goes into `started`. */
+function topologyStarters(options: TopologyOptions, started: LaunchedProcess[]) {
   const workerOverrides = new Map<WorkerHandle, Record<string, string>>();
   let workersStarted = 0;
   const common = {
@@ -149,49 +258,58 @@ export async function launchTopology(options: TopologyOptions = {}): Promise<Top
     readyTimeoutMs: options.readyTimeoutMs,
     nodeArgs: options.nodeArgs,
   };
+  return {
+    async gateway(env: Record<string, string> = {}) {
+      const gateway = await launchGateway({
+        ...common,
+        entry: options.gatewayEntry,
+        env: { ...options.env, ...options.gatewayEnv, ...env },
+      });
+      started.push(gateway.process);
+      return gateway;
+    },
+    async worker(id: WorkerLaunchId, overrides: Record<string, string> = {}) {
+      const worker = await launchWorker({
+        ...common,
+        entry: options.workerEntry,
+        env: { ...options.env, ...options.workerEnv },
+        id,
+        overrides,
+      });
+      started.push(worker.process);
+      workerOverrides.set(worker, overrides);
+      return worker;
+    },
+    /** The environment a started worker was given after its identity. */
+    overridesOf: (worker: WorkerHandle) => workerOverrides.get(worker),
+    nextWorkerId: (): WorkerLaunchId => {
+      const index = workersStarted++;
+      return (port) => options.workerId?.(index, port) ?? `worker-${index + 1}`;
+    },
+  };
+}
+type TopologyStarters = ReturnType<typeof topologyStarters>;
 
-  const startGateway = async (env: Record<string, string> = {}) => {
-    const gateway = await launchGateway({
-      ...common,
-      entry: options.gatewayEntry,
-      env: { ...options.env, ...options.gatewayEnv, ...env },
-    });
-    started.push(gateway.process);
-    return gateway;
-  };
-  const startWorker = async (id: WorkerLaunchId, overrides: Record<string, string> = {}) => {
-    const worker = await launchWorker({
-      ...common,
-      entry: options.workerEntry,
-      env: { ...options.env, ...options.workerEnv },
-      id,
-      overrides,
-    });
-    started.push(worker.process);
-    workerOverrides.set(worker, overrides);
-    return worker;
-  };
-  const nextWorkerId = (): WorkerLaunchId => {
-    const index = workersStarted++;
-    return (port) => options.workerId?.(index, port) ?? `worker-${index + 1}`;
-  };
-
-  const topology: Topology = {
+/** The `Topology` over the processes `start` launches (none yet). */
+function topologyHandle(start: TopologyStarters, started: LaunchedProcess[]): Topology {
+  const gateways: GatewayHandle[] = [];
+  const workers: WorkerHandle[] = [];
+  return {
     gateways,
     workers,
     async addGateway(env) {
-      const gateway = await startGateway(env);
+      const gateway = await start.gateway(env);
       gateways.push(gateway);
       return gateway;
     },
     async addWorker(env) {
-      const worker = await startWorker(nextWorkerId(), env);
+      const worker = await start.worker(start.nextWorkerId(), env);
       workers.push(worker);
       return worker;
     },
     async restartWorker(worker, graceMs) {
       await worker.process.stop(graceMs);
-      const again = await startWorker(worker.id, workerOverrides.get(worker));
+      const again = await start.worker(worker.id, start.overridesOf(worker));
       const at = workers.indexOf(worker);
       if (at >= 0) workers[at] = again;
       else workers.push(again);
@@ -207,26 +325,27 @@ export async function launchTopology(options: TopologyOptions = {}): Promise<Top
       await Promise.allSettled(started.map((p) => p.stop(graceMs)));
     },
   };
+}
 
-  try {
-    const gatewayCount = options.gateways ?? 1;
-    const workerCount = options.workers ?? 1;
-    if (options.order === 'sequential') {
-      for (let i = 0; i < gatewayCount; i += 1) await topology.addGateway();
-      for (let i = 0; i < workerCount; i += 1) await topology.addWorker();
-    } else {
-      // Ids in start order, pushed in start order, whichever is healthy first.
-      gateways.push(
-        ...(await Promise.all(Array.from({ length: gatewayCount }, () => startGateway()))),
-      );
-      const ids = Array.from({ length: workerCount }, nextWorkerId);
-      workers.push(...(await Promise.all(ids.map((id) => startWorker(id)))));
-    }
-  } catch (error) {
-    await topology.stop();
-    throw error;
+/** The topology's first gateways and workers, in the order `options.order` asks for. */
+async function startFirst(
+  options: TopologyOptions,
+  topology: Topology,
+  start: TopologyStarters,
+): Promise<void> {
+  const gatewayCount = options.gateways ?? 1;
+  const workerCount = options.workers ?? 1;
+  if (options.order === 'sequential') {
+    for (let i = 0; i < gatewayCount; i += 1) await topology.addGateway();
+    for (let i = 0; i < workerCount; i += 1) await topology.addWorker();
+  } else {
+    // Ids in start order, pushed in start order, whichever is healthy first.
+    topology.gateways.push(
+      ...(await Promise.all(Array.from({ length: gatewayCount }, () => start.gateway()))),
+    );
+    const ids = Array.from({ length: workerCount }, start.nextWorkerId);
+    topology.workers.push(...(await Promise.all(ids.map((id) => start.worker(id)))));
   }
-  return topology;
 }
 
 type WorkerLaunchId = LaunchWorkerOptions['id'];

@@ -5,6 +5,7 @@ import {
   startAuthorizationServer,
   startRedisCluster,
   type AuthorizationServer,
+  type LogLine,
   type RedisCluster,
 } from '@mcp-tasks/testing';
 import {
@@ -19,7 +20,6 @@ import {
   DEMO_OAUTH_SCOPE,
   DEMO_TOKENS,
 } from './demo-credentials.js';
-import type { LogLine } from './managed-process.js';
 import { StackStartError } from './preflight.js';
 import {
   DEFAULT_DATABASE_URL,

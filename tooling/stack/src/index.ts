@@ -12,7 +12,7 @@ export {
   type LogLine,
   type LogSink,
   type ProcessRole,
-} from './managed-process.js';
+} from '@mcp-tasks/testing';
 export {
   DEMO_CONSOLE_TOKENS,
   DEMO_MCP_TOKENS,

@@ -1,11 +1,17 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import {
+  freePort,
+  managedGateway,
+  managedWorker,
+  ManagedProcess,
+  type LogSink,
+} from '@mcp-tasks/testing';
 import {
   DEMO_CONSOLE_TOKENS,
   DEMO_MCP_TOKENS,
@@ -13,7 +19,6 @@ import {
   tokensByPrincipal,
 } from './demo-credentials.js';
 import { buildStalePackages } from './incremental-build.js';
-import { ManagedProcess, type LogSink } from './managed-process.js';
 import { readNginxTemplate, renderNginxConfig } from './nginx-config.js';
 import { StackStartError, ensurePostgres, ensureRedis } from './preflight.js';
 
@@ -78,18 +83,9 @@ export interface StackHandle {
 
 export const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address();
-  server.close();
-  if (address === null || typeof address === 'string') throw new Error('no free port');
-  return address.port;
-}
-
-async function portFor(base: number | undefined, index: number): Promise<number> {
-  return base === undefined ? freePort() : base + index;
+/** base + index, or a free port when there is no base. */
+function portFor(base: number | undefined, index: number): number | undefined {
+  return base === undefined ? undefined : base + index;
 }
 
 function findNginx(): string | undefined {
@@ -167,23 +163,15 @@ async function createGateways(
 ): Promise<ManagedProcess[]> {
   const gateways: ManagedProcess[] = [];
   for (let i = 1; i <= (options.gateways ?? 3); i++) {
-    const port = await portFor(options.gatewayBasePort, i);
-    const url = `http://127.0.0.1:${port}`;
     gateways.push(
-      new ManagedProcess(
-        {
-          name: `gateway-${i}`,
-          role: 'gateway',
-          command: process.execPath,
-          args: ['apps/gateway/dist/main.js'],
-          cwd: repoRoot,
-          env: { ...env, PORT: String(port), HOST: '127.0.0.1' },
-          readyUrl: `${url}/readyz`,
-          stopSignal: 'SIGTERM',
-          url,
-        },
+      await managedGateway({
+        name: `gateway-${i}`,
+        build: 'dist',
+        port: portFor(options.gatewayBasePort, i),
+        env,
+        readyPath: '/readyz',
         sink,
-      ),
+      }),
     );
   }
   return gateways;
@@ -197,30 +185,20 @@ async function createWorkers(
 ): Promise<ManagedProcess[]> {
   const workers: ManagedProcess[] = [];
   for (let i = 1; i <= (options.workers ?? 2); i++) {
-    const port = await portFor(options.workerMetricsBasePort, i);
     const workerId = `worker-${i}`;
     const own = options.workerConnections?.(workerId) ?? {};
     workers.push(
-      new ManagedProcess(
-        {
-          name: workerId,
-          role: 'worker',
-          command: process.execPath,
-          args: ['apps/worker/dist/main.js'],
-          cwd: repoRoot,
-          env: {
-            ...env,
-            ...(own.databaseUrl === undefined ? {} : { DATABASE_URL: own.databaseUrl }),
-            ...(own.redisUrl === undefined ? {} : { REDIS_URL: own.redisUrl }),
-            WORKER_ID: workerId,
-            METRICS_PORT: String(port),
-          },
-          readyUrl: `http://127.0.0.1:${port}/healthz`,
-          stopSignal: 'SIGTERM',
-          workerId,
+      await managedWorker({
+        id: workerId,
+        build: 'dist',
+        port: portFor(options.workerMetricsBasePort, i),
+        env: {
+          ...env,
+          ...(own.databaseUrl === undefined ? {} : { DATABASE_URL: own.databaseUrl }),
+          ...(own.redisUrl === undefined ? {} : { REDIS_URL: own.redisUrl }),
         },
         sink,
-      ),
+      }),
     );
   }
 

@@ -22,7 +22,10 @@ export interface ProcessSpec {
   env: Record<string, string | undefined>;
   /** Polled until it answers 200 after each start. */
   readyUrl: string;
-  /** The signal that asks for a graceful exit (nginx: SIGQUIT; Node apps: SIGTERM). */
+  /**
+   * The signal that asks for a graceful exit: SIGTERM for everything the stack starts (nginx's
+   * graceful SIGQUIT would wait for open listen streams; SIGTERM closes them).
+   */
   stopSignal: NodeJS.Signals;
   url?: string;
   workerId?: string;
@@ -33,6 +36,9 @@ const TAIL_LINES = 40;
 /**
  * One child process the stack owns, controllable from outside: kill it with any signal,
  * start it again on the same port and identity, or stop it gracefully (bounded, then SIGKILL).
+ * It runs on exactly the environment of its spec (nothing inherited, no LOG_LEVEL default), and
+ * every line it writes goes to the sink, the last 40 kept for error messages (`recentOutput()`).
+ * `managedGateway` and `managedWorker` (topology.ts) make the apps' ones.
  */
 export class ManagedProcess {
   readonly name: string;
