@@ -81,11 +81,13 @@ describe('a consumer whose fetch loop stopped taking wake-ups', () => {
         const after = newTaskId();
         await queue.wake(after, reason, { delayMs });
         expect(await eventually(() => delivered.has(after), 30_000)).toBe(true);
-        expect(stalls.length).toBeGreaterThan(0);
-        // The stall names the wake-up nobody took: the task id itself, or a retry's own job id.
-        const stuckJob = reason === 'created' ? `^${after}$` : `^${after}\\.retry\\.`;
-        expect(stalls[0]?.oldestWaitingJobId).toMatch(new RegExp(stuckJob));
-        expect(stalls[0]?.checks).toBe(2);
+        // A stall names the wake-up nobody took: the task id itself, or a retry's own job id. On a
+        // starved machine the first wake-up can also wait two checks and be judged (a harmless
+        // replacement), so the stall asserted is the one naming this wake-up, not the first.
+        const stuckJob = new RegExp(reason === 'created' ? `^${after}$` : `^${after}\\.retry\\.`);
+        const stall = stalls.find((each) => stuckJob.test(each.oldestWaitingJobId));
+        expect(stall, JSON.stringify(stalls)).toBeDefined();
+        expect(stall?.checks).toBe(2);
         // Nothing is left waiting for a consumer.
         expect(await queue.pendingJobs([before, after])).toEqual(new Set());
       } finally {
