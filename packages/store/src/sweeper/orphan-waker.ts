@@ -1,5 +1,5 @@
 import type { Db } from '../db/database.js';
-import { createOutbox, type WakeUpQueue } from '../wake-up/outbox.js';
+import { wakeOrphans, type WakeUpQueue } from '../wake-up/outbox.js';
 import { DEFAULT_SWEEP_BATCH, findOrphans } from './sweeper-repository.js';
 
 /** Older than this since their last change, unheld `working` tasks count as orphans by default. */
@@ -16,8 +16,8 @@ export interface OrphanSweep {
 }
 
 /**
- * The sweeper's door into the store: it finds orphans and wakes them through the outbox, which
- * marks what it woke. Nothing else of the task service.
+ * The sweeper's door into the store: it finds orphans and wakes them (the outbox's wakeOrphans,
+ * which marks what it woke; no outbox is built). Nothing else of the task service.
  */
 export interface OrphanWaker {
   /**
@@ -47,18 +47,12 @@ export function createOrphanWaker(options: OrphanWakerOptions): OrphanWaker {
   const { db } = options;
   const wakeUpGraceMs = options.wakeUpGraceMs ?? DEFAULT_WAKE_UP_GRACE_MS;
   const batchSize = options.batchSize ?? DEFAULT_SWEEP_BATCH;
-  const outbox = createOutbox({
-    db,
-    wakeUpQueue: options.wakeUpQueue,
-    onWakeUpError: options.onWakeUpError,
-    onSweepBatchError: options.onSweepBatchError,
-  });
   return {
     async wakeOrphans(now, { limit = batchSize, expiredLeases = true } = {}) {
       const orphans = await findOrphans(db, now, { wakeUpGraceMs, limit, expiredLeases });
       const found = orphans.length;
       if (found === 0) return { found, woken: 0, failed: 0 };
-      return { found, ...(await outbox.wakeOrphans(orphans)) };
+      return { found, ...(await wakeOrphans(options, orphans)) };
     },
   };
 }

@@ -79,13 +79,17 @@ export interface Outbox {
   wakeAgain(taskId: string, reason: 'retry' | 'released', delayMs: number): Promise<void>;
 }
 
-export interface OutboxOptions {
+/** What waking orphans needs: the queue, the mark, and whom to tell about a failure. */
+export interface OrphanWakeUpOptions {
   db: Db;
   wakeUpQueue: WakeUpQueue;
   /** Told about a wake-up (or mark) that failed; the task is still durable and the sweeper will find it. */
   onWakeUpError?: (taskId: string, error: unknown) => void;
   /** Told about an orphan batch that failed as a whole; default: onWakeUpError for each task. */
   onSweepBatchError?: (taskIds: readonly string[], error: unknown) => void;
+}
+
+export interface OutboxOptions extends OrphanWakeUpOptions {
   /** Created tasks woken together at most; default 256. */
   maxBatchSize?: number;
   /** Deferred wake-ups (wakeAfterReply) not yet sent beyond which a create waits; default 1024. */
@@ -146,7 +150,7 @@ export function createOutbox(options: OutboxOptions): Outbox {
     async settle() {
       while (pending.size > 0) await Promise.all(pending);
     },
-    wakeOrphans: (orphans) => wakeOrphans(options, wake, orphans),
+    wakeOrphans: (orphans) => wakeOrphans(options, orphans),
     async wakeAgain(taskId, reason, delayMs) {
       await wakeUpQueue.wake(taskId, reason, { delayMs });
       await markWakeUpSent(db, [taskId]);
@@ -156,23 +160,27 @@ export function createOutbox(options: OutboxOptions): Outbox {
 
 /**
  * The orphans' wake-ups: in one call when the queue has wakeSwept, else one by one, each marked
- * sent once it went out (see Outbox.wakeOrphans).
+ * sent once it went out (see Outbox.wakeOrphans). A lost wake-up is reported, never thrown: the
+ * task stays an orphan for the next sweep. Needs no outbox: the sweeper calls it directly.
  */
-async function wakeOrphans(
-  options: OutboxOptions,
-  wake: (taskId: string, reason: 'swept') => Promise<boolean>,
+export async function wakeOrphans(
+  options: OrphanWakeUpOptions,
   orphans: readonly string[],
 ): Promise<OrphanWakeUp> {
   const { db, wakeUpQueue } = options;
   if (wakeUpQueue.wakeSwept === undefined) {
     let woken = 0;
     for (const taskId of orphans) {
-      if (await wake(taskId, 'swept')) {
-        woken += 1;
-        await markWakeUpSent(db, [taskId]).catch((error: unknown) =>
-          options.onWakeUpError?.(taskId, error),
-        );
+      try {
+        await wakeUpQueue.wake(taskId, 'swept');
+      } catch (error) {
+        options.onWakeUpError?.(taskId, error);
+        continue;
       }
+      woken += 1;
+      await markWakeUpSent(db, [taskId]).catch((error: unknown) =>
+        options.onWakeUpError?.(taskId, error),
+      );
     }
     return { woken, failed: orphans.length - woken };
   }
