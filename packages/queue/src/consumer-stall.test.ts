@@ -42,6 +42,21 @@ async function eventually(check: () => boolean, timeoutMs: number): Promise<bool
   return true;
 }
 
+/** What the queue holds, for a failure's message (a wait that never ends says where the job is). */
+async function queueContents(prefix: string): Promise<string> {
+  const key = (name: string) => `${prefix}:mcp-tasks-run:${name}`;
+  const [wait, active, delayed, prioritized] = await Promise.all([
+    admin.lrange(key('wait'), 0, -1),
+    admin.lrange(key('active'), 0, -1),
+    admin.zrange(key('delayed'), 0, -1),
+    admin.zrange(key('prioritized'), 0, -1),
+  ]);
+  return JSON.stringify({ wait, active, delayed, prioritized });
+}
+
+/** A consumer stuck in a fetch may never close; past this the test reports what it found. */
+const CLOSE_BOUND_MS = 10_000;
+
 /** BullMQ's blocking wait (drainDelay 5 s) and its watchdog's second, with room to spare. */
 const LONGER_THAN_A_BLOCKING_WAIT_MS = 9_000;
 
@@ -53,11 +68,13 @@ describe('a consumer whose fetch loop stopped taking wake-ups', () => {
   ] as const)(
     'is replaced, and $wakeUp is delivered',
     async ({ reason, delayMs }) => {
+      // A prefix per case: a wake-up one case left waiting must not be judged in the next.
+      const prefix = `${redis.prefix}-${reason}`;
       const delivered = new Set<string>();
       const stalls: ConsumerStall[] = [];
       const consumer = createTaskConsumer({
         redis: { url: proxy.urlFor(redis.url) },
-        prefix: redis.prefix,
+        prefix,
         concurrency: 2,
         stallCheckMs: 2_000,
         handle: (job) => {
@@ -67,7 +84,7 @@ describe('a consumer whose fetch loop stopped taking wake-ups', () => {
         onStall: (stall) => stalls.push(stall),
       });
       // The producer reaches Redis directly: only the consumer's link fails.
-      const queue = createTaskQueue({ redis: { url: redis.url }, prefix: redis.prefix });
+      const queue = createTaskQueue({ redis: { url: redis.url }, prefix });
       try {
         await consumer.waitUntilReady();
         const before = newTaskId();
@@ -80,7 +97,11 @@ describe('a consumer whose fetch loop stopped taking wake-ups', () => {
 
         const after = newTaskId();
         await queue.wake(after, reason, { delayMs });
-        expect(await eventually(() => delivered.has(after), 30_000)).toBe(true);
+        const afterDelivered = await eventually(() => delivered.has(after), 30_000);
+        expect(
+          afterDelivered,
+          `${after}: ${await queueContents(prefix)}; stalls ${JSON.stringify(stalls)}`,
+        ).toBe(true);
         // A stall names the wake-up nobody took: the task id itself, or a retry's own job id. On a
         // starved machine the first wake-up can also wait two checks and be judged (a harmless
         // replacement), so the stall asserted is the one naming this wake-up, not the first.
@@ -91,7 +112,7 @@ describe('a consumer whose fetch loop stopped taking wake-ups', () => {
         // Nothing is left waiting for a consumer.
         expect(await queue.pendingJobs([before, after])).toEqual(new Set());
       } finally {
-        await consumer.close();
+        await Promise.race([consumer.close(), sleep(CLOSE_BOUND_MS)]);
         await queue.close();
       }
     },
