@@ -2,6 +2,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 
 export type JobOutcome =
   | 'skipped'
+  | 'passed_over'
   | 'completed'
   | 'failed'
   | 'cancelled'

@@ -50,6 +50,7 @@ export {
   claimFairly,
   claimLease,
   claimLeases,
+  isClaimable,
   releaseLease,
   renewLease,
   type Claim,

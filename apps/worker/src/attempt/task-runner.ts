@@ -6,6 +6,7 @@ import {
   createBatchedLeaseWrites,
   type BatchedLeaseWrites,
   failTask,
+  isClaimable,
   type Db,
   type Fence,
   type ToolRecord,
@@ -180,6 +181,27 @@ async function execute(
   }
 }
 
+/**
+ * How soon a wake-up whose task was locked by another writer is sent again: those writes (a
+ * listen flag, a cancel request, a wake-up mark) are single short statements.
+ */
+const PASSED_OVER_DELAY_MS = 100;
+
+/**
+ * A wake-up that claimed nothing. Usually its task is held or over (a duplicate wake-up, or the
+ * fair claim gave it to another wake-up). But the fair claim skips locked rows, so a task whose
+ * row another writer held at that instant is passed over and, without this, waits for the
+ * sweeper's wake-up grace: if it is still claimable, it is woken again.
+ */
+async function afterNothingClaimed(
+  options: TaskRunnerOptions,
+  wakeUpTaskId: string,
+): Promise<JobOutcome> {
+  if (!(await isClaimable(options.db, wakeUpTaskId))) return 'skipped';
+  await options.wakeAgain(wakeUpTaskId, 'retry', PASSED_OVER_DELAY_MS, { mark: false });
+  return 'passed_over';
+}
+
 /** `TaskRunner.run`: claims, holds the lease while the attempt runs, and lets go after it. */
 async function claimAndRun(
   parts: RunnerParts,
@@ -197,7 +219,7 @@ async function claimAndRun(
   }
   const claimSentAt = performance.now();
   const claim = await leaseWrites.claim(wakeUpTaskId);
-  if (claim === null) return 'skipped';
+  if (claim === null) return await afterNothingClaimed(options, wakeUpTaskId);
   const attemptTrace =
     options.tracing === true
       ? await startAttemptTrace(

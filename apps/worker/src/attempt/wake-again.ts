@@ -6,6 +6,12 @@ export type WakeAgain = (
   taskId: string,
   reason: 'retry' | 'released',
   delayMs: number,
+  /**
+   * Mark the task enqueued (default true). A wake-up sent again within moments needs no mark (a
+   * sweep meanwhile would only add a harmless second wake-up), and one for a row another writer
+   * holds must not wait for that writer to mark it.
+   */
+  options?: { mark?: boolean },
 ) => Promise<void>;
 
 /**
@@ -14,7 +20,10 @@ export type WakeAgain = (
  */
 export function createWakeAgain(options: { db: Db; queue: WakeUpQueue }): WakeAgain {
   const outbox = createOutbox({ db: options.db, wakeUpQueue: options.queue });
-  return (taskId, reason, delayMs) => outbox.wakeAgain(taskId, reason, delayMs);
+  return (taskId, reason, delayMs, { mark = true } = {}) =>
+    mark
+      ? outbox.wakeAgain(taskId, reason, delayMs)
+      : options.queue.wake(taskId, reason, { delayMs });
 }
 
 /**

@@ -161,6 +161,23 @@ export async function claimFairly(
   return claims.map((claim) => claim ?? picks.next().value ?? null);
 }
 
+/**
+ * Whether a claim could take the task now: `working`, and nobody holds a live lease on it. Read
+ * after a wake-up claimed nothing: the fair claim passes over rows another writer holds for a
+ * moment (SKIP LOCKED: a listen flag, a cancel request, a wake-up mark), so its own task may
+ * still be waiting, with no other wake-up to come.
+ */
+export async function isClaimable(db: Db, taskId: string): Promise<boolean> {
+  if (!isWellFormedTaskId(taskId)) return false;
+  const read = db
+    .selectFrom('tasks')
+    .select(sql<number>`1`.as('claimable'))
+    .where('id', '=', taskId)
+    .where('status', '=', 'working')
+    .where(sql<SqlBool>`(lease_owner IS NULL OR lease_expires_at <= now())`);
+  return (await executePrepared(db, 'is_claimable', read)).rows.length === 1;
+}
+
 /** Extends a held lease (even an expired one nobody reclaimed); tells the worker about a cancel request. */
 export async function renewLease(
   db: Db,
