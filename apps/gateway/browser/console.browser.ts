@@ -3,8 +3,8 @@ import {
   FAST_WORKER_ENV,
   createTestDatabase,
   createTestRedis,
-  freePort,
-  launchProcess,
+  launchGateway,
+  launchWorker,
   repoRoot,
   type LaunchedProcess,
   type TestDatabase,
@@ -45,34 +45,16 @@ let shared: Record<string, string>;
 const requested = new Set<string>();
 
 async function startWorker(id: string): Promise<void> {
-  const metricsPort = await freePort();
-  workers.set(
+  const worker = await launchWorker({
+    env: { ...shared, ...FAST_WORKER_ENV, REPORT_STEP_MS: '300' },
     id,
-    await launchProcess({
-      entry: 'apps/worker/src/main.ts',
-      env: {
-        ...shared,
-        ...FAST_WORKER_ENV,
-        REPORT_STEP_MS: '300',
-        METRICS_PORT: String(metricsPort),
-        WORKER_ID: id,
-      },
-      readyUrl: `http://127.0.0.1:${metricsPort}/healthz`,
-      readyTimeoutMs: 60_000,
-    }),
-  );
+    readyTimeoutMs: 60_000,
+  });
+  workers.set(id, worker.process);
 }
 
 async function startGateway(): Promise<Gateway> {
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const process = await launchProcess({
-    entry: 'apps/gateway/src/main.ts',
-    env: { ...shared, PORT: String(port), HOST: '127.0.0.1' },
-    readyUrl: `${url}/healthz`,
-    readyTimeoutMs: 60_000,
-  });
-  return { url, process };
+  return await launchGateway({ env: shared, readyTimeoutMs: 60_000 });
 }
 
 let rpcId = 1;

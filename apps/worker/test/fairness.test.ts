@@ -1,5 +1,5 @@
 import { createClient, type McpTasksClient } from '@mcp-tasks/client';
-import { freePort, launchProcess, type LaunchedProcess } from '@mcp-tasks/testing';
+import { launchGateway, type LaunchedProcess } from '@mcp-tasks/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, sleep, type Harness } from './harness.js';
 
@@ -22,10 +22,7 @@ const clients = {} as Record<keyof typeof TOKENS, McpTasksClient>;
 
 beforeAll(async () => {
   h = await createHarness('worker_fairness');
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  gateway = await launchProcess({
-    entry: 'apps/gateway/src/main.ts',
+  const launched = await launchGateway({
     env: {
       DATABASE_URL: h.database.connectionString,
       REDIS_URL: h.redis.url,
@@ -36,15 +33,13 @@ beforeAll(async () => {
       // The backlog goes in at once; the limits are not what this file tests.
       TENANT_CREATE_RATE: '0',
       LOG_LEVEL: 'warn',
-      PORT: String(port),
-      HOST: '127.0.0.1',
     },
-    readyUrl: `${url}/healthz`,
     readyTimeoutMs: 30_000,
   });
+  gateway = launched.process;
   for (const tenant of ['bulk', 'solo'] as const) {
     clients[tenant] = createClient({
-      url: `${url}/mcp`,
+      url: `${launched.url}/mcp`,
       token: TOKENS[tenant],
       capabilities: CAPS,
       clientInfo: { name: 'fairness-test', version: '1.0.0' },

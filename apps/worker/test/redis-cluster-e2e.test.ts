@@ -2,13 +2,12 @@ import { createClient, type McpTasksClient } from '@mcp-tasks/client';
 import { createDb, migrateToLatest } from '@mcp-tasks/store';
 import {
   createTestDatabase,
-  freePort,
-  launchProcess,
+  launchTopology,
   redisClusterUnavailableReason,
   startRedisCluster,
-  type LaunchedProcess,
   type RedisCluster,
   type TestDatabase,
+  type Topology,
 } from '@mcp-tasks/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAST_ENV, sleep } from './harness.js';
@@ -27,7 +26,7 @@ const CAPS = { elicitation: {}, extensions: { 'io.modelcontextprotocol/tasks': {
 
 let cluster: RedisCluster;
 let database: TestDatabase;
-const processes: LaunchedProcess[] = [];
+let topology: Topology | undefined;
 const gatewayUrls: string[] = [];
 const clients: McpTasksClient[] = [];
 let turn = 0;
@@ -72,17 +71,17 @@ describe.skipIf(unavailable !== null)(`the product on a Redis Cluster ${unavaila
       REDIS_CLUSTER_NODES: cluster.nodesSetting,
       LOG_LEVEL: 'warn',
     };
-    for (let index = 0; index < 2; index += 1) {
-      const port = await freePort();
-      const url = `http://127.0.0.1:${port}`;
-      processes.push(
-        await launchProcess({
-          entry: 'apps/gateway/src/main.ts',
-          env: { ...common, MCP_AUTH: 'none', PORT: String(port), HOST: '127.0.0.1' },
-          readyUrl: `${url}/healthz`,
-          readyTimeoutMs: 30_000,
-        }),
-      );
+    topology = await launchTopology({
+      gateways: 2,
+      workers: 2,
+      order: 'sequential',
+      env: common,
+      gatewayEnv: { MCP_AUTH: 'none' },
+      workerEnv: FAST_ENV,
+      workerId: (index) => `cluster-w${index}`,
+      readyTimeoutMs: 30_000,
+    });
+    for (const { url } of topology.gateways) {
       gatewayUrls.push(url);
       clients.push(
         createClient({
@@ -91,25 +90,11 @@ describe.skipIf(unavailable !== null)(`the product on a Redis Cluster ${unavaila
           clientInfo: { name: 'cluster-e2e', version: '1.0.0' },
         }),
       );
-      const metricsPort = await freePort();
-      processes.push(
-        await launchProcess({
-          entry: 'apps/worker/src/main.ts',
-          env: {
-            ...common,
-            ...FAST_ENV,
-            METRICS_PORT: String(metricsPort),
-            WORKER_ID: `cluster-w${index}`,
-          },
-          readyUrl: `http://127.0.0.1:${metricsPort}/healthz`,
-          readyTimeoutMs: 30_000,
-        }),
-      );
     }
   }, 120_000);
 
   afterAll(async () => {
-    await Promise.allSettled(processes.map((launched) => launched.stop()));
+    await topology?.stop();
     await cluster?.stop();
     await database?.drop();
   });

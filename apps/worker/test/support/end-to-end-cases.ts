@@ -1,5 +1,5 @@
 import { createClient, type McpTasksClient } from '@mcp-tasks/client';
-import { freePort, launchProcess, type LaunchedProcess } from '@mcp-tasks/testing';
+import { launchGateway, type GatewayHandle } from '@mcp-tasks/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, isTerminal, sleep, type Harness } from '../harness.js';
 
@@ -32,7 +32,7 @@ export const DIRECT_TOPOLOGY: EndToEndTopology = {
 
 export function describeEndToEnd(topology: EndToEndTopology): void {
   let h: Harness;
-  const gateways: { process: LaunchedProcess; url: string }[] = [];
+  const gateways: GatewayHandle[] = [];
   /** One `@mcp-tasks/client` per gateway, as two users behind no load balancer would have. */
   const clients: McpTasksClient[] = [];
   let stopTopology: () => Promise<void> = () => Promise.resolve();
@@ -53,18 +53,11 @@ export function describeEndToEnd(topology: EndToEndTopology): void {
       ...started.env,
     };
     for (let i = 0; i < 2; i += 1) {
-      const port = await freePort();
-      const url = `http://127.0.0.1:${port}`;
-      const process = await launchProcess({
-        entry: 'apps/gateway/src/main.ts',
-        env: { ...env, PORT: String(port), HOST: '127.0.0.1' },
-        readyUrl: `${url}/healthz`,
-        readyTimeoutMs: 30_000,
-      });
-      gateways.push({ process, url });
+      const gateway = await launchGateway({ env, readyTimeoutMs: 30_000 });
+      gateways.push(gateway);
       clients.push(
         createClient({
-          url: `${url}/mcp`,
+          url: `${gateway.url}/mcp`,
           capabilities: CAPS,
           clientInfo: { name: 'worker-e2e', version: '1.0.0' },
         }),

@@ -2,7 +2,7 @@ import {
   createTestDatabase,
   createTestRedis,
   freePort,
-  launchProcess,
+  launchGateway,
   startAuthorizationServer,
   type AuthorizationServer,
   type AuthorizationServerOptions,
@@ -33,14 +33,13 @@ export async function startOAuthGateway(
   });
   const database = await createTestDatabase(label);
   const redis = await createTestRedis(label);
-  const gateway = await launchProcess({
-    entry: 'apps/gateway/src/main.ts',
+  // The port is chosen first: the authorization server issues tokens for this gateway's /mcp.
+  const { process: gateway } = await launchGateway({
+    port,
     env: {
       DATABASE_URL: database.connectionString,
       REDIS_URL: redis.url,
       REDIS_PREFIX: redis.prefix,
-      PORT: String(port),
-      HOST: '127.0.0.1',
       MCP_MIGRATE_ON_START: 'true',
       MCP_AUTH: 'jwt',
       MCP_JWT_ISSUER: idp.issuer,
@@ -48,7 +47,7 @@ export async function startOAuthGateway(
       MCP_JWT_REQUIRED_SCOPE: SCOPE,
       REQUEST_STATE_SECRET: 'client-oauth-request-state-secret-0123456789',
     },
-    readyUrl: `http://127.0.0.1:${port}/readyz`,
+    readyPath: '/readyz',
     readyTimeoutMs: 60_000,
   });
   return {

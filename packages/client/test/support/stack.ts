@@ -1,8 +1,8 @@
 import {
   createTestDatabase,
   createTestRedis,
-  freePort,
-  launchProcess,
+  launchGateway,
+  launchWorker,
   type LaunchedProcess,
   type TestDatabase,
   type TestRedis,
@@ -66,14 +66,9 @@ export async function startStack(
   };
   try {
     for (let i = 0; i < (options.gateways ?? 1); i += 1) {
-      const port = await freePort();
-      const url = `http://127.0.0.1:${port}`;
-      const process = await launchProcess({
-        entry: 'apps/gateway/src/main.ts',
+      const { url, process } = await launchGateway({
         env: {
           ...shared,
-          PORT: String(port),
-          HOST: '127.0.0.1',
           MCP_AUTH: 'tokens',
           MCP_TOKENS: `${TOKENS.alice}:acme:alice,${TOKENS.bob}:acme:bob`,
           MCP_CONSOLE_TOKENS: `${CONSOLE_TOKEN}:acme`,
@@ -82,29 +77,19 @@ export async function startStack(
           ...(i === 0 ? { MCP_MIGRATE_ON_START: 'true' } : {}),
           MCP_SHUTDOWN_DELAY_MS: '0',
         },
-        readyUrl: `${url}/readyz`,
+        readyPath: '/readyz',
         readyTimeoutMs: 60_000,
       });
       gateways.push({ url, process });
     }
     stack.mcpUrl = `${gateways[0]!.url}/mcp`;
     for (let i = 0; i < (options.workers ?? 1); i += 1) {
-      const port = await freePort();
-      workers.push(
-        await launchProcess({
-          entry: 'apps/worker/src/main.ts',
-          env: {
-            ...shared,
-            METRICS_PORT: String(port),
-            WORKER_ID: `client-test-worker-${i + 1}`,
-            LEASE_MS: '2000',
-            SWEEP_INTERVAL_MS: '300',
-            REPORT_STEP_MS: '300',
-          },
-          readyUrl: `http://127.0.0.1:${port}/healthz`,
-          readyTimeoutMs: 60_000,
-        }),
-      );
+      const { process } = await launchWorker({
+        env: { ...shared, LEASE_MS: '2000', SWEEP_INTERVAL_MS: '300', REPORT_STEP_MS: '300' },
+        id: `client-test-worker-${i + 1}`,
+        readyTimeoutMs: 60_000,
+      });
+      workers.push(process);
     }
   } catch (error) {
     await stack.close();

@@ -6,8 +6,9 @@ import { createDb, migrateToLatest } from '@mcp-tasks/store';
 import {
   createTestDatabase,
   createTestRedis,
-  freePort,
-  launchProcess,
+  launchGateway,
+  launchWorker,
+  type GatewayHandle,
   type LaunchedProcess,
   type TestDatabase,
 } from '@mcp-tasks/testing';
@@ -23,7 +24,7 @@ import { UNKNOWN_TASK_ERROR } from './unknown-task-error.js';
 /** A real gateway and a real worker (STEP_LOG=on); the history is recorded as the load tool will. */
 const TOKENS = { acme: 'tok_acme_000000000000000000', globex: 'tok_globex_0000000000000000' };
 let database: TestDatabase;
-let gateway: { url: string; process: LaunchedProcess };
+let gateway: GatewayHandle;
 let worker: LaunchedProcess;
 let historyPath: string;
 let recorder: HistoryRecorder;
@@ -41,30 +42,21 @@ beforeAll(async () => {
     REDIS_PREFIX: redis.prefix,
     LOG_LEVEL: 'warn',
   };
-  const port = await freePort();
-  gateway = {
-    url: `http://127.0.0.1:${port}`,
-    process: await launchProcess({
-      entry: 'apps/gateway/src/main.ts',
-      env: {
-        ...env,
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        MCP_AUTH: 'tokens',
-        MCP_TOKENS: `${TOKENS.acme}:acme:alice,${TOKENS.globex}:globex:alice`,
-        REQUEST_STATE_SECRET: 'loadtest-real-stack-secret-0123456789abcdef',
-      },
-      readyUrl: `http://127.0.0.1:${port}/healthz`,
-      readyTimeoutMs: 60_000,
-    }),
-  };
-  const metricsPort = await freePort();
-  worker = await launchProcess({
-    entry: 'apps/worker/src/main.ts',
-    env: { ...env, WORKER_ID: 'w-real', STEP_LOG: 'on', METRICS_PORT: String(metricsPort) },
-    readyUrl: `http://127.0.0.1:${metricsPort}/healthz`,
+  gateway = await launchGateway({
+    env: {
+      ...env,
+      MCP_AUTH: 'tokens',
+      MCP_TOKENS: `${TOKENS.acme}:acme:alice,${TOKENS.globex}:globex:alice`,
+      REQUEST_STATE_SECRET: 'loadtest-real-stack-secret-0123456789abcdef',
+    },
     readyTimeoutMs: 60_000,
   });
+  const launched = await launchWorker({
+    env: { ...env, STEP_LOG: 'on' },
+    id: 'w-real',
+    readyTimeoutMs: 60_000,
+  });
+  worker = launched.process;
   historyPath = join(await mkdtemp(join(tmpdir(), 'loadtest-real-')), 'history.jsonl');
   recorder = createHistoryRecorder(historyPath);
   stepsCollected = collectStepLog(worker.child.stdout!, recorder);
