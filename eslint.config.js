@@ -1,4 +1,6 @@
-// One lint config for the whole workspace; type-aware rules need the project service.
+// One lint config for the whole workspace. Type-aware rules read the one program `pnpm typecheck`
+// builds (tsconfig.check.json): the project service would build a program per package, each with
+// its dependencies' sources in it again.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
@@ -8,7 +10,7 @@ export default tseslint.config(
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
-      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+      parserOptions: { project: './tsconfig.check.json', tsconfigRootDir: import.meta.dirname },
     },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',

@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { LongestFirstSequencer } from './vitest.sequencer.js';
 
 // The root run is the README's test command: every package and app as one vitest project each.
 // The JSON report lets CI print a plain "N passed, N failed" line after the run.
@@ -9,6 +10,7 @@ export default defineConfig({
     // and most of a file's time is spent waiting on the processes it starts. More would press on
     // the shared Postgres's 100 connections.
     maxWorkers: 3,
+    sequence: { sequencer: LongestFirstSequencer },
     reporters: ['default', 'json'],
     outputFile: { json: 'results/vitest.json' },
   },

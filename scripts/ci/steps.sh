@@ -43,17 +43,21 @@ together() {
       started=$(date +%s)
       set +e
       bash -c "set -euo pipefail; ${commands[$i]}" >"$ci_logs/${names[$i]}.log" 2>&1
-      echo "$? $(($(date +%s) - started))" >"$ci_logs/${names[$i]}.status"
+      code=$?
+      # `times` here, not in a $(…): a command substitution's own subshell has no children.
+      times >"$ci_logs/${names[$i]}.times"
+      echo "$code $(($(date +%s) - started)) $(cpu_seconds <"$ci_logs/${names[$i]}.times")" \
+        >"$ci_logs/${names[$i]}.status"
     ) &
     pids+=($!)
   done
   wait "${pids[@]}" || true
-  local failed=() rows=() code seconds
+  local failed=() rows=() code seconds cpu
   for i in "${!names[@]}"; do
-    read -r code seconds <"$ci_logs/${names[$i]}.status"
-    printf '\n--- %s: exit %s in %ss ---\n' "${names[$i]}" "$code" "$seconds"
+    read -r code seconds cpu <"$ci_logs/${names[$i]}.status"
+    printf '\n--- %s: exit %s in %ss (CPU %ss) ---\n' "${names[$i]}" "$code" "$seconds" "$cpu"
     cat "$ci_logs/${names[$i]}.log"
-    rows+=("$seconds	  ‖ ${names[$i]}")
+    rows+=("$seconds	  ‖ ${names[$i]} (CPU ${cpu} s)")
     [ "$code" = 0 ] || failed+=("${names[$i]}")
   done
   ci_timings+=("$(($(date +%s) - group_started))	at once:" "${rows[@]}")
@@ -63,9 +67,29 @@ together() {
   fi
 }
 
+# User + system CPU seconds of a shell's finished children, from the output of `times` (the
+# processes a step started and waited for; Postgres and Redis, run as services, are not among them).
+cpu_seconds() {
+  tail -n 1 | awk '{
+    total = 0
+    for (i = 1; i <= 2; i++) { split($i, part, "m"); sub("s", "", part[2]); total += part[1] * 60 + part[2] }
+    printf "%.0f", total
+  }'
+}
+
+# Busy and total jiffies of the whole machine (every core), from /proc/stat.
+machine_cpu() {
+  awk '/^cpu / { busy = $2 + $3 + $4 + $7 + $8; total = busy + $5 + $6; print busy, total }' /proc/stat
+}
+read -r ci_busy_started ci_total_started <<<"$(machine_cpu)"
+
 ci_timing_table() {
   step_end
   printf '\n==> where the time went (seconds; ‖ ran at once with the rows beside it)\n'
   printf '%s\n' "${ci_timings[@]}" | awk -F'\t' '{ printf "%6s  %s\n", $1, $2 }'
   printf '%6s  total\n' "$(($(date +%s) - ci_started))"
+  local busy total
+  read -r busy total <<<"$(machine_cpu)"
+  printf 'machine CPU busy over the run: %s %% of %s cores\n' \
+    "$(((busy - ci_busy_started) * 100 / (total - ci_total_started + 1)))" "$(nproc)"
 }

@@ -1,0 +1,18 @@
+// Writes scripts/ci/test-durations.json (seconds per test file, slowest first) from a whole run's
+// vitest JSON report (results/vitest.json, or the file named first): the order the longest-first
+// sequencer (vitest.sequencer.ts) starts files in. Refresh it after a full `pnpm test` when the
+// slowest files change.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const report = JSON.parse(readFileSync(process.argv[2] ?? 'results/vitest.json', 'utf8'));
+const seconds = report.testResults
+  .map((file) => [relative(process.cwd(), file.name), (file.endTime - file.startTime) / 1000])
+  .sort((a, b) => b[1] - a[1])
+  .map(([path, s]) => [path, Math.round(s * 10) / 10]);
+writeFileSync(
+  join(dirname(fileURLToPath(import.meta.url)), 'test-durations.json'),
+  `${JSON.stringify(Object.fromEntries(seconds), null, 2)}\n`,
+);
+console.log(`test-durations.json: ${seconds.length} files, slowest ${seconds[0]?.[0]}`);
