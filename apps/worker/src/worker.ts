@@ -68,7 +68,6 @@ export interface Worker {
  */
 export async function createWorker(options: WorkerOptions): Promise<Worker> {
   const { config, logger } = options;
-  const { database } = config;
   const db = await openDatabase(config, logger);
 
   const catalogue = createToolCatalogue({
@@ -93,66 +92,103 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     metrics,
   });
 
+  const built: BuiltParts = { config, logger, db, catalogue, queue, metrics, heldTasks, wakeAgain };
   // Set by start(); close() stops what was started.
-  let listener: TaskChangeListener | undefined;
-  let cancelWatcher: CancelWatcher | undefined;
-  let consumer: TaskConsumer | undefined;
-  let heartbeat: ConsumerHeartbeat | undefined;
-  let sweeper: Sweeper | undefined;
-  let health: HealthServer | undefined;
-
-  async function start(): Promise<void> {
-    // The listener reports reconnects before the watcher exists; the watcher subscribes to it after.
-    // LISTEN and the sweeper's session lock need a session: the direct URL, never a pooler's.
-    listener = await createTaskChangeListener({
-      connectionString: database.directUrl,
-      onError: (error) => logger.warn({ err: error }, 'change listener error'),
-      onReconnect: () => cancelWatcher?.recheckAll(),
-    });
-    cancelWatcher = watchForCancellation({ db, listener, heldTasks, logger });
-
-    consumer = createWorkerConsumer(config, { runner, wakeAgain, logger, metrics });
-    await consumer.waitUntilReady();
-    // Tells gateways on this REDIS_PREFIX that someone consumes their queue (they warn otherwise).
-    heartbeat = startConsumerHeartbeat({
-      redis: config.redis,
-      prefix: config.redisPrefix,
-      consumerId: config.workerId,
-    });
-
-    sweeper = createWorkerSweeper({ config, db, queue, logger, metrics });
-    sweeper.start();
-
-    if (config.metricsPort !== 0) {
-      health = await startHealthServer({ port: config.metricsPort, registry: metrics.registry });
-    }
-    logReady(config, catalogue, logger);
-  }
+  const started: StartedParts = {};
 
   function drain(): void {
     draining = true;
-    health?.markShuttingDown();
+    started.health?.markShuttingDown();
   }
 
   return {
     runner,
-    start,
+    start: () => startWorker(built, runner, started),
     heldCount: () => heldTasks.size(),
     drain,
     abortRunningSteps: () => heldTasks.abortAll('shutdown'),
-    async close() {
-      drain();
-      // Stop fetching first (close() does so at once, then waits for running handlers); a sweep
-      // in flight must not keep this worker taking jobs it would only hand back.
-      heartbeat?.stop();
-      await Promise.all([consumer?.close(), sweeper?.stop()]);
-      cancelWatcher?.stop();
-      await listener?.close();
-      await queue.close();
-      await db.destroy();
-      await health?.close();
-    },
+    close: () => closeWorker(built, started, drain),
   };
+}
+
+/** What createWorker builds before start(). */
+interface BuiltParts {
+  config: WorkerConfig;
+  logger: Logger;
+  db: Db;
+  catalogue: ToolCatalogue;
+  queue: TaskQueue;
+  metrics: WorkerMetrics;
+  heldTasks: HeldTasks;
+  wakeAgain: WakeAgain;
+}
+
+/** What `Worker.start()` starts, each set once it runs, for close() to stop. */
+interface StartedParts {
+  listener?: TaskChangeListener;
+  cancelWatcher?: CancelWatcher;
+  consumer?: TaskConsumer;
+  heartbeat?: ConsumerHeartbeat;
+  sweeper?: Sweeper;
+  health?: HealthServer;
+}
+
+/** `Worker.start()`: listens for changes, consumes the queue, sweeps and serves /healthz. */
+async function startWorker(
+  built: BuiltParts,
+  runner: TaskRunner,
+  started: StartedParts,
+): Promise<void> {
+  const { config, logger, db, catalogue, queue, metrics, heldTasks, wakeAgain } = built;
+  // The listener reports reconnects before the watcher exists; the watcher subscribes to it after.
+  // LISTEN and the sweeper's session lock need a session: the direct URL, never a pooler's.
+  const listener = await createTaskChangeListener({
+    connectionString: config.database.directUrl,
+    onError: (error) => logger.warn({ err: error }, 'change listener error'),
+    onReconnect: () => started.cancelWatcher?.recheckAll(),
+  });
+  started.listener = listener;
+  started.cancelWatcher = watchForCancellation({ db, listener, heldTasks, logger });
+
+  const consumer = createWorkerConsumer(config, { runner, wakeAgain, logger, metrics });
+  started.consumer = consumer;
+  await consumer.waitUntilReady();
+  // Tells gateways on this REDIS_PREFIX that someone consumes their queue (they warn otherwise).
+  started.heartbeat = startConsumerHeartbeat({
+    redis: config.redis,
+    prefix: config.redisPrefix,
+    consumerId: config.workerId,
+  });
+
+  const sweeper = createWorkerSweeper({ config, db, queue, logger, metrics });
+  started.sweeper = sweeper;
+  sweeper.start();
+
+  if (config.metricsPort !== 0) {
+    started.health = await startHealthServer({
+      port: config.metricsPort,
+      registry: metrics.registry,
+    });
+  }
+  logReady(config, catalogue, logger);
+}
+
+/** `Worker.close()`: drains, stops fetching and sweeping, waits for handlers, closes connections. */
+async function closeWorker(
+  built: BuiltParts,
+  started: StartedParts,
+  drain: () => void,
+): Promise<void> {
+  drain();
+  // Stop fetching first (close() does so at once, then waits for running handlers); a sweep
+  // in flight must not keep this worker taking jobs it would only hand back.
+  started.heartbeat?.stop();
+  await Promise.all([started.consumer?.close(), started.sweeper?.stop()]);
+  started.cancelWatcher?.stop();
+  await started.listener?.close();
+  await built.queue.close();
+  await built.db.destroy();
+  await started.health?.close();
 }
 
 /**

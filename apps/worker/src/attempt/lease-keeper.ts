@@ -62,91 +62,105 @@ interface LeaseKeeperOptions {
  * part.
  */
 export function startLeaseKeeper(options: LeaseKeeperOptions): LeaseKeeper {
-  const { db, fence, leaseMs, logger } = options;
-  const confirmedForMs = leaseMs - stopMarginMs(leaseMs);
-  let confirmedSentAt = options.heldSince ?? performance.now();
-  let inFlight = false;
-  let stopped = false;
-  let deadline: NodeJS.Timeout | undefined;
+  return new RenewingLeaseKeeper(options);
+}
 
-  const deadlineAt = (): number => confirmedSentAt + confirmedForMs;
-  const stop = (): void => {
-    stopped = true;
-    clearInterval(renewals);
-    if (deadline !== undefined) clearTimeout(deadline);
-  };
-  const lose = (notify: () => void): void => {
-    if (stopped) return;
-    stop();
+/** The keeper of one attempt: a renewal interval and a deadline timer, both stopped together. */
+class RenewingLeaseKeeper implements LeaseKeeper {
+  private readonly confirmedForMs: number;
+  private confirmedSentAt: number;
+  private inFlight = false;
+  private stopped = false;
+  private deadlineTimer: NodeJS.Timeout | undefined;
+  private readonly renewals: NodeJS.Timeout;
+
+  constructor(private readonly options: LeaseKeeperOptions) {
+    const { leaseMs } = options;
+    this.confirmedForMs = leaseMs - stopMarginMs(leaseMs);
+    this.confirmedSentAt = options.heldSince ?? performance.now();
+    this.renewals = setInterval(() => this.renew(), Math.max(50, Math.floor(leaseMs / 3)));
+    this.renewals.unref();
+    this.armDeadline();
+  }
+
+  deadline(): number {
+    return this.confirmedSentAt + this.confirmedForMs;
+  }
+
+  confirmed(sentAt: number): void {
+    if (this.stopped) return;
+    this.confirmedSentAt = Math.max(this.confirmedSentAt, sentAt);
+    this.armDeadline();
+  }
+
+  stillHeld(at = performance.now()): boolean {
+    if (at < this.deadline()) return true;
+    if (!this.stopped) {
+      this.options.logger.warn(
+        { taskId: this.options.fence.taskId },
+        'lease deadline passed (the process was stalled or renewals went unconfirmed); stopping the step',
+      );
+      this.lose(() => this.options.onLeaseUnconfirmed());
+    }
+    return false;
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearInterval(this.renewals);
+    if (this.deadlineTimer !== undefined) clearTimeout(this.deadlineTimer);
+  }
+
+  private lose(notify: () => void): void {
+    if (this.stopped) return;
+    this.stop();
     notify();
-  };
-  const armDeadline = (): void => {
-    if (deadline !== undefined) clearTimeout(deadline);
-    const remaining = deadlineAt() - performance.now();
-    deadline = setTimeout(
-      () => {
-        if (stopped) return;
-        if (performance.now() < deadlineAt()) {
-          armDeadline();
+  }
+
+  /** (Re)sets the timer that stops the step at the local deadline. */
+  private armDeadline(): void {
+    if (this.deadlineTimer !== undefined) clearTimeout(this.deadlineTimer);
+    const remaining = this.deadline() - performance.now();
+    this.deadlineTimer = setTimeout(() => this.deadlinePassed(), Math.max(0, remaining));
+    this.deadlineTimer.unref();
+  }
+
+  private deadlinePassed(): void {
+    if (this.stopped) return;
+    if (performance.now() < this.deadline()) {
+      this.armDeadline();
+      return;
+    }
+    this.options.logger.warn(
+      { taskId: this.options.fence.taskId },
+      'no confirmed lease renewal for a lease period; stopping the step before it runs out',
+    );
+    this.lose(() => this.options.onLeaseUnconfirmed());
+  }
+
+  /** One renewal, unless one is still in flight: renewals never overlap. */
+  private renew(): void {
+    if (this.stopped || this.inFlight) return;
+    this.inFlight = true;
+    const { db, fence, leaseMs, logger } = this.options;
+    const sentAt = performance.now();
+    renewLease(db, fence, leaseMs)
+      .then(({ cancelRequested }) => {
+        if (this.stopped) return;
+        this.confirmedSentAt = Math.max(this.confirmedSentAt, sentAt);
+        this.armDeadline();
+        if (cancelRequested) this.options.onCancelRequested();
+      })
+      .catch((error: unknown) => {
+        if (this.stopped) return;
+        if (error instanceof StaleLeaseError) {
+          this.lose(() => this.options.onLeaseLost());
           return;
         }
-        logger.warn(
-          { taskId: fence.taskId },
-          'no confirmed lease renewal for a lease period; stopping the step before it runs out',
-        );
-        lose(() => options.onLeaseUnconfirmed());
-      },
-      Math.max(0, remaining),
-    );
-    deadline.unref();
-  };
-
-  const renewals = setInterval(
-    () => {
-      if (stopped || inFlight) return;
-      inFlight = true;
-      const sentAt = performance.now();
-      renewLease(db, fence, leaseMs)
-        .then(({ cancelRequested }) => {
-          if (stopped) return;
-          confirmedSentAt = Math.max(confirmedSentAt, sentAt);
-          armDeadline();
-          if (cancelRequested) options.onCancelRequested();
-        })
-        .catch((error: unknown) => {
-          if (stopped) return;
-          if (error instanceof StaleLeaseError) {
-            lose(() => options.onLeaseLost());
-            return;
-          }
-          logger.warn({ err: error, taskId: fence.taskId }, 'lease renewal failed');
-        })
-        .finally(() => {
-          inFlight = false;
-        });
-    },
-    Math.max(50, Math.floor(leaseMs / 3)),
-  );
-  renewals.unref();
-  armDeadline();
-  return {
-    deadline: deadlineAt,
-    confirmed(sentAt) {
-      if (stopped) return;
-      confirmedSentAt = Math.max(confirmedSentAt, sentAt);
-      armDeadline();
-    },
-    stillHeld(at = performance.now()) {
-      if (at < deadlineAt()) return true;
-      if (!stopped) {
-        logger.warn(
-          { taskId: fence.taskId },
-          'lease deadline passed (the process was stalled or renewals went unconfirmed); stopping the step',
-        );
-        lose(() => options.onLeaseUnconfirmed());
-      }
-      return false;
-    },
-    stop,
-  };
+        logger.warn({ err: error, taskId: fence.taskId }, 'lease renewal failed');
+      })
+      .finally(() => {
+        this.inFlight = false;
+      });
+  }
 }

@@ -34,17 +34,32 @@ export interface TaskChangeListenerOptions {
 export async function createTaskChangeListener(
   options: TaskChangeListenerOptions,
 ): Promise<TaskChangeListener> {
-  const handlers = new Set<(taskId: string) => void>();
-  const { initial, max } = options.reconnectDelayMs ?? { initial: 100, max: 5_000 };
-  let closed = false;
-  let client: pg.Client | undefined;
-  let retryTimer: NodeJS.Timeout | undefined;
-  let delay = initial;
+  const listener = new ReconnectingListener(options);
+  await listener.connect();
+  return listener;
+}
 
-  const report = (error: unknown): void => reportSafely(options, error);
+/** The listener's one connection at a time, and the backoff between reconnects. */
+class ReconnectingListener implements TaskChangeListener {
+  private readonly handlers = new Set<(taskId: string) => void>();
+  private readonly initial: number;
+  private readonly max: number;
+  private closed = false;
+  private client: pg.Client | undefined;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private delay: number;
+  private readonly report = (error: unknown): void => reportSafely(this.options, error);
 
-  const connect = async (): Promise<void> => {
-    const next = newListenClient(options);
+  constructor(private readonly options: TaskChangeListenerOptions) {
+    const { initial, max } = options.reconnectDelayMs ?? { initial: 100, max: 5_000 };
+    this.initial = initial;
+    this.max = max;
+    this.delay = initial;
+  }
+
+  /** Opens a connection and LISTENs on it; it becomes the listener's once that succeeded. */
+  async connect(): Promise<void> {
+    const next = newListenClient(this.options);
     // Until LISTEN succeeded, failures belong to the caller of connect(), not to the reconnect loop
     // (otherwise a failed first connect would leave a retry timer running behind a rejected promise).
     let live = false;
@@ -52,15 +67,15 @@ export async function createTaskChangeListener(
     const onDrop = (error?: unknown): void => {
       if (!live || dropped) return;
       dropped = true;
-      if (client === next) client = undefined;
-      if (closed) return;
-      if (error !== undefined) report(error);
+      if (this.client === next) this.client = undefined;
+      if (this.closed) return;
+      if (error !== undefined) this.report(error);
       next.end().catch(() => undefined);
-      scheduleReconnect();
+      this.scheduleReconnect();
     };
     next.on('error', onDrop);
     next.on('end', () => onDrop());
-    next.on('notification', (message) => deliver(handlers, message, report));
+    next.on('notification', (message) => deliver(this.handlers, message, this.report));
     try {
       await next.connect();
       await next.query(`LISTEN ${TASK_CHANGES_CHANNEL}`);
@@ -68,49 +83,46 @@ export async function createTaskChangeListener(
       await next.end().catch(() => undefined);
       throw error;
     }
-    if (closed) {
+    if (this.closed) {
       await next.end().catch(() => undefined);
       return;
     }
     live = true;
-    client = next;
-  };
+    this.client = next;
+  }
 
-  const scheduleReconnect = (): void => {
-    if (closed || retryTimer !== undefined) return;
-    retryTimer = setTimeout(() => {
-      retryTimer = undefined;
-      connect().then(
+  private scheduleReconnect(): void {
+    if (this.closed || this.retryTimer !== undefined) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      this.connect().then(
         () => {
-          delay = initial;
-          if (!closed) options.onReconnect?.();
+          this.delay = this.initial;
+          if (!this.closed) this.options.onReconnect?.();
         },
         (error: unknown) => {
-          report(error);
-          delay = Math.min(delay * 2, max);
-          scheduleReconnect();
+          this.report(error);
+          this.delay = Math.min(this.delay * 2, this.max);
+          this.scheduleReconnect();
         },
       );
-    }, delay);
-  };
+    }, this.delay);
+  }
 
-  await connect();
+  subscribe(handler: (taskId: string) => void): () => void {
+    this.handlers.add(handler);
+    return () => this.handlers.delete(handler);
+  }
 
-  return {
-    subscribe(handler) {
-      handlers.add(handler);
-      return () => handlers.delete(handler);
-    },
-    async close() {
-      closed = true;
-      if (retryTimer !== undefined) clearTimeout(retryTimer);
-      retryTimer = undefined;
-      handlers.clear();
-      const current = client;
-      client = undefined;
-      await current?.end().catch(() => undefined);
-    },
-  };
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.retryTimer !== undefined) clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    this.handlers.clear();
+    const current = this.client;
+    this.client = undefined;
+    await current?.end().catch(() => undefined);
+  }
 }
 
 /** Tells options.onError about an error of the listener or a subscriber. */
