@@ -9,11 +9,13 @@ let jobs: Queue;
 
 beforeAll(async () => {
   h = await createHarness('worker_retry_backoff');
-  // One worker, so its sweeper is the only one; a 4 s backoff inside a 5 s wake-up grace.
+  // One worker, so its sweeper is the only one; a 4 s backoff inside an 8 s wake-up grace: on a
+  // starved machine the retry's delayed job can be promoted a second or more late, and a grace
+  // only 1 s longer than the backoff then let the sweeper wake the task first (seen in CI).
   worker = await h.startWorker({
     MAX_ATTEMPTS: '2',
     RETRY_BASE_DELAY_MS: '4000',
-    ENQUEUE_GRACE_MS: '5000',
+    ENQUEUE_GRACE_MS: '8000',
   });
   jobs = new Queue(TASK_QUEUE_NAME, { connection: { url: h.redis.url }, prefix: h.redis.prefix });
 }, 60_000);
