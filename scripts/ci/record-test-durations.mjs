@@ -3,12 +3,15 @@
 // sequencer (vitest.sequencer.ts) starts files in. Refresh it after a full `pnpm test` when the
 // slowest files change.
 import { readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const report = JSON.parse(readFileSync(process.argv[2] ?? 'results/vitest.json', 'utf8'));
+const reportPath = process.argv[2] ?? 'results/vitest.json';
+const report = JSON.parse(readFileSync(reportPath, 'utf8'));
+// The report sits in <checkout>/results/: paths are kept relative to that checkout.
+const checkout = dirname(dirname(resolve(reportPath)));
 const seconds = report.testResults
-  .map((file) => [relative(process.cwd(), file.name), (file.endTime - file.startTime) / 1000])
+  .map((file) => [relative(checkout, file.name), (file.endTime - file.startTime) / 1000])
   .sort((a, b) => b[1] - a[1])
   .map(([path, s]) => [path, Math.round(s * 10) / 10]);
 writeFileSync(
