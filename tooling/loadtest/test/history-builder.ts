@@ -148,6 +148,11 @@ export function historyBuilder(taskBoundMs = 10_000, startT = 0) {
       records.push({ kind: 'chaos', t, id, plan, action, target });
       return builder;
     },
+    /** The run was stopped early at t (Ctrl-C). */
+    interrupted(t: number, inFlight = 1) {
+      records.push({ kind: 'interrupted', t, inFlight });
+      return builder;
+    },
     final(
       t: number,
       taskId: string,

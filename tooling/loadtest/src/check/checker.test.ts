@@ -82,6 +82,46 @@ describe('the history checker', () => {
     expect(kindsAndIds(result)).toContainEqual({ kind: 'lost-task', taskIds: ['task-unread'] });
   });
 
+  describe('a run interrupted (Ctrl-C)', () => {
+    it('counts a task still followed at the interrupt as interrupted, not lost or late', () => {
+      // task-cut was never read back, task-dark's final reads found the stack gone.
+      const history = historyBuilder(10_000)
+        .cleanTask(100, 'task-done')
+        .create(6_000, 'task-cut')
+        .get(6_500, 'task-cut', 'working')
+        .create(6_200, 'task-dark')
+        .interrupted(7_000, 2)
+        .final(7_500, 'task-dark', undefined, {
+          errorCode: undefined,
+          errorMessage: 'fetch failed',
+        });
+      const result = checkHistory(history.records);
+      expect(result.violations).toEqual([]);
+      expect(result.interruptedTasks).toBe(2);
+      expect(result.acknowledgedTasks).toBe(3);
+      // Without the interrupt the same history is two lost tasks, never seen terminal.
+      const plain = checkHistory(history.records.filter((r) => r.kind !== 'interrupted'));
+      expect(new Set(plain.violations.map((v) => v.kind))).toEqual(
+        new Set(['lost-task', 'not-terminal-in-bound']),
+      );
+      expect(plain.interruptedTasks).toBe(0);
+    });
+
+    it('still fails a task whose bound passed before the interrupt, or the service said is unknown', () => {
+      const history = historyBuilder(1_000)
+        .create(100, 'task-overdue')
+        .get(500, 'task-overdue', 'working')
+        .create(4_000, 'task-unknown')
+        .interrupted(5_000)
+        .final(5_500, 'task-unknown', undefined);
+      expect(kindsAndIds(checkHistory(history.records))).toEqual([
+        { kind: 'not-terminal-in-bound', taskIds: ['task-overdue'] },
+        { kind: 'lost-task', taskIds: ['task-unknown'] },
+        { kind: 'lost-task', taskIds: ['task-unknown'] },
+      ]);
+    });
+  });
+
   it('fails on a task that leaves a terminal state, naming both replicas', () => {
     const history = historyBuilder()
       .create(100, 'task-flip')

@@ -9,6 +9,7 @@ import {
   checkStaleTails,
   checkStatusSequence,
   checkTerminalInBound,
+  cutByInterrupt,
   findReExecutions,
   findStaleTails,
   type Finding,
@@ -35,6 +36,8 @@ export interface CheckResult {
   /** Steps that ran past their lease deadline, their writes fenced (checkStaleTails). */
   staleTails: StaleTail[];
   acknowledgedTasks: number;
+  /** Tasks whose lifecycle the run's interrupt cut short (not seen to their end; not lost). */
+  interruptedTasks: number;
   /** The ledger check of the transfer_funds tasks, when the run recorded one (checkEffects). */
   effects: EffectsSummary | undefined;
   history: IndexedHistory;
@@ -63,10 +66,14 @@ export function checkHistory(records: readonly HistoryRecord[]): CheckResult {
     typeof config?.ttlMs === 'number' && typeof config.retentionMs === 'number'
       ? config.ttlMs + config.retentionMs
       : undefined;
+  // A run stopped early (Ctrl-C) records when: lifecycles running then were cut short.
+  const interruptedAt = records.find((record) => record.kind === 'interrupted')?.t;
+  let interruptedTasks = 0;
   for (const task of history.tasks.values()) {
+    if (cutByInterrupt(task, interruptedAt)) interruptedTasks += 1;
     findings.push(
-      ...checkLostTasks(task, deletableAfterMs),
-      ...checkTerminalInBound(task),
+      ...checkLostTasks(task, deletableAfterMs, interruptedAt),
+      ...checkTerminalInBound(task, interruptedAt),
       ...checkStatusSequence(task),
       ...checkInputKeys(task, staleReadMs),
       ...checkResults(task),
@@ -95,6 +102,7 @@ export function checkHistory(records: readonly HistoryRecord[]): CheckResult {
     reExecutions: findReExecutions(history),
     staleTails,
     acknowledgedTasks: history.tasks.size,
+    interruptedTasks,
     effects: effects.summary,
     history,
   };

@@ -38,7 +38,11 @@ const fmt = (ms: number) => `${Math.round(ms)} ms`;
  * Every acknowledged create resolves afterwards: no request of its owner sent after the create's
  * reply is told the id is unknown, and each final read finds it.
  */
-export function checkLostTasks(task: TaskFacts, deletableAfterMs?: number): Finding[] {
+export function checkLostTasks(
+  task: TaskFacts,
+  deletableAfterMs?: number,
+  interruptedAt?: number,
+): Finding[] {
   const base = { taskIds: [task.taskId], since: task.createRequestT };
   // With retention running (a soak), the sweeper may delete a task once its ttl and retention
   // have passed: it was created after its create was sent, so no sooner than this.
@@ -55,6 +59,9 @@ export function checkLostTasks(task: TaskFacts, deletableAfterMs?: number): Find
       message: `acknowledged, then ${miss.method} on ${miss.replica} answered ${UNKNOWN_TASK_ERROR.code} ${JSON.stringify(UNKNOWN_TASK_ERROR.message)}`,
     }));
   if (unresolved.length > 0) return unresolved;
+  const cut = cutByInterrupt(task, interruptedAt);
+  // A lifecycle cut short is not read back, or reads a stack the interrupt is stopping.
+  if (task.finals.length === 0 && cut) return [];
   if (task.finals.length === 0) {
     return [
       {
@@ -67,6 +74,7 @@ export function checkLostTasks(task: TaskFacts, deletableAfterMs?: number): Find
   }
   return task.finals
     .filter((read) => read.status === undefined && read.t < deletableFrom)
+    .filter((read) => !(cut && read.t >= interruptedAt! && unanswered(read)))
     .map((read) => ({
       ...base,
       kind: 'lost-task' as const,
@@ -75,11 +83,28 @@ export function checkLostTasks(task: TaskFacts, deletableAfterMs?: number): Find
     }));
 }
 
-/** Every task is seen terminal within its bound of the create's acknowledgement. */
-export function checkTerminalInBound(task: TaskFacts): Finding[] {
+/**
+ * Whether the run's interrupt (if any) cut this task's lifecycle short: it had not been read back
+ * by then. Its final reads and its end may then be missing without any fault of the service.
+ */
+export function cutByInterrupt(task: TaskFacts, interruptedAt: number | undefined): boolean {
+  if (interruptedAt === undefined) return false;
+  return task.finals.length === 0 || task.finals.some((read) => read.t >= interruptedAt);
+}
+
+/** A read that got no answer about the task: no reply at all, or "retry later". */
+const unanswered = (read: FinalReadRecord) =>
+  read.errorCode === undefined || read.retryAfter !== undefined;
+
+/**
+ * Every task is seen terminal within its bound of the create's acknowledgement; a task cut
+ * short by the run's interrupt only if its bound had passed before the interrupt.
+ */
+export function checkTerminalInBound(task: TaskFacts, interruptedAt?: number): Finding[] {
   const terminal = task.observations.find((o) => isTerminalStatus(o.status));
   const deadline = task.createReplyT + task.boundMs;
   if (terminal !== undefined && terminal.replyT <= deadline) return [];
+  if (cutByInterrupt(task, interruptedAt) && deadline >= interruptedAt!) return [];
   const last = task.observations.at(-1);
   return [
     {

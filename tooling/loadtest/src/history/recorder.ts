@@ -7,6 +7,7 @@ import type {
   EffectsRecord,
   FinalReadRecord,
   HistoryRecord,
+  InterruptedRecord,
   NotificationRecord,
   ReplyRecord,
   RequestRecord,
@@ -30,6 +31,8 @@ export interface HistoryRecorder {
   step(record: Omit<StepRecord, 'kind'>): void;
   final(fields: Fields<FinalReadRecord>): void;
   effects(fields: Fields<EffectsRecord>): void;
+  /** The run was stopped early (now): what was running is cut short. */
+  interrupted(fields: Fields<InterruptedRecord>): void;
   /** Records written so far. */
   count(): number;
   /** Flushes and closes the file. */
@@ -84,6 +87,7 @@ export function createHistoryRecorder(path: string): HistoryRecorder {
     step: (record) => write({ kind: 'step', ...record }),
     final: (fields) => write({ kind: 'final', t: historyNow(), ...fields }),
     effects: (fields) => write({ kind: 'effects', t: historyNow(), ...fields }),
+    interrupted: (fields) => write({ kind: 'interrupted', t: historyNow(), ...fields }),
     count: () => written,
     async close() {
       flush();

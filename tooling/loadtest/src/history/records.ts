@@ -173,6 +173,17 @@ export const EffectsRecordSchema = z.object({
   closingTotal: z.number(),
 });
 
+/**
+ * The run was stopped early (Ctrl-C): the lifecycles running at `t` were cut short, and what
+ * the interrupt may have stopped with them (gateways, workers, the database) may be gone too.
+ */
+export const InterruptedRecordSchema = z.object({
+  kind: z.literal('interrupted'),
+  t: Time,
+  /** Lifecycles running at the interrupt. */
+  inFlight: z.number().int().nonnegative(),
+});
+
 export const HistoryRecordSchema = z.discriminatedUnion('kind', [
   RunRecordSchema,
   RequestRecordSchema,
@@ -183,6 +194,7 @@ export const HistoryRecordSchema = z.discriminatedUnion('kind', [
   StepRecordSchema,
   FinalReadRecordSchema,
   EffectsRecordSchema,
+  InterruptedRecordSchema,
 ]);
 
 export type RunRecord = z.infer<typeof RunRecordSchema>;
@@ -194,4 +206,5 @@ export type ChaosRoundsRecord = z.infer<typeof ChaosRoundsRecordSchema>;
 export type StepRecord = z.infer<typeof StepRecordSchema>;
 export type FinalReadRecord = z.infer<typeof FinalReadRecordSchema>;
 export type EffectsRecord = z.infer<typeof EffectsRecordSchema>;
+export type InterruptedRecord = z.infer<typeof InterruptedRecordSchema>;
 export type HistoryRecord = z.infer<typeof HistoryRecordSchema>;

@@ -73,6 +73,12 @@ const PHASE_S = 300;
 const REFERENCE_S = 600;
 /** How often the arrival loop wakes to start the lifecycles that are due. */
 const TICK_MS = 20;
+/**
+ * After an interrupt, how long the lifecycles still running get to stop at their next look. A
+ * terminal's Ctrl-C stops the gateways and workers as well, so waiting out their tasks' bound
+ * (ttl + 60 s) would only poll a stack that is gone.
+ */
+const INTERRUPT_GRACE_MS = 3_000;
 
 /**
  * The soak: a stack of its own with a short ttl and retention, so expiry and retention run all
@@ -103,11 +109,14 @@ export async function runSoak(options: SoakOptions): Promise<SoakRun> {
   const postgresSettings = await logPostgresSettings(options, sampler);
   // A task may wait for its ttl (a client that walked away), then for the sweep that fails it.
   const taskBoundMs = options.ttlMs + 60_000;
+  // Aborted on an interrupt: no lifecycle starts after it, and running ones stop at their next look.
+  const stopLoad = new AbortController();
   const ctx: LoadContext = {
     recorder,
     endpoints: topology.endpoints,
     tenants: topology.tenants,
     taskBoundMs,
+    stop: stopLoad.signal,
   };
   recordRunHeader(recorder, options, taskBoundMs, postgresSettings);
   const windows: SoakWindow[] = [];
@@ -117,9 +126,12 @@ export async function runSoak(options: SoakOptions): Promise<SoakRun> {
   // the handler stays until the teardown is done: a second signal must not kill it half-way.
   let interrupted = false;
   const interrupt = () => {
-    if (!interrupted)
-      options.log('soak: interrupted; stopping the load and reporting what was sampled');
+    if (interrupted) return;
     interrupted = true;
+    options.log('soak: interrupted; stopping the load and reporting what was sampled');
+    // The checker counts the lifecycles running now as cut short, not as lost tasks.
+    recorder.interrupted({ inFlight: lifecycles.running.size });
+    stopLoad.abort();
   };
   process.on('SIGINT', interrupt);
   process.on('SIGTERM', interrupt);
@@ -138,9 +150,10 @@ export async function runSoak(options: SoakOptions): Promise<SoakRun> {
     await topology.teardown();
     process.off('SIGINT', interrupt);
     process.off('SIGTERM', interrupt);
-    // Lifecycles cut short by a failure may still write: that must not hide the failure.
+    // Lifecycles cut short by a failure or an interrupt may still write: that must not hide the
+    // failure, nor fail an interrupted run.
     await recorder.close().catch((error: unknown) => {
-      if (lifecycles.failure() === undefined) throw error;
+      if (lifecycles.failure() === undefined && !interrupted) throw error;
     });
   }
   const { outcome, check } = await soakOutcome(options, historyPath, windows, latency);
@@ -270,12 +283,15 @@ function createLifecycles(ctx: LoadContext, options: SoakOptions, onTerminal: ()
     const plan = plans.next().value;
     const lifecycle = (async () => {
       const outcome = await runLifecycle(ctx, plan);
-      if (outcome.taskId === undefined) return;
+      // Cut short by an interrupt: the stack may be stopping, so it is not read back.
+      if (outcome.taskId === undefined || ctx.stop?.aborted === true) return;
       onTerminal();
       // Read back at once: retention deletes it minutes later, so an end-of-run read would not.
       await readFinal(ctx, outcome.taskId, plan.tenant);
     })()
       .catch((error: unknown) => {
+        // After an interrupt a lifecycle may outlive the stack and the history: not a failure.
+        if (ctx.stop?.aborted === true) return;
         if (failure === undefined) options.log(`soak: a lifecycle failed: ${describe(error)}`);
         failure ??= error instanceof Error ? error : new Error(String(error));
       })
@@ -363,7 +379,13 @@ async function driveLoad(
   const failure = lifecycles.failure();
   if (failure !== undefined) throw failure;
   options.log(`soak: load done; waiting for ${running.size} lifecycles to end`);
-  await Promise.all(running);
+  if (!interrupted()) {
+    await Promise.all(running);
+    return;
+  }
+  await Promise.race([Promise.all(running), sleep(INTERRUPT_GRACE_MS, undefined, { ref: false })]);
+  if (running.size > 0)
+    options.log(`soak: ${running.size} lifecycles still running after the interrupt; not waiting`);
 }
 
 function windowRecord(

@@ -76,6 +76,10 @@ async function soak(options: SoakCliOptions): Promise<void> {
   console.log(`history: ${run.historyPath}\nreport: ${report}`);
   for (const t of run.targets)
     console.log(`${t.met ? 'met   ' : 'MISSED'} ${t.target}: ${t.got} (want ${t.want})`);
+  if (run.check.interruptedTasks > 0)
+    console.log(
+      `interrupted: ${run.check.interruptedTasks} task(s) cut short (not followed to their end; not counted as lost)`,
+    );
   if (run.check.ok)
     console.log(`checker passed: ${run.check.acknowledgedTasks} acknowledged tasks, no violation`);
   else console.error(`checker failed: ${run.check.violations.length} violation(s)`);
