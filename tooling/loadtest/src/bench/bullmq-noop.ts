@@ -36,6 +36,9 @@ export async function runBullmqNoop(options: {
     removeOnFail: { count: 0 },
   });
   worker.on('completed', () => (completed += 1));
+  // The warm-up starts once the worker takes jobs: on a busy machine connecting alone can
+  // outlast a short warm-up and window (the smoke's 1 s each measured 0 jobs/s).
+  await Promise.all([worker.waitUntilReady(), queue.waitUntilReady()]);
   let producing = true;
   const producers = Array.from({ length: options.concurrency }, async () => {
     while (producing) {
@@ -43,6 +46,11 @@ export async function runBullmqNoop(options: {
     }
   });
   try {
+    const firstJobBy = performance.now() + 30_000;
+    while (completed === 0) {
+      if (performance.now() > firstJobBy) throw new Error('raw BullMQ: no job completed in 30 s');
+      await sleep(10);
+    }
     await sleep(options.warmupS * 1_000);
     const before = completed;
     const started = performance.now();
