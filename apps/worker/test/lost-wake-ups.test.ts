@@ -117,7 +117,11 @@ describe('a lost wake-up, and the sweeper wake-up after it lost too', () => {
     const done = await h.waitFor(task.id, isTerminal, 10_000);
     expect(done.status).toBe('completed');
     expect(done.attempts).toBe(1);
-    expect((await redispatched()) - before).toBe(2);
+    // The sweeper sent both lost wake-ups. It may send one more while the worker process starts:
+    // the wake-up it marked can reach the worker while the mark still holds the row, be passed
+    // over (see passed-over-claims.test.ts) and sent again, and a busy machine can stretch that
+    // past the 2 s grace (seen once in CI); that one is not lost, so it is not counted here.
+    expect((await redispatched()) - before).toBeGreaterThanOrEqual(2);
   });
 
   it('runs a task whose worker was SIGKILLed mid-task (lease expired, its job lost)', async () => {
