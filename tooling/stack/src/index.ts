@@ -7,13 +7,6 @@ export {
   type StackOptions,
 } from './stack.js';
 export {
-  ManagedProcess,
-  type ExitStatus,
-  type LogLine,
-  type LogSink,
-  type ProcessRole,
-} from '@mcp-tasks/testing';
-export {
   DEMO_CONSOLE_TOKENS,
   DEMO_MCP_TOKENS,
   DEMO_REQUEST_STATE_SECRET,

@@ -3,9 +3,8 @@
 // skipped, and the client's /healthz.
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import { once } from 'node:events';
-import { freePort, repoRoot } from '@mcp-tasks/testing';
+import { ManagedProcess, freePort, repoRoot } from '@mcp-tasks/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManagedProcess } from '../src/index.js';
 
 const streams: ServerResponse[] = [];
 const servers: Server[] = [];

@@ -4,7 +4,7 @@ import type { Db, TaskRow } from '../db/database.js';
 import { StaleLeaseError } from '../errors.js';
 import { CANCELLED_BY_REQUEST } from '../rows/task-repository.js';
 import { executePrepared } from '../db/prepared-statements.js';
-import { claimFairText, claimText } from '../sql/lease.js';
+import { CLAIMABLE, claimFairText, claimText } from '../sql/lease.js';
 import { TASK_ROW_COLUMNS, taskRowToTask } from '../rows/task-row.js';
 import type { ClaimTrace } from '../rows/trace-context.js';
 
@@ -173,8 +173,7 @@ export async function isClaimable(db: Db, taskId: string): Promise<boolean> {
     .selectFrom('tasks')
     .select(sql<number>`1`.as('claimable'))
     .where('id', '=', taskId)
-    .where('status', '=', 'working')
-    .where(sql<SqlBool>`(lease_owner IS NULL OR lease_expires_at <= now())`);
+    .where(sql.raw<SqlBool>(CLAIMABLE));
   return (await executePrepared(db, 'is_claimable', read)).rows.length === 1;
 }
 

@@ -11,13 +11,16 @@
  * takeover (a lease nobody released means its holder died mid-attempt); the WHERE takes only a
  * `working` task nobody holds a live lease on.
  */
+/** A task a claim may take: `working`, and nobody holds a live lease on it (isClaimable too). */
+export const CLAIMABLE = `status = 'working' AND (lease_owner IS NULL OR lease_expires_at <= now())`;
+
 export const claimText = (which: string, returning: string): string => `UPDATE tasks SET
     lease_owner = $1,
     lease_expires_at = now() + $2::bigint * interval '1 millisecond',
     lease_epoch = lease_epoch + 1,
     attempts = attempts + 1,
     failures = failures + (CASE WHEN lease_owner IS NOT NULL THEN 1 ELSE 0 END)
-  WHERE ${which} AND status = 'working' AND (lease_owner IS NULL OR lease_expires_at <= now())
+  WHERE ${which} AND ${CLAIMABLE}
   RETURNING ${returning}`;
 
 /**
@@ -42,7 +45,7 @@ const FAIR_QUEUE = `status = 'working' AND lease_owner IS NULL AND attempts = 0`
  */
 export const claimFairText = (returning: string): string => `WITH claimed_before AS (
     SELECT id FROM tasks
-    WHERE id = ANY($3::text[]) AND status = 'working' AND (lease_owner IS NULL OR lease_expires_at <= now())
+    WHERE id = ANY($3::text[]) AND ${CLAIMABLE}
       AND NOT (lease_owner IS NULL AND attempts = 0)
     FOR UPDATE
   ), in_round AS (
@@ -66,5 +69,5 @@ export const claimFairText = (returning: string): string => `WITH claimed_before
     attempts = attempts + 1,
     failures = failures + (CASE WHEN lease_owner IS NOT NULL THEN 1 ELSE 0 END)
   WHERE id = ANY (ARRAY(SELECT id FROM own UNION ALL SELECT id FROM fair))
-    AND status = 'working' AND (lease_owner IS NULL OR lease_expires_at <= now())
+    AND ${CLAIMABLE}
   RETURNING ${returning}`;
