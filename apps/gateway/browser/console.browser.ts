@@ -391,7 +391,15 @@ describe.skipIf(missing !== undefined)('the operator console in Chromium', () =>
     await page.evaluate<void>(
       `document.querySelector('form[action$="/cancel"] input[name=_csrf]').value = 'forged'`,
     );
-    await page.click('text=Cancel this task');
+    // Read the page the POST answered, not the task page it replaces (the h1 of both exists).
+    const [refusal] = await Promise.all([
+      page.waitForResponse(
+        (response) => response.request().method() === 'POST' && response.url().endsWith('/cancel'),
+      ),
+      page.click('text=Cancel this task'),
+    ]);
+    expect(refusal.status()).toBe(403);
+    await page.waitForURL(/\/cancel$/);
     await expect(page.locator('h1').textContent()).resolves.toBe('Refused');
     expect((await taskRow(taskId)).cancel_requested_at).toBeNull();
     await context.close();
