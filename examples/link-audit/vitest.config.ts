@@ -3,5 +3,5 @@ import { defineProject } from 'vitest/config';
 export default defineProject({
   resolve: { conditions: ['@mcp-tasks/source'] },
   ssr: { resolve: { conditions: ['@mcp-tasks/source'] } },
-  test: { name: 'example-link-audit', testTimeout: 60_000, hookTimeout: 90_000 },
+  test: { name: 'example-link-audit', isolate: false, testTimeout: 60_000, hookTimeout: 90_000 },
 });

@@ -3,5 +3,5 @@ import { defineProject } from 'vitest/config';
 export default defineProject({
   resolve: { conditions: ['@mcp-tasks/source'] },
   ssr: { resolve: { conditions: ['@mcp-tasks/source'] } },
-  test: { name: 'protocol', testTimeout: 30_000, hookTimeout: 60_000 },
+  test: { name: 'protocol', isolate: false, testTimeout: 30_000, hookTimeout: 60_000 },
 });

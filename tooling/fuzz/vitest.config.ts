@@ -3,5 +3,5 @@ import { defineProject } from 'vitest/config';
 export default defineProject({
   resolve: { conditions: ['@mcp-tasks/source'] },
   ssr: { resolve: { conditions: ['@mcp-tasks/source'] } },
-  test: { name: 'fuzz', testTimeout: 180_000, hookTimeout: 180_000 },
+  test: { name: 'fuzz', isolate: false, testTimeout: 180_000, hookTimeout: 180_000 },
 });

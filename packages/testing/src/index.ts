@@ -10,6 +10,7 @@ export {
 export {
   freePort,
   launchProcess,
+  entryToRun,
   nodeArguments,
   processesMarked,
   repoRoot,

@@ -1,7 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import { resolve as resolvePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The repository root, from this file's place in packages/testing/src. */
@@ -53,14 +55,46 @@ export interface LaunchOptions {
 }
 
 /**
- * Node's arguments for `entry` (see `LaunchOptions.entry`): `nodeArgs`, then tsx with the
- * workspace's source condition for a `.ts` entry, then the entry.
+ * The entry a started process really runs. With `MCP_TASKS_TEST_BUILD=dist` (CI sets it right
+ * after `pnpm build`) a workspace source entry, `<wing>/<package>/src/<path>.ts`, runs as its
+ * build `<wing>/<package>/dist/<path>.js` on plain node: what production runs, at about half the
+ * start-up CPU of tsx's loader hooks (the suite starts a few hundred processes). Otherwise, and
+ * for any other entry, `entry` itself, so a test needs no build step.
  */
-export function nodeArguments(entry: string, nodeArgs: readonly string[] = []): string[] {
-  const fromSource = entry.endsWith('.ts')
+export function entryToRun(entry: string): string {
+  if (process.env.MCP_TASKS_TEST_BUILD !== 'dist') return entry;
+  const source = /^(.*?)((?:apps|packages|tooling|examples)\/[^/]+)\/src\/(.+)\.ts$/.exec(entry);
+  if (source === null) return entry;
+  const [, root, pkg, path] = source;
+  const built = `${root}${pkg}/dist/${path}.js`;
+  if (!existsSync(resolvePath(repoRoot, built)))
+    throw new Error(`MCP_TASKS_TEST_BUILD=dist, but ${built} does not exist: run pnpm build first`);
+  return built;
+}
+
+/** Whether a process with this environment loads tool modules written in TypeScript. */
+const loadsTypeScriptTools = (env: Record<string, string | undefined>): boolean =>
+  (env.MCP_TOOL_MODULES ?? '').split(',').some((module) => /\.[mc]?ts$/.test(module.trim()));
+
+/**
+ * Node's arguments for `entry` (see `LaunchOptions.entry` and `entryToRun`) in a process with
+ * `env`: `nodeArgs`, then tsx with the workspace's source condition for a `.ts` entry, then the
+ * entry. A built entry whose process loads TypeScript tool modules (MCP_TOOL_MODULES, a tool
+ * author's source) keeps tsx, without the source condition: the modules then import the same
+ * built packages the app does.
+ */
+export function nodeArguments(
+  entry: string,
+  nodeArgs: readonly string[] = [],
+  env: Record<string, string | undefined> = process.env,
+): string[] {
+  const run = entryToRun(entry);
+  const loader = run.endsWith('.ts')
     ? ['--conditions=@mcp-tasks/source', '--import', 'tsx']
-    : [];
-  return [...nodeArgs, ...fromSource, entry];
+    : loadsTypeScriptTools(env)
+      ? ['--import', 'tsx']
+      : [];
+  return [...nodeArgs, ...loader, run];
 }
 
 /**
@@ -69,11 +103,15 @@ export function nodeArguments(entry: string, nodeArgs: readonly string[] = []): 
  * dies or never becomes ready.
  */
 export async function launchProcess(options: LaunchOptions): Promise<LaunchedProcess> {
-  const child = spawn(process.execPath, nodeArguments(options.entry, options.nodeArgs), {
-    cwd: repoRoot,
-    env: { ...process.env, LOG_LEVEL: 'warn', ...options.env },
-    stdio: ['ignore', options.stdio ?? 'pipe', options.stdio ?? 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    nodeArguments(options.entry, options.nodeArgs, { ...process.env, ...options.env }),
+    {
+      cwd: repoRoot,
+      env: { ...process.env, LOG_LEVEL: 'warn', ...options.env },
+      stdio: ['ignore', options.stdio ?? 'pipe', options.stdio ?? 'pipe'],
+    },
+  );
   let output = '';
   let errors = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));

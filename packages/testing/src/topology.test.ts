@@ -12,6 +12,7 @@ import {
   type TestRedis,
 } from './services.js';
 import { FAST_WORKER_ENV } from './tool-stack.js';
+import { nodeArguments } from './processes.js';
 import { appEntry, launchTopology, managedWorker, type Topology } from './topology.js';
 
 const PROTOCOL_VERSION = '2026-07-28';
@@ -196,5 +197,77 @@ describe('appEntry', () => {
     expect(appEntry('gateway')).toBe('apps/gateway/src/main.ts');
     expect(appEntry('worker', 'dist')).toBe('apps/worker/dist/main.js');
     expect(appEntry('worker', 'dist', '/tmp/old')).toBe('/tmp/old/apps/worker/dist/main.js');
+  });
+});
+
+describe('nodeArguments', () => {
+  const saved = process.env.MCP_TASKS_TEST_BUILD;
+  const runWith = (build: string | undefined, entry: string) => {
+    if (build === undefined) delete process.env.MCP_TASKS_TEST_BUILD;
+    else process.env.MCP_TASKS_TEST_BUILD = build;
+    try {
+      return nodeArguments(entry, ['--cpu-prof']);
+    } finally {
+      if (saved === undefined) delete process.env.MCP_TASKS_TEST_BUILD;
+      else process.env.MCP_TASKS_TEST_BUILD = saved;
+    }
+  };
+
+  it('runs a source entry through tsx unless MCP_TASKS_TEST_BUILD=dist', () => {
+    const fromSource = ['--cpu-prof', '--conditions=@mcp-tasks/source', '--import', 'tsx'];
+    expect(runWith(undefined, 'apps/worker/src/main.ts')).toEqual([
+      ...fromSource,
+      'apps/worker/src/main.ts',
+    ]);
+    expect(runWith('source', 'packages/client/src/cli/main.ts')).toEqual([
+      ...fromSource,
+      'packages/client/src/cli/main.ts',
+    ]);
+  });
+
+  it('runs the build of a workspace source entry on plain node with MCP_TASKS_TEST_BUILD=dist', () => {
+    expect(runWith('dist', 'apps/worker/src/main.ts')).toEqual([
+      '--cpu-prof',
+      'apps/worker/dist/main.js',
+    ]);
+    expect(runWith('dist', 'packages/client/src/cli/main.ts')).toEqual([
+      '--cpu-prof',
+      'packages/client/dist/cli/main.js',
+    ]);
+    // A built entry, or a TypeScript file outside a package's src (a test fixture), is left alone.
+    expect(runWith('dist', 'apps/gateway/dist/main.js')).toEqual([
+      '--cpu-prof',
+      'apps/gateway/dist/main.js',
+    ]);
+    expect(runWith('dist', 'apps/worker/test/fixtures/tally-tool.ts')).toEqual([
+      '--cpu-prof',
+      '--conditions=@mcp-tasks/source',
+      '--import',
+      'tsx',
+      'apps/worker/test/fixtures/tally-tool.ts',
+    ]);
+  });
+
+  it('keeps tsx, without the source condition, for a built app that loads TypeScript tool modules', () => {
+    process.env.MCP_TASKS_TEST_BUILD = 'dist';
+    try {
+      expect(
+        nodeArguments('apps/worker/src/main.ts', [], {
+          MCP_TOOL_MODULES: '@acme/tools, ./apps/worker/test/fixtures/tally-tool.ts',
+        }),
+      ).toEqual(['--import', 'tsx', 'apps/worker/dist/main.js']);
+      expect(
+        nodeArguments('apps/worker/src/main.ts', [], { MCP_TOOL_MODULES: './tools/index.js' }),
+      ).toEqual(['apps/worker/dist/main.js']);
+    } finally {
+      if (saved === undefined) delete process.env.MCP_TASKS_TEST_BUILD;
+      else process.env.MCP_TASKS_TEST_BUILD = saved;
+    }
+  });
+
+  it('refuses a dist run whose build is missing, naming the command that makes it', () => {
+    expect(() => runWith('dist', 'packages/tools/src/no-such-entry.ts')).toThrow(
+      'MCP_TASKS_TEST_BUILD=dist, but packages/tools/dist/no-such-entry.js does not exist: run pnpm build first',
+    );
   });
 });

@@ -186,7 +186,7 @@ const managedSpec = (app: AppName, options: ManagedAppOptions) => ({
   name: options.name,
   role: app,
   command: process.execPath,
-  args: nodeArguments(options.entry ?? appEntry(app, options.build), options.nodeArgs),
+  args: nodeArguments(options.entry ?? appEntry(app, options.build), options.nodeArgs, options.env),
   cwd: repoRoot,
   stopSignal: 'SIGTERM' as const,
 });

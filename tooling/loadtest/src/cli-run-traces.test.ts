@@ -4,12 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import {
+  type CollectedSpan,
+  nodeArguments,
+  type OtlpReceiver,
   postgresBaseUrl,
   redisBaseUrl,
   repoRoot,
   startOtlpReceiver,
-  type CollectedSpan,
-  type OtlpReceiver,
 } from '@mcp-tasks/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -42,7 +43,7 @@ describe('pnpm loadtest with OTEL_EXPORTER_OTLP_ENDPOINT', () => {
     const { stdout } = await execFileAsync(
       process.execPath,
       [
-        ...['--conditions=@mcp-tasks/source', '--import', 'tsx', 'tooling/loadtest/src/cli.ts'],
+        ...nodeArguments('tooling/loadtest/src/cli.ts'),
         ...['--tasks', '6', '--concurrency', '3', '--gateways', '1', '--workers', '1'],
         ...['--report', dir],
       ],

@@ -1,14 +1,20 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
-import { postgresBaseUrl, processesMarked, redisBaseUrl, repoRoot } from '@mcp-tasks/testing';
+import {
+  nodeArguments,
+  postgresBaseUrl,
+  processesMarked,
+  redisBaseUrl,
+  repoRoot,
+} from '@mcp-tasks/testing';
 import { beforeAll, describe, expect, it } from 'vitest';
 
 const execFileAsync = promisify(execFile);
 
 /** `pnpm loadtest ARGS` with extra environment; its exit code and output. */
 async function loadtest(env: Record<string, string>, ...args: string[]) {
-  const argv = ['--conditions=@mcp-tasks/source', '--import', 'tsx', 'tooling/loadtest/src/cli.ts'];
+  const argv = nodeArguments('tooling/loadtest/src/cli.ts');
   try {
     const { stdout, stderr } = await execFileAsync(process.execPath, [...argv, ...args], {
       cwd: repoRoot,

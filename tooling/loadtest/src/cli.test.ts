@@ -3,7 +3,7 @@ import { mkdtemp, writeFile, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { repoRoot } from '@mcp-tasks/testing';
+import { nodeArguments, repoRoot } from '@mcp-tasks/testing';
 import { describe, expect, it } from 'vitest';
 import { historyBuilder } from '../test/history-builder.js';
 import { syntheticRun } from '../test/synthetic-history.js';
@@ -16,10 +16,7 @@ async function loadtestCheck(records: readonly HistoryRecord[], ...extra: string
   const path = join(dir, 'history.jsonl');
   await writeFile(path, records.map((r) => JSON.stringify(r)).join('\n') + '\n');
   const args = [
-    '--conditions=@mcp-tasks/source',
-    '--import',
-    'tsx',
-    'tooling/loadtest/src/cli.ts',
+    ...nodeArguments('tooling/loadtest/src/cli.ts'),
     'check',
     path,
     ...extra.map((e) => e.replace('$DIR', dir)),

@@ -3,7 +3,7 @@
 // skipped, and the client's /healthz.
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import { once } from 'node:events';
-import { ManagedProcess, freePort, repoRoot } from '@mcp-tasks/testing';
+import { freePort, ManagedProcess, nodeArguments, repoRoot } from '@mcp-tasks/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const streams: ServerResponse[] = [];
@@ -41,9 +41,7 @@ beforeAll(async () => {
       role: 'proxy',
       command: process.execPath,
       args: [
-        '--import',
-        'tsx',
-        'tooling/stack/src/node-proxy.ts',
+        ...nodeArguments('tooling/stack/src/node-proxy.ts'),
         String(port),
         `127.0.0.1:${a},127.0.0.1:${closed},127.0.0.1:${b}`,
       ],

@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import {
   freePort,
+  nodeArguments,
   postgresBaseUrl,
   redisBaseUrl,
   repoRoot,
@@ -12,11 +13,12 @@ import { ensurePostgres } from '../src/index.js';
 
 /** `pnpm stack ARGS` as a user runs it (the root script), with this environment on top of ours. */
 function runStackCli(env: Record<string, string>, args: string[] = ['--port', '0']) {
-  return spawnSync(
-    process.execPath,
-    ['--conditions=@mcp-tasks/source', '--import', 'tsx', 'tooling/stack/src/cli.ts', ...args],
-    { cwd: repoRoot, env: { ...process.env, ...env }, encoding: 'utf8', timeout: 60_000 },
-  );
+  return spawnSync(process.execPath, [...nodeArguments('tooling/stack/src/cli.ts'), ...args], {
+    cwd: repoRoot,
+    env: { ...process.env, ...env },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
 }
 
 describe('pnpm stack when a service does not answer', () => {

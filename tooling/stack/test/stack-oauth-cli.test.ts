@@ -9,6 +9,7 @@ import {
   createTestDatabase,
   createTestRedis,
   freePort,
+  nodeArguments,
   repoRoot,
   type TestDatabase,
   type TestRedis,
@@ -88,10 +89,7 @@ beforeAll(async () => {
   cli = spawn(
     process.execPath,
     [
-      '--conditions=@mcp-tasks/source',
-      '--import',
-      'tsx',
-      'tooling/stack/src/cli.ts',
+      ...nodeArguments('tooling/stack/src/cli.ts'),
       '--oauth',
       '--gateways',
       '1',

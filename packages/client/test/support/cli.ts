@@ -1,14 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { repoRoot } from '@mcp-tasks/testing';
+import { nodeArguments, repoRoot } from '@mcp-tasks/testing';
 
 /** How to start the real `mcp-tasks` binary from source (what `pnpm cli` runs). */
-export const CLI_COMMAND = [
-  process.execPath,
-  '--conditions=@mcp-tasks/source',
-  '--import',
-  'tsx',
-  'packages/client/src/cli/main.ts',
-];
+export const CLI_COMMAND = [process.execPath, ...nodeArguments('packages/client/src/cli/main.ts')];
 
 export interface CliRun {
   child: ChildProcess;

@@ -4,7 +4,13 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { postgresBaseUrl, processesMarked, redisBaseUrl, repoRoot } from '@mcp-tasks/testing';
+import {
+  nodeArguments,
+  postgresBaseUrl,
+  processesMarked,
+  redisBaseUrl,
+  repoRoot,
+} from '@mcp-tasks/testing';
 import { beforeAll, describe, expect, it } from 'vitest';
 
 /**
@@ -24,10 +30,7 @@ describe('pnpm loadtest soak, interrupted', () => {
     const child = spawn(
       process.execPath,
       [
-        '--conditions=@mcp-tasks/source',
-        '--import',
-        'tsx',
-        'tooling/loadtest/src/cli.ts',
+        ...nodeArguments('tooling/loadtest/src/cli.ts'),
         ...['soak', '--duration', '10m', '--rate', '4', '--window', '3'],
         ...['--ttl', '5', '--retention', '12', '--report', dir],
       ],
