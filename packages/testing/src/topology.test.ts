@@ -226,26 +226,19 @@ describe('nodeArguments', () => {
   });
 
   it('runs the build of a workspace source entry on plain node with MCP_TASKS_TEST_BUILD=dist', () => {
-    expect(runWith('dist', 'apps/worker/src/main.ts')).toEqual([
-      '--cpu-prof',
-      'apps/worker/dist/main.js',
-    ]);
-    expect(runWith('dist', 'packages/client/src/cli/main.ts')).toEqual([
-      '--cpu-prof',
-      'packages/client/dist/cli/main.js',
-    ]);
+    const tsx = ['--conditions=@mcp-tasks/source', '--import', 'tsx'];
     // A built entry, or a TypeScript file outside a package's src (a test fixture), is left alone.
-    expect(runWith('dist', 'apps/gateway/dist/main.js')).toEqual([
-      '--cpu-prof',
-      'apps/gateway/dist/main.js',
-    ]);
-    expect(runWith('dist', 'apps/worker/test/fixtures/tally-tool.ts')).toEqual([
-      '--cpu-prof',
-      '--conditions=@mcp-tasks/source',
-      '--import',
-      'tsx',
-      'apps/worker/test/fixtures/tally-tool.ts',
-    ]);
+    const runs: [entry: string, run: string[]][] = [
+      ['apps/worker/src/main.ts', ['apps/worker/dist/main.js']],
+      ['packages/client/src/cli/main.ts', ['packages/client/dist/cli/main.js']],
+      ['apps/gateway/dist/main.js', ['apps/gateway/dist/main.js']],
+      [
+        'apps/worker/test/fixtures/tally-tool.ts',
+        [...tsx, 'apps/worker/test/fixtures/tally-tool.ts'],
+      ],
+    ];
+    for (const [entry, run] of runs)
+      expect(runWith('dist', entry), entry).toEqual(['--cpu-prof', ...run]);
   });
 
   it('keeps tsx, without the source condition, for a built app that loads TypeScript tool modules', () => {
