@@ -57,8 +57,10 @@ export const tasksGet: MethodHandler = async (ctx, services) => {
 };
 
 /**
- * R17: acknowledged only after the write is committed on the primary. A tasks/get right after
- * reads the replica when one is configured: it may briefly show the task before the answers.
+ * R17: acknowledged only after the write is committed on the primary (and, with synchronous
+ * replication, on the standby: also an update that finds its keys already answered). A tasks/get
+ * right after reads the replica when one is configured: an asynchronous one may briefly show the
+ * task before the answers.
  */
 export const tasksUpdate: MethodHandler = async (ctx, services) => {
   const { taskId, inputResponses } = parseParams(LenientUpdateTaskParamsSchema, ctx.params);
@@ -74,7 +76,11 @@ export const tasksUpdate: MethodHandler = async (ctx, services) => {
   const checked = Object.fromEntries(
     Object.entries(inputResponses).filter(([key]) => Object.hasOwn(task.inputRequests, key)),
   );
-  if (Object.keys(checked).length === 0) return result(buildEmptyResult(services.serverInfo));
+  // Written even when nothing is left to answer (a retry, `twice`): the statement locks the row,
+  // so its commit waits for a synchronous standby like any other write. The primary may show
+  // answers the standby lacks (a commit crash recovery made visible after its client got an
+  // error): acknowledged without that wait, a tasks/get on the standby right after would show the
+  // keys pending again, and a failover would lose the answer the client was told is recorded.
   const { found } = await services.taskService.submitInputResponses(ctx.identity, taskId, checked);
   if (!found) throw taskNotFound();
   return result(buildEmptyResult(services.serverInfo));

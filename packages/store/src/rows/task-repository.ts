@@ -373,7 +373,9 @@ export async function getTasksForPrincipal(
  * drop those keys from the pending requests, and when none remain move to `working`, unleased and
  * not yet enqueued (claimable; the caller wakes it). Two concurrent calls serialize on the row
  * lock, the second recomputes from the first's result, so both answers count and exactly one of
- * them sees the last key go and reports `resumed`.
+ * them sees the last key go and reports `resumed`. With nothing left to record it still locks the
+ * row, so its commit waits for a synchronous standby like any write: what the primary shows of the
+ * answers is then on the standby too (tasks/update acknowledges a repeated answer this way).
  */
 export async function recordInputResponses(
   db: Db,
