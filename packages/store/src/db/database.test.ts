@@ -97,11 +97,13 @@ describe('createDb keeps its connections through a lull', () => {
 
   it('closes idle connections after idleTimeoutMs', async () => {
     const applicationName = `idle-short-${process.pid}`;
-    const db = await openThree(applicationName, 100);
+    // 2 s, not less: on a starved machine the count below can come a good second after the
+    // statements, and a shorter timeout had closed connections before it (seen in CI).
+    const db = await openThree(applicationName, 2_000);
     try {
       expect(await backends(applicationName)).toBe(3);
       await vi.waitFor(async () => expect(await backends(applicationName)).toBe(0), {
-        timeout: 5_000,
+        timeout: 10_000,
         interval: 50,
       });
     } finally {

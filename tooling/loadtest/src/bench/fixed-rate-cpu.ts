@@ -5,7 +5,7 @@ import { runConstantRate } from './constant-rate.js';
 import { cpuNsBetween, openBackendCpuMeter } from './backend-cpu.js';
 import { processCpuMs } from './cpu.js';
 import { cpuMsPerTask } from './cpu-per-task.js';
-import { createTaskRequest } from './mcp-requests.js';
+import { createTaskRequest, sendMcp } from './mcp-requests.js';
 
 export interface FixedRateCpuResult {
   ratePerS: number;
@@ -59,6 +59,11 @@ export async function runFixedRateCpu(options: {
   let created = 0;
   let ended = 0;
   const endings: Promise<void>[] = [];
+  // One task end to end before the load: on a starved machine a cold stack (pools, JIT) ended
+  // nothing inside a short warm-up and window, and the figure came out NaN (seen in CI).
+  const { taskId: primedTaskId } = await sendMcp(stack.gateways[0]!.url, createTaskRequest());
+  if (typeof primedTaskId !== 'string') throw new Error('the priming create returned no taskId');
+  await watcher.waitFor(primedTaskId);
   const sample = () => ({
     at: performance.now(),
     gateways: stack.gateways.reduce((sum, g) => sum + processCpuMs(g.process.child.pid!), 0),
