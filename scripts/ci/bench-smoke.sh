@@ -1,9 +1,6 @@
 #!/usr/bin/env bash
 # Bench smoke for CI (called from .ci/run): `pnpm bench --quick` (2 s per measurement, 1 s
 # warm-up), failing if any figure is missing: it checks that every figure is there, not what it is.
-# Its figures run as two `--only` halves at once (each with its own scratch database, Redis prefix
-# and stacks): one serial chain of them outlasted every other check of its group by a minute and
-# more, with a core idle. The halves' JSON results, disjoint by figure, are merged for the check.
 # Needs DATABASE_URL / REDIS_URL (set by .ci/run) and pgbench (Debian's postgresql-15 package).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -13,32 +10,7 @@ if ! command -v pgbench >/dev/null; then
 fi
 
 out="$(mktemp -d)"
-halves=(
-  pgbench,bullmq,hono,tasks-get,create,e2e,e2e-effects,sweep
-  e2e-traces,e2e-realistic,events,sync-commit,at-size
-)
-pids=()
-for i in "${!halves[@]}"; do
-  pnpm bench --quick --only "${halves[$i]}" --json "$out/half-$i.json" >"$out/half-$i.log" 2>&1 &
-  pids+=($!)
-done
-codes=()
-for pid in "${pids[@]}"; do
-  code=0
-  wait "$pid" || code=$?
-  codes+=("$code")
-done
-for i in "${!halves[@]}"; do
-  echo "--- pnpm bench --quick --only ${halves[$i]}: exit ${codes[$i]}"
-  cat "$out/half-$i.log"
-done
-for code in "${codes[@]}"; do [ "$code" = 0 ] || exit "$code"; done
-node -e '
-  const { readFileSync, writeFileSync } = require("node:fs");
-  const [target, ...halves] = process.argv.slice(1);
-  const merged = Object.assign({}, ...halves.map((f) => JSON.parse(readFileSync(f, "utf8"))));
-  writeFileSync(target, JSON.stringify(merged));
-' "$out/bench.json" "$out"/half-*.json
+pnpm bench --quick --json "$out/bench.json"
 node -e '
   const r = JSON.parse(require("node:fs").readFileSync(process.argv[1], "utf8"));
   const figures = {
