@@ -103,15 +103,12 @@ export function nodeArguments(
  * dies or never becomes ready.
  */
 export async function launchProcess(options: LaunchOptions): Promise<LaunchedProcess> {
-  const child = spawn(
-    process.execPath,
-    nodeArguments(options.entry, options.nodeArgs, { ...process.env, ...options.env }),
-    {
-      cwd: repoRoot,
-      env: { ...process.env, LOG_LEVEL: 'warn', ...options.env },
-      stdio: ['ignore', options.stdio ?? 'pipe', options.stdio ?? 'pipe'],
-    },
-  );
+  const env = { ...process.env, LOG_LEVEL: 'warn', ...options.env };
+  const child = spawn(process.execPath, nodeArguments(options.entry, options.nodeArgs, env), {
+    cwd: repoRoot,
+    env,
+    stdio: ['ignore', options.stdio ?? 'pipe', options.stdio ?? 'pipe'],
+  });
   let output = '';
   let errors = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));

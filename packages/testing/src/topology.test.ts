@@ -2,7 +2,7 @@
 // database and Redis prefix; a task called over HTTP runs to the end before and after the worker
 // is killed and restarted; a managed worker on the exact environment restarted on its port.
 import { readFile } from 'node:fs/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { LogLine } from './managed-process.js';
 import { freePort } from './processes.js';
 import {
@@ -201,16 +201,15 @@ describe('appEntry', () => {
 });
 
 describe('nodeArguments', () => {
-  const saved = process.env.MCP_TASKS_TEST_BUILD;
-  const runWith = (build: string | undefined, entry: string) => {
-    if (build === undefined) delete process.env.MCP_TASKS_TEST_BUILD;
-    else process.env.MCP_TASKS_TEST_BUILD = build;
-    try {
-      return nodeArguments(entry, ['--cpu-prof']);
-    } finally {
-      if (saved === undefined) delete process.env.MCP_TASKS_TEST_BUILD;
-      else process.env.MCP_TASKS_TEST_BUILD = saved;
-    }
+  afterEach(() => vi.unstubAllEnvs());
+  const runWith = (
+    build: string | undefined,
+    entry: string,
+    env?: Record<string, string>,
+    nodeArgs = ['--cpu-prof'],
+  ) => {
+    vi.stubEnv('MCP_TASKS_TEST_BUILD', build);
+    return nodeArguments(entry, nodeArgs, env);
   };
 
   it('runs a source entry through tsx unless MCP_TASKS_TEST_BUILD=dist', () => {
@@ -242,20 +241,19 @@ describe('nodeArguments', () => {
   });
 
   it('keeps tsx, without the source condition, for a built app that loads TypeScript tool modules', () => {
-    process.env.MCP_TASKS_TEST_BUILD = 'dist';
-    try {
-      expect(
-        nodeArguments('apps/worker/src/main.ts', [], {
+    expect(
+      runWith(
+        'dist',
+        'apps/worker/src/main.ts',
+        {
           MCP_TOOL_MODULES: '@acme/tools, ./apps/worker/test/fixtures/tally-tool.ts',
-        }),
-      ).toEqual(['--import', 'tsx', 'apps/worker/dist/main.js']);
-      expect(
-        nodeArguments('apps/worker/src/main.ts', [], { MCP_TOOL_MODULES: './tools/index.js' }),
-      ).toEqual(['apps/worker/dist/main.js']);
-    } finally {
-      if (saved === undefined) delete process.env.MCP_TASKS_TEST_BUILD;
-      else process.env.MCP_TASKS_TEST_BUILD = saved;
-    }
+        },
+        [],
+      ),
+    ).toEqual(['--import', 'tsx', 'apps/worker/dist/main.js']);
+    expect(
+      runWith('dist', 'apps/worker/src/main.ts', { MCP_TOOL_MODULES: './tools/index.js' }, []),
+    ).toEqual(['apps/worker/dist/main.js']);
   });
 
   it('refuses a dist run whose build is missing, naming the command that makes it', () => {

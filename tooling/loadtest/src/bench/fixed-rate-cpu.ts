@@ -59,11 +59,6 @@ export async function runFixedRateCpu(options: {
   let created = 0;
   let ended = 0;
   const endings: Promise<void>[] = [];
-  // One task end to end before the load: on a starved machine a cold stack (pools, JIT) ended
-  // nothing inside a short warm-up and window, and the figure came out NaN (seen in CI).
-  const { taskId: primedTaskId } = await sendMcp(stack.gateways[0]!.url, createTaskRequest());
-  if (typeof primedTaskId !== 'string') throw new Error('the priming create returned no taskId');
-  await watcher.waitFor(primedTaskId);
   const sample = () => ({
     at: performance.now(),
     gateways: stack.gateways.reduce((sum, g) => sum + processCpuMs(g.process.child.pid!), 0),
@@ -72,6 +67,11 @@ export async function runFixedRateCpu(options: {
     ended,
   });
   try {
+    // One task end to end before the load: on a starved machine a cold stack (pools, JIT) ended
+    // nothing inside a short warm-up and window, and the figure came out NaN (seen in CI).
+    const { taskId: primedTaskId } = await sendMcp(stack.gateways[0]!.url, createTaskRequest());
+    if (typeof primedTaskId !== 'string') throw new Error('the priming create returned no taskId');
+    await watcher.waitFor(primedTaskId);
     const load = runConstantRate({
       baseUrl: stack.gateways[0]!.url,
       request: createTaskRequest,
