@@ -164,10 +164,15 @@ describe('traces across the queue hop (gateway and worker processes, OTLP receiv
     );
     expect(cancel.error).toBeUndefined();
     await stack.waitForTask(taskId);
+    // Gateway and worker export on their own schedules: the worker's attempt can arrive before
+    // the gateway's cancel span (CI saw it on a loaded machine), so wait for both.
     const spans = inTrace(
-      await receiver.waitFor(
-        (all) => named(inTrace(all, client.traceId), 'task.attempt').length === 2,
-      ),
+      await receiver.waitFor((all) => {
+        const trace = inTrace(all, client.traceId);
+        return (
+          named(trace, 'task.attempt').length === 2 && named(trace, 'tasks/cancel').length === 1
+        );
+      }),
       client.traceId,
     );
     expect(named(spans, 'tasks/cancel')[0]).toMatchObject({
