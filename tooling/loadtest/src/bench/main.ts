@@ -380,7 +380,7 @@ async function measureSweep(run: BenchRun): Promise<void> {
     await sweepDb.destroy();
     const [sweep] = await runSweepThroughput({
       connectionString: sweepDatabase.connectionString,
-      rows: run.options.quick ? 50_000 : 200_000,
+      rows: run.options.quick ? 20_000 : 200_000,
       variants: [{ batchSize: DEFAULT_SWEEP_BATCH, resume: true }],
       rounds: run.options.quick ? 1 : 3,
       log: (line) => log(`(g) ${line}`),
