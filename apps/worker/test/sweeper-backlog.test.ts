@@ -106,6 +106,60 @@ describe('the sweeper on a backlog', () => {
     expect(swept.find((v) => v.labels.step === 'delete')?.value).toBe(BACKLOG);
   }, 150_000);
 
+  it('counts the rows of the batches a step committed before one of its batches failed', async () => {
+    await h.query('TRUNCATE tasks');
+    // 3,000 finished tasks past retention, deleted oldest first (expires_at follows g) ...
+    await h.query(
+      `INSERT INTO tasks (id, tenant, principal, method, tool_name, arguments, status, error,
+                          ttl_ms, created_at)
+       SELECT 'gone-' || g, 't', 'p', 'tools/call', 'slow_compute', '{}', 'failed',
+              '{"code": -32603, "message": "x"}', 60000,
+              now() - interval '2 days' + g * interval '1 millisecond'
+       FROM generate_series(1, 3000) AS g`,
+    );
+    // ... and one row the database refuses to delete: the third batch of 1,000 fails every time.
+    await h.query(`CREATE FUNCTION refuse_poisoned_delete() RETURNS trigger LANGUAGE plpgsql AS $$
+                   BEGIN
+                     IF OLD.id = 'gone-2500' THEN RAISE EXCEPTION 'poisoned row'; END IF;
+                     RETURN OLD;
+                   END $$`);
+    await h.query(`CREATE TRIGGER refuse_poisoned_delete BEFORE DELETE ON tasks
+                   FOR EACH ROW EXECUTE FUNCTION refuse_poisoned_delete()`);
+    const metrics = createWorkerMetrics();
+    const sweeper = createSweeper({
+      connectionString: h.database.connectionString,
+      db: h.db,
+      orphans: createOrphanWaker({
+        db: h.db,
+        wakeUpQueue: createSweepWakeUpQueue(h.queue),
+        wakeUpGraceMs: 60_000,
+      }),
+      intervalMs: 50,
+      retentionMs: 60 * 60_000,
+      batchSize: 1_000,
+      stepBudgetMs: 60_000,
+      logger: createLogger({ level: 'silent', workerId: 'sweeper-partial-step-test' }),
+      metrics,
+    });
+    const deleteErrors = async () =>
+      (await metrics.sweepStepErrors.get()).values.find((v) => v.labels.step === 'delete')?.value ??
+      0;
+    sweeper.start();
+    try {
+      const deadline = Date.now() + 20_000;
+      while ((await deleteErrors()) < 2 && Date.now() < deadline) await sleep(50);
+    } finally {
+      await sweeper.stop();
+      await h.query('DROP TRIGGER refuse_poisoned_delete ON tasks');
+      await h.query('DROP FUNCTION refuse_poisoned_delete()');
+    }
+    // The first sweep deleted two batches, then failed on the third; later sweeps fail at once.
+    expect(await deleteErrors()).toBeGreaterThanOrEqual(2);
+    expect(await count(`SELECT count(*) AS n FROM tasks WHERE id LIKE 'gone-%'`)).toBe(1_000);
+    const swept = (await metrics.sweptTasks.get()).values;
+    expect(swept.find((v) => v.labels.step === 'delete')?.value).toBe(2_000);
+  }, 60_000);
+
   it('sweeps back to back while expiries are left over, without waking the expired backlog', async () => {
     // Ten batches of expired tasks nobody holds: each one an orphan too, long past the grace.
     // Alone in the table, whatever ran before.

@@ -174,30 +174,32 @@ function createStepRunner(
   const budgetMs = options.stepBudgetMs ?? DEFAULT_SWEEP_STEP_BUDGET_MS;
   const { batchSizes } = state;
   return async (step, runBatch) => {
-    try {
-      const result = await runInBatches({
-        batchSize: batchSizes[step],
-        budgetMs,
-        runBatch,
-        shouldStop: () => !mayGoOn(),
-      });
-      if (result.outOfTime) {
-        state.backlogLeft = true;
-        logger.info(
-          { step, handled: result.total },
-          'sweep step out of time; the next sweep goes on',
-        );
-      }
-      return result.total;
-    } catch (error) {
+    const result = await runInBatches({
+      batchSize: batchSizes[step],
+      budgetMs,
+      runBatch,
+      shouldStop: () => !mayGoOn(),
+    });
+    if (result.failure !== undefined) {
+      const { error } = result.failure;
       noteFailure(error);
       metrics.sweepStepErrors.inc({ step });
       if (isStatementTimeout(error) && batchSizes[step] > MIN_BATCH) {
         batchSizes[step] = Math.max(MIN_BATCH, Math.floor(batchSizes[step] / 2));
       }
-      logger.warn({ err: error, step, batchSize: batchSizes[step] }, 'sweep step failed');
-      return 0;
+      logger.warn(
+        { err: error, step, batchSize: batchSizes[step], handled: result.total },
+        'sweep step failed',
+      );
+    } else if (result.outOfTime) {
+      state.backlogLeft = true;
+      logger.info(
+        { step, handled: result.total },
+        'sweep step out of time; the next sweep goes on',
+      );
     }
+    // The batches before a failed one committed: their rows count (metrics, the console's record).
+    return result.total;
   };
 }
 
