@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { resolve as resolvePath } from 'node:path';
@@ -9,14 +9,48 @@ import { fileURLToPath } from 'node:url';
 /** The repository root, from this file's place in packages/testing/src. */
 export const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 
+/**
+ * Ports handed to child processes come from below the kernel's ephemeral range, where nothing
+ * that listens on port 0 (test servers, proxies, the OTLP receiver) or connects out can take one
+ * between this check and the child's bind: a port from `listen(0)` could go to another test
+ * file's server in that gap, and that file then answered the child's readiness polls.
+ */
+const FIRST_HANDED_PORT = 20_000;
+const PAST_LAST_HANDED_PORT = ephemeralRangeStart();
+
+function ephemeralRangeStart(): number {
+  try {
+    const [low] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').split(/\s+/);
+    const start = Number(low);
+    if (Number.isInteger(start) && start > FIRST_HANDED_PORT + 1_000) return start;
+  } catch {
+    // Not Linux: fall back to Linux's default; a port is still checked before it is handed out.
+  }
+  return 32_768;
+}
+
+/** A port on 127.0.0.1 free right now, for a child process to listen on. */
 export async function freePort(): Promise<number> {
+  const span = PAST_LAST_HANDED_PORT - FIRST_HANDED_PORT;
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const port = FIRST_HANDED_PORT + Math.floor(Math.random() * span);
+    if (await canListen(port)) return port;
+  }
+  throw new Error(
+    `no free port in ${FIRST_HANDED_PORT}–${PAST_LAST_HANDED_PORT - 1} after 100 tries`,
+  );
+}
+
+async function canListen(port: number): Promise<boolean> {
   const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address();
-  server.close();
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
+  server.listen(port, '127.0.0.1');
+  try {
+    await once(server, 'listening');
+  } catch {
+    return false; // EADDRINUSE: taken
+  }
+  await new Promise((resolve) => server.close(resolve));
+  return true;
 }
 
 export interface LaunchedProcess {
