@@ -351,6 +351,7 @@ async function measureCosts(run: BenchRun): Promise<void> {
       concurrency: 8,
       durationS: run.durationS,
       warmupS: run.warmupS,
+      rounds: options.quick ? 1 : 3,
     });
     results.taskEvents = events;
     log(
@@ -495,7 +496,11 @@ const program = new Command('bench')
   .description(
     'Measure mcp-tasks against same-run baselines: pgbench, raw BullMQ, bare Hono (+pg), and our create, tasks/get and end-to-end paths.',
   )
-  .option('--quick', 'a smoke run for CI: 2 s per measurement, 1 s warm-up', false)
+  .option(
+    '--quick',
+    'a smoke run for CI: 2 s per measurement, 1 s warm-up, one round of the paired figures, small tables',
+    false,
+  )
   .option('--duration <s>', 'seconds per measurement (default 10, --quick 2)', positiveNumber)
   .option(
     '--warmup <s>',
