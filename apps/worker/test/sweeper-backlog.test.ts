@@ -1,7 +1,7 @@
 import { createDb, createOrphanWaker, type Db } from '@mcp-tasks/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/logger.js';
-import { createWorkerMetrics } from '../src/metrics.js';
+import { createWorkerMetrics, type WorkerMetrics } from '../src/metrics.js';
 import { createSweepWakeUpQueue } from '../src/sweeper/sweep-wake-up-queue.js';
 import { MAX_ORPHAN_WAKE_DEFERRAL_INTERVALS, createSweeper } from '../src/sweeper/sweeper.js';
 import { createHarness, sleep, type Harness } from './harness.js';
@@ -48,6 +48,27 @@ afterAll(async () => {
 const count = async (sql: string): Promise<number> =>
   Number((await h.query<{ n: string }>(sql))[0]?.n);
 
+/** A sweeper on this file's database, its wake-ups into the harness's queue, retention an hour. */
+function backlogSweeper(options: {
+  name: string;
+  db: Db;
+  wakeUpGraceMs: number;
+  intervalMs: number;
+  batchSize: number;
+  stepBudgetMs: number;
+  metrics: WorkerMetrics;
+}) {
+  const { db, wakeUpGraceMs, name, ...rest } = options;
+  return createSweeper({
+    ...rest,
+    connectionString: h.database.connectionString,
+    db,
+    orphans: createOrphanWaker({ db, wakeUpQueue: createSweepWakeUpQueue(h.queue), wakeUpGraceMs }),
+    retentionMs: 60 * 60_000,
+    logger: createLogger({ level: 'silent', workerId: name }),
+  });
+}
+
 describe('the sweeper on a backlog', () => {
   it('expires and deletes 50k rows in bounded batches under a tiny statement timeout, over several sweeps', async () => {
     // An unbounded statement over the backlog cannot finish within the timeout.
@@ -60,19 +81,13 @@ describe('the sweeper on a backlog', () => {
     ).rejects.toMatchObject({ code: '57014' });
 
     const metrics = createWorkerMetrics();
-    const sweeper = createSweeper({
-      connectionString: h.database.connectionString,
+    const sweeper = backlogSweeper({
+      name: 'sweeper-backlog-test',
       db: tightDb,
-      orphans: createOrphanWaker({
-        db: tightDb,
-        wakeUpQueue: createSweepWakeUpQueue(h.queue),
-        wakeUpGraceMs: 60_000,
-      }),
+      wakeUpGraceMs: 60_000,
       intervalMs: 50,
-      retentionMs: 60 * 60_000,
       batchSize: 1_000,
       stepBudgetMs: 500,
-      logger: createLogger({ level: 'silent', workerId: 'sweeper-backlog-test' }),
       metrics,
     });
     const dueToExpire = () =>
@@ -126,19 +141,13 @@ describe('the sweeper on a backlog', () => {
     await h.query(`CREATE TRIGGER refuse_poisoned_delete BEFORE DELETE ON tasks
                    FOR EACH ROW EXECUTE FUNCTION refuse_poisoned_delete()`);
     const metrics = createWorkerMetrics();
-    const sweeper = createSweeper({
-      connectionString: h.database.connectionString,
+    const sweeper = backlogSweeper({
+      name: 'sweeper-partial-step-test',
       db: h.db,
-      orphans: createOrphanWaker({
-        db: h.db,
-        wakeUpQueue: createSweepWakeUpQueue(h.queue),
-        wakeUpGraceMs: 60_000,
-      }),
+      wakeUpGraceMs: 60_000,
       intervalMs: 50,
-      retentionMs: 60 * 60_000,
       batchSize: 1_000,
       stepBudgetMs: 60_000,
-      logger: createLogger({ level: 'silent', workerId: 'sweeper-partial-step-test' }),
       metrics,
     });
     const deleteErrors = async () =>
@@ -175,20 +184,14 @@ describe('the sweeper on a backlog', () => {
     );
     const intervalMs = 4_000;
     const metrics = createWorkerMetrics();
-    const sweeper = createSweeper({
-      connectionString: h.database.connectionString,
+    const sweeper = backlogSweeper({
+      name: 'sweeper-pace-test',
       db: h.db,
-      orphans: createOrphanWaker({
-        db: h.db,
-        wakeUpQueue: createSweepWakeUpQueue(h.queue),
-        wakeUpGraceMs: 1_000,
-      }),
+      wakeUpGraceMs: 1_000,
       intervalMs,
-      retentionMs: 60 * 60_000,
       batchSize,
       // One batch per step and sweep: the backlog takes ten sweeps.
       stepBudgetMs: 0,
-      logger: createLogger({ level: 'silent', workerId: 'sweeper-pace-test' }),
       metrics,
     });
     const dueToExpire = () =>
@@ -227,19 +230,13 @@ describe('the sweeper on a backlog', () => {
        VALUES ('lost-wake-up', 't', 'p', 'tools/call', 'slow_compute', '{}', now() - interval '10 minutes')`,
     );
     const intervalMs = 200;
-    const sweeper = createSweeper({
-      connectionString: h.database.connectionString,
+    const sweeper = backlogSweeper({
+      name: 'sweeper-deferral-test',
       db: h.db,
-      orphans: createOrphanWaker({
-        db: h.db,
-        wakeUpQueue: createSweepWakeUpQueue(h.queue),
-        wakeUpGraceMs: 1_000,
-      }),
+      wakeUpGraceMs: 1_000,
       intervalMs,
-      retentionMs: 60 * 60_000,
       batchSize: 10,
       stepBudgetMs: 0,
-      logger: createLogger({ level: 'silent', workerId: 'sweeper-deferral-test' }),
       metrics: createWorkerMetrics(),
     });
     const woken = async () => (await h.queue.pendingJobs(['lost-wake-up'])).has('lost-wake-up');
