@@ -20,8 +20,10 @@ function workspacePackages() {
       const dir = join(wing, entry.name);
       if (!entry.isDirectory() || !existsSync(join(root, dir, 'tsconfig.build.json'))) continue;
       const manifest = JSON.parse(readFileSync(join(root, dir, 'package.json'), 'utf8'));
-      const ranges = { ...manifest.dependencies, ...manifest.devDependencies };
-      const needs = Object.keys(ranges).filter((name) => ranges[name].startsWith('workspace:'));
+      const fields = [manifest.dependencies, manifest.devDependencies, manifest.peerDependencies];
+      const needs = fields.flatMap((ranges = {}) =>
+        Object.keys(ranges).filter((name) => ranges[name].startsWith('workspace:')),
+      );
       packages.set(manifest.name, { dir, needs });
     }
   }
