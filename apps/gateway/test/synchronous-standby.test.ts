@@ -21,7 +21,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { taskChangeFeedFrom } from '../src/task-feed.js';
 import { buildGateway, type GatewayUnderTest } from './support/harness.js';
-import { SERVER_INFO_META, createReportTask, getTaskResult, rpc } from './support/rpc.js';
+import {
+  EMPTY_RESULT_REPLY,
+  createReportTask,
+  elicitation,
+  getTaskResult,
+  rpc,
+} from './support/rpc.js';
 
 /**
  * tasks/update against a primary with a synchronous standby (remote_apply) that the gateway also
@@ -37,15 +43,6 @@ const unavailable = privatePostgresUnavailableReason();
 if (unavailable !== null) console.warn(`synchronous standby tests skipped: ${unavailable}`);
 
 const OWNER = { tenant: 'acme', principal: 'alice' };
-
-const elicitation = (message: string) => ({
-  method: 'elicitation/create',
-  params: {
-    mode: 'form',
-    message,
-    requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } } },
-  },
-});
 
 describe.skipIf(unavailable !== null)('tasks/update with a synchronous standby', () => {
   let cluster: FailoverCluster;
@@ -130,11 +127,7 @@ describe.skipIf(unavailable !== null)('tasks/update with a synchronous standby',
       await replay('pg_wal_replay_resume');
     }
     const reply = await update;
-    expect(reply.body).toEqual({
-      jsonrpc: '2.0',
-      id: 1,
-      result: { resultType: 'complete', _meta: SERVER_INFO_META },
-    });
+    expect(reply.body).toEqual(EMPTY_RESULT_REPLY);
     // Read on the standby right after the acknowledgement: the answers are there.
     const seen = await getTaskResult(gw.app, taskId);
     expect(seen.result.status).toBe('working');

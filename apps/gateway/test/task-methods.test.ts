@@ -1,21 +1,20 @@
 import { claimLease, completeTask, failTask, getTask, requestInput } from '@mcp-tasks/store';
 import { describe, expect, it } from 'vitest';
 import { useGatewayUnderTest } from './support/harness.js';
-import { SERVER_INFO_META, accept, createReportTask, getTaskResult, rpc } from './support/rpc.js';
+import {
+  EMPTY_RESULT_REPLY,
+  SERVER_INFO_META,
+  accept,
+  createReportTask,
+  elicitation,
+  getTaskResult,
+  rpc,
+} from './support/rpc.js';
 
 // tasks/get, tasks/update and tasks/cancel on tasks the store drives: tenancy (R12, R15), the
 // per-status snapshot (R14), partial and stray answers (R17) and idempotent cancel (R18).
 
 const { infra, gw } = useGatewayUnderTest('gw_task_methods');
-
-const elicitation = (message: string) => ({
-  method: 'elicitation/create',
-  params: {
-    mode: 'form',
-    message,
-    requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } } },
-  },
-});
 
 describe('tenancy (R12, R15)', () => {
   it('answers a foreign task exactly like a missing one, on every task method', async () => {
@@ -62,11 +61,7 @@ describe('observing, answering and cancelling (R14, R17, R18)', () => {
       taskId,
       inputResponses: { first: accept({ ok: true }), never_issued: accept({}) },
     });
-    expect(partial.body).toEqual({
-      jsonrpc: '2.0',
-      id: 1,
-      result: { resultType: 'complete', _meta: SERVER_INFO_META },
-    });
+    expect(partial.body).toEqual(EMPTY_RESULT_REPLY);
     const still = await getTaskResult(gw.app, taskId);
     expect(still.result.status).toBe('input_required');
     expect(Object.keys(still.result.inputRequests as object)).toEqual(['second']);
@@ -130,11 +125,7 @@ describe('observing, answering and cancelling (R14, R17, R18)', () => {
 
   it('acknowledges a cancel, also again and on a terminal task', async () => {
     const taskId = await createReportTask(gw.app);
-    const ack = {
-      jsonrpc: '2.0',
-      id: 1,
-      result: { resultType: 'complete', _meta: SERVER_INFO_META },
-    };
+    const ack = EMPTY_RESULT_REPLY;
     expect((await rpc(gw.app, 'tasks/cancel', { taskId })).body).toEqual(ack);
     // Unleased and working: the store cancels it directly.
     expect((await getTaskResult(gw.app, taskId)).result.status).toBe('cancelled');

@@ -190,6 +190,23 @@ export const SERVER_INFO_META = { 'io.modelcontextprotocol/serverInfo': SERVER_I
 /** An accepting answer to an elicitation, as a client puts it in `inputResponses`. */
 export const accept = (content: Record<string, unknown>) => ({ action: 'accept', content });
 
+/** A form elicitation asking one yes/no question (`ok`), as a worker puts it in `inputRequests`. */
+export const elicitation = (message: string) => ({
+  method: 'elicitation/create',
+  params: {
+    mode: 'form',
+    message,
+    requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } } },
+  },
+});
+
+/** The whole reply to a request whose result is empty (tasks/update, tasks/cancel's ack), id 1. */
+export const EMPTY_RESULT_REPLY = {
+  jsonrpc: '2.0',
+  id: 1,
+  result: { resultType: 'complete', _meta: SERVER_INFO_META },
+};
+
 /** tasks/get of one task through `target`. */
 export async function getTaskResult(
   target: FetchLike,
