@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { startBenchStack, type BenchStack } from './bench-stack.js';
+import { median } from './cpu-per-task.js';
 import { waitUntilAllTasksEnded } from './cleanup.js';
 import { runConstantRate } from './constant-rate.js';
 import { runHttpLoad } from './http-load.js';
@@ -25,9 +26,15 @@ export interface AtSizeResult {
   fillSeconds: number;
   tableBytes: number;
   indexBytes: number;
+  /** Each side's figures per round, measured in turns (empty first in odd rounds). */
+  rounds: { empty: AtSizeFigures; full: AtSizeFigures }[];
+  /** The median of each figure over the rounds, per side. */
   empty: AtSizeFigures;
   full: AtSizeFigures;
-  /** full ÷ empty: create p99 (target ≤ 1.3) and tasks/get req/s (target ≥ 0.75). */
+  /**
+   * full ÷ empty of each round, then the median: create p99 (target ≤ 1.3) and tasks/get
+   * req/s (target ≥ 0.75).
+   */
   createP99Ratio: number;
   getRatio: number;
   plans: StatementPlan[];
@@ -36,15 +43,19 @@ export interface AtSizeResult {
 const GET_CONNECTIONS = 32;
 
 /**
- * Issue 25 item 3, side by side in one run: the same 1 gateway + 1 worker measured on an empty
- * `tasks`, then again after `rows` retained tasks were written into it; then the plans of the
- * statements that must stay index-driven at that size.
+ * Issue 25 item 3, side by side in one run: two 1 gateway + 1 worker stacks, one on an empty
+ * `tasks` and one on a database holding `rows` retained tasks, measured in turns (ABBA), so a
+ * slow spell of the machine weighs on both; then the plans of the statements that must stay
+ * index-driven at that size.
  */
 export interface AtSizeOptions {
-  databaseUrl: string;
+  /** Two migrated databases: one stays empty, `rows` retained tasks are written into the other. */
+  emptyDatabaseUrl: string;
+  fullDatabaseUrl: string;
   redisUrl: string;
   redisPrefix: string;
   rows: number;
+  rounds: number;
   ratePerS: number;
   durationS: number;
   warmupS: number;
@@ -55,9 +66,10 @@ export interface AtSizeOptions {
 /** Create at the fixed rate, then tasks/get at 32 connections, on the table as it is. */
 async function measureAtSize(
   options: AtSizeOptions,
-  gateway: BenchStack['gateways'][number],
+  side: Side,
   label: string,
 ): Promise<AtSizeFigures> {
+  const gateway = side.stack.gateways[0]!;
   const createdTask = (body: string) => body.includes('"resultType":"task"');
   const atRate = {
     baseUrl: gateway.url,
@@ -67,7 +79,7 @@ async function measureAtSize(
   };
   await runConstantRate({ ...atRate, durationS: options.warmupS });
   const create = await runConstantRate({ ...atRate, durationS: options.durationS });
-  await waitUntilAllTasksEnded(options.databaseUrl, 300_000);
+  await waitUntilAllTasksEnded(side.databaseUrl, 300_000);
   const created = await sendMcp(gateway.url, createTaskRequest());
   const taskId = created.taskId as string;
   const read = {
@@ -96,63 +108,103 @@ async function measureAtSize(
 async function fillTable(client: pg.Client, options: AtSizeOptions) {
   const fillStarted = performance.now();
   await fillRetainedTasks(client, options.rows, options.log);
+  // The fill's dirty pages and WAL are written out now, not by a checkpoint during a round.
+  await client.query('CHECKPOINT');
   const fillSeconds = (performance.now() - fillStarted) / 1_000;
   const { rows: sizes } = await client.query<{ heap: string; indexes: string }>(
     `SELECT pg_table_size('tasks') AS heap, pg_indexes_size('tasks') AS indexes`,
   );
   options.log(
-    `${options.rows} retained rows written and vacuumed in ${fillSeconds.toFixed(0)} s: table ${(Number(sizes[0]!.heap) / 1_048_576).toFixed(0)} MB, indexes ${(Number(sizes[0]!.indexes) / 1_048_576).toFixed(0)} MB`,
+    `${options.rows} retained rows written, vacuumed and checkpointed in ${fillSeconds.toFixed(0)} s: table ${(Number(sizes[0]!.heap) / 1_048_576).toFixed(0)} MB, indexes ${(Number(sizes[0]!.indexes) / 1_048_576).toFixed(0)} MB`,
   );
   return { fillSeconds, sizes };
 }
 
-export async function runAtSize(options: AtSizeOptions): Promise<AtSizeResult> {
-  const stack = await startBenchStack({
-    databaseUrl: options.databaseUrl,
+/** One side of the comparison: its database and its own 1 + 1. */
+interface Side {
+  databaseUrl: string;
+  stack: BenchStack;
+}
+
+const startSide = (options: AtSizeOptions, databaseUrl: string, prefix: string) =>
+  startBenchStack({
+    databaseUrl,
     redisUrl: options.redisUrl,
-    redisPrefix: options.redisPrefix,
+    redisPrefix: `${options.redisPrefix}-${prefix}`,
     gateways: 1,
     workers: 1,
     workerConcurrency: options.concurrency,
-  });
-  let stackStopped = false;
-  const stopStack = async () => {
-    if (stackStopped) return;
-    stackStopped = true;
-    await stack.stop();
+  }).then((stack): Side => ({ databaseUrl, stack }));
+
+const medianFigures = (figures: AtSizeFigures[]): AtSizeFigures => ({
+  createP50Ms: median(figures.map((f) => f.createP50Ms)),
+  createP99Ms: median(figures.map((f) => f.createP99Ms)),
+  createFailures: figures.reduce((sum, f) => sum + f.createFailures, 0),
+  getRequestsPerS: median(figures.map((f) => f.getRequestsPerS)),
+  getP99Ms: median(figures.map((f) => f.getP99Ms)),
+});
+
+export async function runAtSize(options: AtSizeOptions): Promise<AtSizeResult> {
+  const sides: Side[] = [];
+  const stopStacks = async () => {
+    await Promise.all(sides.splice(0).map((side) => side.stack.stop()));
   };
-  const client = new pg.Client({ connectionString: options.databaseUrl });
-  await client.connect();
+  const fullClient = new pg.Client({ connectionString: options.fullDatabaseUrl });
+  const emptyClient = new pg.Client({ connectionString: options.emptyDatabaseUrl });
+  await fullClient.connect();
+  await emptyClient.connect();
   try {
-    const gateway = stack.gateways[0]!;
-    const measure = (label: string) => measureAtSize(options, gateway, label);
-    // A first round warms the stack up (JIT, pools, the planner's caches); then the table is
-    // emptied, so the two measured rounds differ only in the retained rows.
-    await measure('warm-up');
-    await client.query('TRUNCATE tasks, task_events');
-    const empty = await measure('empty table');
-    const { fillSeconds, sizes } = await fillTable(client, options);
-    const full = await measure(`${options.rows} rows`);
-    await stopStack();
-    await addSweeperWork(client);
-    const plans = await explainAtSize(client);
+    const empty = await startSide(options, options.emptyDatabaseUrl, 'empty');
+    sides.push(empty);
+    const full = await startSide(options, options.fullDatabaseUrl, 'full');
+    sides.push(full);
+    // A first round on each warms its stack up (JIT, pools, the planner's caches).
+    await measureAtSize(options, empty, 'warm-up, empty side');
+    await measureAtSize(options, full, 'warm-up, full side');
+    await fullClient.query('TRUNCATE tasks, task_events');
+    const { fillSeconds, sizes } = await fillTable(fullClient, options);
+    const rounds: AtSizeResult['rounds'] = [];
+    for (let round = 1; round <= options.rounds; round++) {
+      // Each round starts from an empty table on the empty side: its rounds' creates stay.
+      await emptyClient.query('TRUNCATE tasks, task_events');
+      const measureEmpty = () => measureAtSize(options, empty, `round ${round}, empty table`);
+      const measureFull = () =>
+        measureAtSize(options, full, `round ${round}, ${options.rows} rows`);
+      if (round % 2 === 1) {
+        const emptyFigures = await measureEmpty();
+        rounds.push({ empty: emptyFigures, full: await measureFull() });
+      } else {
+        const fullFigures = await measureFull();
+        rounds.push({ empty: await measureEmpty(), full: fullFigures });
+      }
+    }
+    await stopStacks();
+    await addSweeperWork(fullClient);
+    const plans = await explainAtSize(fullClient);
     for (const plan of plans)
       options.log(
         `plan of ${plan.name}: ${plan.indexDriven ? 'index-driven' : 'SEQUENTIAL SCAN'}, ${plan.milliseconds.toFixed(2)} ms`,
       );
+    const createRatios = rounds.map((r) => r.full.createP99Ms / r.empty.createP99Ms);
+    const getRatios = rounds.map((r) => r.full.getRequestsPerS / r.empty.getRequestsPerS);
+    options.log(
+      `full ÷ empty per round: create p99 ${createRatios.map((x) => x.toFixed(2)).join(', ')}; tasks/get ${getRatios.map((x) => x.toFixed(2)).join(', ')}`,
+    );
     return {
       rows: options.rows,
       fillSeconds,
       tableBytes: Number(sizes[0]!.heap),
       indexBytes: Number(sizes[0]!.indexes),
-      empty,
-      full,
-      createP99Ratio: full.createP99Ms / empty.createP99Ms,
-      getRatio: full.getRequestsPerS / empty.getRequestsPerS,
+      rounds,
+      empty: medianFigures(rounds.map((r) => r.empty)),
+      full: medianFigures(rounds.map((r) => r.full)),
+      createP99Ratio: median(createRatios),
+      getRatio: median(getRatios),
       plans,
     };
   } finally {
-    await client.end();
-    await stopStack();
+    await fullClient.end();
+    await emptyClient.end();
+    await stopStacks();
   }
 }

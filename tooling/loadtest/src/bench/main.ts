@@ -392,19 +392,24 @@ async function measureSweep(run: BenchRun): Promise<void> {
   }
 }
 
-/** (h) the at-size figures, in a database of their own: millions of rows are written into it. */
+/** (h) the at-size figures, in databases of their own: millions of rows are written into one. */
 async function measureAtSize(run: BenchRun): Promise<void> {
   const { options, redis } = run;
-  const sizeDatabase = await createTestDatabase('bench_at_size');
+  const emptyDatabase = await createTestDatabase('bench_at_size_empty');
+  const fullDatabase = await createTestDatabase('bench_at_size');
   try {
-    const sizeDb = createDb({ connectionString: sizeDatabase.connectionString });
-    await migrateToLatest(sizeDb);
-    await sizeDb.destroy();
+    for (const database of [emptyDatabase, fullDatabase]) {
+      const sizeDb = createDb({ connectionString: database.connectionString });
+      await migrateToLatest(sizeDb);
+      await sizeDb.destroy();
+    }
     run.results.atSize = await runAtSize({
-      databaseUrl: sizeDatabase.connectionString,
+      emptyDatabaseUrl: emptyDatabase.connectionString,
+      fullDatabaseUrl: fullDatabase.connectionString,
       redisUrl: redis.url,
       redisPrefix: `${redis.prefix}-at-size`,
       rows: options.atSizeRows ?? (options.quick ? 20_000 : 10_000_000),
+      rounds: options.quick ? 1 : 3,
       ratePerS: options.rate,
       durationS: run.durationS,
       warmupS: run.warmupS,
@@ -412,8 +417,10 @@ async function measureAtSize(run: BenchRun): Promise<void> {
       log: (line) => log(`(h) ${line}`),
     });
   } finally {
-    await sizeDatabase.drop();
-    await deleteRedisPrefix(redis.url, `${redis.prefix}-at-size`);
+    await emptyDatabase.drop();
+    await fullDatabase.drop();
+    for (const side of ['empty', 'full'])
+      await deleteRedisPrefix(redis.url, `${redis.prefix}-at-size-${side}`);
   }
 }
 
