@@ -29,7 +29,7 @@ function requestStateOf(result: Record<string, unknown>): string {
  * pause when a pushed snapshot shows it and ends at the terminal snapshot; the others learn of
  * the pause and the end from the bench's Postgres watcher (as the plain line does), and answer.
  */
-const realisticLifecycle: TaskLifecycle = async ({ gateway, other, watcher, turn }) => {
+export const realisticLifecycle: TaskLifecycle = async ({ gateway, other, watcher, turn }) => {
   const round = await sendMcp(gateway.url, labelRound(), gateway.pool);
   const created = await sendMcp(
     gateway.url,

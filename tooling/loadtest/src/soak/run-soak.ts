@@ -46,6 +46,12 @@ export interface SoakOptions {
    * server, whatever its settings.
    */
   postgres?: 'private' | 'shared';
+  /**
+   * The private server's `autovacuum_naptime`, in seconds (default 5: what docs/deployment.md
+   * recommends for the tasks database; the server default, 60, lets a minute of non-HOT updates'
+   * dead versions pile up between autovacuum's visits).
+   */
+  autovacuumNaptimeS?: number;
   dir?: string;
   log: (line: string) => void;
 }
@@ -176,7 +182,12 @@ function startSoakTopology(options: SoakOptions, recorder: HistoryRecorder) {
       leaseMs: 30_000,
       log: options.log,
       ...((options.postgres ?? 'private') === 'private'
-        ? { privatePostgres: { ...SOAK_POSTGRES_SETTINGS } }
+        ? {
+            privatePostgres: {
+              ...SOAK_POSTGRES_SETTINGS,
+              autovacuum_naptime: `${options.autovacuumNaptimeS ?? 5}s`,
+            },
+          }
         : {}),
       env: {
         TASK_TTL_MS: String(options.ttlMs),
