@@ -18,18 +18,33 @@ const MIGRATION_LOCK_KEY = 'mcp-tasks:migrations';
  * for another migrator's lock and building an index are legitimately long.
  */
 export async function migrateToLatest(db: Db): Promise<{ applied: string[] }> {
+  return migrateUpTo(db, undefined);
+}
+
+/**
+ * Applies the pending migrations up to and including `target`, the same way migrateToLatest
+ * does (tests and the migration lock probe stop a database at an older schema with it).
+ */
+export async function migrateTo(db: Db, target: string): Promise<{ applied: string[] }> {
+  if (!(target in MIGRATIONS)) throw new Error(`unknown migration ${target}`);
+  return migrateUpTo(db, target);
+}
+
+async function migrateUpTo(db: Db, target: string | undefined): Promise<{ applied: string[] }> {
   return db.connection().execute(async (connection) => {
     await sql`SELECT pg_advisory_lock(hashtextextended(${MIGRATION_LOCK_KEY}, 0))`.execute(
       connection,
     );
     try {
       // A newer build owns this schema: refuse instead of running anything against it.
-      const unknown = ((await appliedMigrations(connection)) ?? []).filter(
-        (name) => !(name in MIGRATIONS),
-      );
+      const applied = (await appliedMigrations(connection)) ?? [];
+      const unknown = applied.filter((name) => !(name in MIGRATIONS));
       if (unknown.length > 0) throw new SchemaTooNewError(unknown);
+      // Forward only: kysely's migrateTo would undo the migrations after an applied target.
+      if (target !== undefined && applied.includes(target)) return { applied: [] };
       const migrator = new Migrator({ db: connection, provider: migrationProvider });
-      const { error, results = [] } = await migrator.migrateToLatest();
+      const { error, results = [] } =
+        target === undefined ? await migrator.migrateToLatest() : await migrator.migrateTo(target);
       if (error !== undefined) {
         const failed = results.find((result) => result.status === 'Error');
         const reason = error instanceof Error ? error.message : JSON.stringify(error);
