@@ -21,7 +21,8 @@ import { taskEventsLighterWrites } from './0024-task-events-lighter-writes.js';
  * still has them. Forward-only: names sort in order of application and are never renamed; a new
  * change is a new entry (safe for a rolling deploy: additive first, removals a release later).
  * A released migration may be rewritten only to the same resulting schema (databases that ran it
- * never run it again): 0002–0022 were, to apply without blocking writes (issue 25).
+ * never run it again): those marked `transactional: false` were, to apply without blocking writes
+ * (issue 25).
  */
 export const MIGRATIONS: Readonly<Record<string, StoreMigration>> = {
   '0001_create_tasks': createTasks,
