@@ -9,7 +9,7 @@ export {
   type TasksTable,
 } from './db/database.js';
 export { MIGRATIONS } from './migrations/index.js';
-export { assertSchemaCompatible, migrateToLatest } from './db/migrate.js';
+export { assertSchemaCompatible, migrateTo, migrateToLatest } from './db/migrate.js';
 export {
   CreateOverloadedError,
   ReplicaLagError,

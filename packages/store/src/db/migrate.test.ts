@@ -4,7 +4,7 @@ import { newTaskId } from '@mcp-tasks/tasks';
 import { createTestDatabase, launchProcess, type TestDatabase } from '@mcp-tasks/testing';
 import { createDb, type Db } from './database.js';
 import { SchemaMissingError, SchemaTooNewError } from '../errors.js';
-import { MIGRATION_TABLE, assertSchemaCompatible, migrateToLatest } from './migrate.js';
+import { MIGRATION_TABLE, assertSchemaCompatible, migrateTo, migrateToLatest } from './migrate.js';
 import { MIGRATIONS } from '../migrations/index.js';
 import { findOrphans } from '../sweeper/sweeper-repository.js';
 
@@ -23,7 +23,71 @@ async function freshDatabase(label: string): Promise<{ database: TestDatabase; d
   return { database, db };
 }
 
+/**
+ * Everything the migrations make, as text: columns, indexes, constraints (and whether they are
+ * validated), triggers, functions and table settings. Compared with a snapshot taken before the
+ * migrations learned to build indexes without blocking writes, so the schema stayed the same.
+ */
+async function describeSchema(db: Db): Promise<Record<string, string[]>> {
+  const texts = async (query: ReturnType<typeof sql<{ text: string }>>) =>
+    (await query.execute(db)).rows.map((row) => row.text);
+  return {
+    columns: await texts(sql`
+      SELECT table_name || '.' || column_name || ' ' || data_type || ' null=' || is_nullable
+             || ' default=' || coalesce(column_default, '-') AS text
+      FROM information_schema.columns WHERE table_schema = 'public'
+      ORDER BY table_name, ordinal_position`),
+    indexes: await texts(sql`
+      SELECT pg_get_indexdef(i.indexrelid) || CASE WHEN i.indisvalid THEN '' ELSE ' INVALID' END AS text
+      FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+      JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public'
+      ORDER BY c.relname`),
+    constraints: await texts(sql`
+      SELECT conrelid::regclass || '.' || conname || ' ' || pg_get_constraintdef(oid)
+             || CASE WHEN convalidated THEN '' ELSE ' NOT VALIDATED' END AS text
+      FROM pg_constraint WHERE connamespace = 'public'::regnamespace
+      ORDER BY conrelid::regclass::text, conname`),
+    triggers: await texts(sql`
+      SELECT pg_get_triggerdef(oid) AS text FROM pg_trigger WHERE NOT tgisinternal ORDER BY tgname`),
+    functions: await texts(sql`
+      SELECT pg_get_functiondef(p.oid) AS text FROM pg_proc p
+      WHERE p.pronamespace = 'public'::regnamespace ORDER BY p.proname`),
+    settings: await texts(sql`
+      SELECT relname || ' ' || array_to_string(reloptions, ',') AS text FROM pg_class
+      WHERE relnamespace = 'public'::regnamespace AND reloptions IS NOT NULL ORDER BY relname`),
+  };
+}
+
+/** `rows` completed tasks in the columns 0001 made, triggers off (history, not new events). */
+async function fillCompletedTasks(db: Db, rows: number): Promise<void> {
+  await db.connection().execute(async (connection) => {
+    await sql`SET session_replication_role = replica`.execute(connection);
+    await sql`
+      INSERT INTO tasks (id, tenant, principal, method, tool_name, arguments, status, result)
+      SELECT 'kept-' || g, 'tenant-' || (g % 50), 'p', 'tools/call', 'tool', '{}', 'completed',
+             '{"content": []}'
+      FROM generate_series(1, ${rows}::int) AS g`.execute(connection);
+    await sql`RESET session_replication_role`.execute(connection);
+  });
+  await sql`ANALYZE tasks`.execute(db);
+}
+
+const indexState = async (db: Db, name: string) =>
+  (
+    await sql<{ definition: string; valid: boolean }>`
+      SELECT pg_get_indexdef(indexrelid) AS definition, indisvalid AS valid FROM pg_index
+      WHERE indexrelid = to_regclass(${name}::text)`.execute(db)
+  ).rows;
+
 describe('migrations', () => {
+  it('makes the same schema as before index builds went concurrent', async () => {
+    const { db } = await freshDatabase('migrate_schema');
+    await migrateToLatest(db);
+    await expect(JSON.stringify(await describeSchema(db), null, 2) + '\n').toMatchFileSnapshot(
+      './__snapshots__/migrated-schema.json',
+    );
+  });
+
   it('0022 keeps the unheld tasks of an older schema findable by the orphan scan', async () => {
     const { db } = await freshDatabase('migrate_0022_backfill');
     await migrateToLatest(db);
@@ -209,5 +273,72 @@ describe('migrations', () => {
 
     await MIGRATIONS['0024_task_events_lighter_writes']!.up(db);
     expect((await shape()).trigger).toBe(listed);
+  });
+
+  it('replaces the INVALID index a crashed concurrent build left, and completes', async () => {
+    const { db } = await freshDatabase('migrate_invalid_index');
+    await migrateTo(db, '0010_fair_queue');
+    await fillCompletedTasks(db, 100);
+    // A concurrent build that failed half way leaves its index behind, INVALID (here: UNIQUE
+    // over duplicate tenants; a crash or a cancelled deploy leaves the same).
+    await expect(
+      sql`CREATE UNIQUE INDEX CONCURRENTLY tasks_in_flight_by_tenant ON tasks (tenant)`.execute(db),
+    ).rejects.toThrow(/could not create unique index/);
+    expect(await indexState(db, 'tasks_in_flight_by_tenant')).toEqual([
+      {
+        definition:
+          'CREATE UNIQUE INDEX tasks_in_flight_by_tenant ON public.tasks USING btree (tenant)',
+        valid: false,
+      },
+    ]);
+
+    expect((await migrateToLatest(db)).applied[0]).toBe('0011_in_flight_by_tenant');
+    expect(await indexState(db, 'tasks_in_flight_by_tenant')).toEqual([
+      {
+        definition:
+          "CREATE INDEX tasks_in_flight_by_tenant ON public.tasks USING btree (tenant) WHERE (status = ANY (ARRAY['working'::text, 'input_required'::text]))",
+        valid: true,
+      },
+    ]);
+  });
+
+  it('lets another connection write to tasks while a migration builds an index on it', async () => {
+    const { database, db } = await freshDatabase('migrate_online_index');
+    await migrateTo(db, '0012_steps_saved');
+    await fillCompletedTasks(db, 300_000);
+    const writer = createDb({ connectionString: database.connectionString, max: 1 });
+    cleanups.push(() => writer.destroy());
+
+    let migrationDoneAt = 0;
+    const migration = migrateTo(db, '0017_task_events').then(() => {
+      migrationDoneAt = performance.now();
+    });
+    // Wait until 0017 is building tasks_by_created (the first of its two indexes on tasks).
+    for (;;) {
+      const building = await sql<{ command: string }>`
+        SELECT command FROM pg_stat_progress_create_index
+        WHERE relid = to_regclass('tasks') AND datname = current_database()`.execute(writer);
+      if (building.rows.length > 0) {
+        expect(building.rows[0]!.command).toBe('CREATE INDEX CONCURRENTLY');
+        break;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    const id = newTaskId();
+    await sql`
+      INSERT INTO tasks (id, tenant, principal, method, tool_name, arguments)
+      VALUES (${id}, 't', 'p', 'tools/call', 'tool', '{}')`.execute(writer);
+    await sql`UPDATE tasks SET status_message = 'on it' WHERE id = ${id}`.execute(writer);
+    const writeDoneAt = performance.now();
+    await migration;
+
+    expect(writeDoneAt).toBeLessThan(migrationDoneAt);
+    expect(await indexState(db, 'tasks_by_tenant_created')).toEqual([
+      {
+        definition:
+          'CREATE INDEX tasks_by_tenant_created ON public.tasks USING btree (tenant, created_at, id)',
+        valid: true,
+      },
+    ]);
   });
 });

@@ -1,49 +1,91 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Migrator, sql, type Kysely } from 'kysely';
 import type { Database, Db } from './database.js';
 import { SchemaMissingError, SchemaTooNewError } from '../errors.js';
-import { MIGRATIONS, migrationProvider } from '../migrations/index.js';
+import { MIGRATIONS, isTransactional, migrationProvider } from '../migrations/index.js';
 
 export const MIGRATION_TABLE = 'kysely_migration';
 
 /**
- * Our own session lock, held on one connection around the whole Migrator run. Kysely's Postgres
- * adapter also locks, but only around applying migrations; its table-creation steps run before
- * that lock. Holding ours first makes two deploys starting at once strictly one-after-the-other.
+ * Our own session lock, held on one connection around the whole run. Kysely's Postgres adapter
+ * also locks, but only around each Migrator run; its table-creation steps run before that lock.
+ * Holding ours first makes two deploys starting at once strictly one-after-the-other.
  */
 const MIGRATION_LOCK_KEY = 'mcp-tasks:migrations';
+/** How often a second migrator retries the lock (see waitForMigrationLock). */
+const LOCK_RETRY_MS = 250;
 
 /**
  * Applies every pending migration under a session advisory lock, so concurrent migrators wait
- * instead of racing. Give it a pool without statement timeouts (`statementTimeoutMs: 0`): waiting
- * for another migrator's lock and building an index are legitimately long.
+ * instead of racing. Each migration commits on its own (kysely would run them all in one
+ * transaction, holding every table lock until the last commits): a transactional one together
+ * with its record, a non-transactional one (online.ts) as its own short transactions and
+ * concurrent index builds, recorded after. No lock_timeout: a migration that needs a table lock
+ * waits for the transactions holding one (and queries arriving meanwhile queue behind it), so run
+ * it when no long transaction is open. Give it a pool without statement timeouts
+ * (`statementTimeoutMs: 0`): waiting for another migrator and building an index take time.
  */
 export async function migrateToLatest(db: Db): Promise<{ applied: string[] }> {
+  return migrateUpTo(db, undefined);
+}
+
+/**
+ * Applies the pending migrations up to and including `target`, the same way migrateToLatest
+ * does (tests and the migration lock probe stop a database at an older schema with it).
+ */
+export async function migrateTo(db: Db, target: string): Promise<{ applied: string[] }> {
+  if (!(target in MIGRATIONS)) throw new Error(`unknown migration ${target}`);
+  return migrateUpTo(db, target);
+}
+
+async function migrateUpTo(db: Db, target: string | undefined): Promise<{ applied: string[] }> {
   return db.connection().execute(async (connection) => {
-    await sql`SELECT pg_advisory_lock(hashtextextended(${MIGRATION_LOCK_KEY}, 0))`.execute(
-      connection,
-    );
+    await waitForMigrationLock(connection);
     try {
+      const applied = (await appliedMigrations(connection)) ?? [];
       // A newer build owns this schema: refuse instead of running anything against it.
-      const unknown = ((await appliedMigrations(connection)) ?? []).filter(
-        (name) => !(name in MIGRATIONS),
-      );
+      const unknown = applied.filter((name) => !(name in MIGRATIONS));
       if (unknown.length > 0) throw new SchemaTooNewError(unknown);
-      const migrator = new Migrator({ db: connection, provider: migrationProvider });
-      const { error, results = [] } = await migrator.migrateToLatest();
-      if (error !== undefined) {
-        const failed = results.find((result) => result.status === 'Error');
-        const reason = error instanceof Error ? error.message : JSON.stringify(error);
-        throw new Error(`migration ${failed?.migrationName ?? '(setup)'} failed: ${reason}`, {
-          cause: error,
-        });
-      }
-      return { applied: results.filter((r) => r.status === 'Success').map((r) => r.migrationName) };
+      const pending = Object.keys(MIGRATIONS)
+        .sort()
+        .filter((name) => !applied.includes(name) && (target === undefined || name <= target));
+      for (const name of pending) await applyOne(connection, name);
+      return { applied: pending };
     } finally {
       await sql`SELECT pg_advisory_unlock(hashtextextended(${MIGRATION_LOCK_KEY}, 0))`.execute(
         connection,
       );
     }
   });
+}
+
+/**
+ * Polls instead of blocking in pg_advisory_lock: a session blocked in a statement holds a
+ * snapshot, and CREATE INDEX CONCURRENTLY waits for every older snapshot to end, so a waiting
+ * migrator would deadlock with the one building an index.
+ */
+async function waitForMigrationLock(connection: Kysely<Database>): Promise<void> {
+  for (;;) {
+    const { rows } = await sql<{ locked: boolean }>`
+      SELECT pg_try_advisory_lock(hashtextextended(${MIGRATION_LOCK_KEY}, 0)) AS locked
+    `.execute(connection);
+    if (rows[0]?.locked === true) return;
+    await sleep(LOCK_RETRY_MS);
+  }
+}
+
+/** One migration through kysely's Migrator, in a transaction of its own unless it opts out. */
+async function applyOne(connection: Kysely<Database>, name: string): Promise<void> {
+  const migrator = new Migrator({
+    db: connection,
+    provider: migrationProvider,
+    disableTransactions: !isTransactional(MIGRATIONS[name]!),
+  });
+  const { error } = await migrator.migrateTo(name);
+  if (error !== undefined) {
+    const reason = error instanceof Error ? error.message : JSON.stringify(error);
+    throw new Error(`migration ${name} failed: ${reason}`, { cause: error });
+  }
 }
 
 /**

@@ -1,4 +1,5 @@
-import { sql, type Kysely, type Migration } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import { hasConstraint, inTransaction, validateConstraint, type StoreMigration } from './online.js';
 
 /**
  * Tools from outside the repository (MCP_TOOL_MODULES) evolve on their own schedule:
@@ -7,13 +8,20 @@ import { sql, type Kysely, type Migration } from 'kysely';
  * - `tool_missing_since`: when a worker first claimed the task without having its tool (or a
  *   new enough version of it), so such a task is left for other workers for a bounded time only.
  * Additive and nullable, so old and new builds can run side by side during a rolling deploy.
+ * Online (issue 25): the CHECK is added NOT VALID and validated after, like 0002's.
  */
-export const toolVersion: Migration = {
+export const toolVersion: StoreMigration = {
+  transactional: false,
   async up(db: Kysely<unknown>): Promise<void> {
-    await sql`
-      ALTER TABLE tasks
-        ADD COLUMN tool_version integer CONSTRAINT tasks_tool_version_positive CHECK (tool_version > 0),
-        ADD COLUMN tool_missing_since timestamptz
-    `.execute(db);
+    if (!(await hasConstraint(db, 'tasks', 'tasks_tool_version_positive')))
+      await inTransaction(db, async (trx) => {
+        await sql`
+          ALTER TABLE tasks
+            ADD COLUMN tool_version integer,
+            ADD COLUMN tool_missing_since timestamptz,
+            ADD CONSTRAINT tasks_tool_version_positive CHECK (tool_version > 0) NOT VALID
+        `.execute(trx);
+      });
+    await validateConstraint(db, 'tasks', 'tasks_tool_version_positive');
   },
 };

@@ -1,4 +1,5 @@
-import { sql, type Kysely, type Migration } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import { createIndexConcurrently, inTransaction, type StoreMigration } from './online.js';
 
 /**
  * Fair scheduling across tenants (docs/adr/0003-fair-scheduling-across-tenants.md). Each task
@@ -17,22 +18,31 @@ import { sql, type Kysely, type Migration } from 'kysely';
  * before them, so one tenant's batch spreads over consecutive rounds. Two transactions inserting
  * for one tenant at once may read the same last round and share it: a tie, broken by age, never a
  * lost task. Rows from before this migration get round 0, the front, where their age puts them.
+ * Online (issue 25): the indexes are built concurrently, before the trigger that reads them.
  */
-export const fairQueue: Migration = {
+export const fairQueue: StoreMigration = {
+  transactional: false,
   async up(db: Kysely<unknown>): Promise<void> {
-    await sql`ALTER TABLE tasks ADD COLUMN fair_round bigint NOT NULL DEFAULT 0`.execute(db);
-    await sql`
-      CREATE INDEX tasks_fair_queue ON tasks (fair_round, created_at, id)
-      WHERE status = 'working' AND lease_owner IS NULL AND attempts = 0
-    `.execute(db);
-    await sql`
-      CREATE INDEX tasks_fair_queue_by_tenant ON tasks (tenant, fair_round)
-      WHERE status = 'working' AND lease_owner IS NULL AND attempts = 0
-    `.execute(db);
-    // One expression rather than two statements: the cheaper form per inserted row.
-    // greatest() skips NULLs: nothing waiting at all starts the rounds at 0 again.
-    await sql`
-      CREATE FUNCTION tasks_assign_fair_round() RETURNS trigger LANGUAGE plpgsql AS $$
+    await sql`ALTER TABLE tasks ADD COLUMN IF NOT EXISTS fair_round bigint NOT NULL DEFAULT 0`.execute(
+      db,
+    );
+    await createIndexConcurrently(
+      db,
+      'tasks_fair_queue',
+      sql`ON tasks (fair_round, created_at, id)
+          WHERE status = 'working' AND lease_owner IS NULL AND attempts = 0`,
+    );
+    await createIndexConcurrently(
+      db,
+      'tasks_fair_queue_by_tenant',
+      sql`ON tasks (tenant, fair_round)
+          WHERE status = 'working' AND lease_owner IS NULL AND attempts = 0`,
+    );
+    await inTransaction(db, async (trx) => {
+      // One expression rather than two statements: the cheaper form per inserted row.
+      // greatest() skips NULLs: nothing waiting at all starts the rounds at 0 again.
+      await sql`
+      CREATE OR REPLACE FUNCTION tasks_assign_fair_round() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
         NEW.fair_round := greatest(
           (SELECT fair_round FROM tasks
@@ -45,10 +55,12 @@ export const fairQueue: Migration = {
         RETURN NEW;
       END
       $$
-    `.execute(db);
-    await sql`
+    `.execute(trx);
+      await sql`DROP TRIGGER IF EXISTS tasks_assign_fair_round ON tasks`.execute(trx);
+      await sql`
       CREATE TRIGGER tasks_assign_fair_round BEFORE INSERT ON tasks
       FOR EACH ROW EXECUTE FUNCTION tasks_assign_fair_round()
-    `.execute(db);
+    `.execute(trx);
+    });
   },
 };

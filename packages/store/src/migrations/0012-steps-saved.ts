@@ -1,4 +1,5 @@
-import { sql, type Kysely, type Migration } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import { hasConstraint, inTransaction, validateConstraint, type StoreMigration } from './online.js';
 
 /**
  * `steps_saved`: how many step outcomes the task has saved (each checkpoint and each input round
@@ -7,12 +8,18 @@ import { sql, type Kysely, type Migration } from 'kysely';
  * Additive with a constant default (no table rewrite); an older worker that does not count leaves
  * it as is, so its steps repeat a key until every worker runs this release.
  */
-export const stepsSaved: Migration = {
+export const stepsSaved: StoreMigration = {
+  transactional: false,
   async up(db: Kysely<unknown>): Promise<void> {
-    await sql`
-      ALTER TABLE tasks
-        ADD COLUMN steps_saved integer NOT NULL DEFAULT 0
-          CONSTRAINT tasks_steps_saved_non_negative CHECK (steps_saved >= 0)
-    `.execute(db);
+    // Online (issue 25): the CHECK is added NOT VALID and validated after, like 0002's.
+    if (!(await hasConstraint(db, 'tasks', 'tasks_steps_saved_non_negative')))
+      await inTransaction(db, async (trx) => {
+        await sql`
+          ALTER TABLE tasks
+            ADD COLUMN steps_saved integer NOT NULL DEFAULT 0,
+            ADD CONSTRAINT tasks_steps_saved_non_negative CHECK (steps_saved >= 0) NOT VALID
+        `.execute(trx);
+      });
+    await validateConstraint(db, 'tasks', 'tasks_steps_saved_non_negative');
   },
 };

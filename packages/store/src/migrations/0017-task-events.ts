@@ -1,4 +1,5 @@
-import { sql, type Kysely, type Migration } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import { createIndexConcurrently, inTransaction, type StoreMigration } from './online.js';
 
 /**
  * The task history (docs/adr/0008-task-events-by-trigger.md): `task_events`, append-only, one row
@@ -17,9 +18,8 @@ import { sql, type Kysely, type Migration } from 'kysely';
  * No foreign key (its check would run on every event insert): events leave with their task
  * through a statement-level AFTER DELETE trigger, one indexed delete per sweeper batch.
  */
-export const taskEvents: Migration = {
-  async up(db: Kysely<unknown>): Promise<void> {
-    await sql`
+async function createHistory(db: Kysely<unknown>): Promise<void> {
+  await sql`
       CREATE TABLE task_events (
         id bigint GENERATED ALWAYS AS IDENTITY,
         task_id text NOT NULL,
@@ -30,14 +30,14 @@ export const taskEvents: Migration = {
         CONSTRAINT task_events_data_object CHECK (jsonb_typeof(data) = 'object')
       )
     `.execute(db);
-    await sql`CREATE INDEX task_events_by_task ON task_events (task_id, id)`.execute(db);
-    // No primary key: a btree on `id` would be one more index insert per event on the hot paths.
-    // Rows arrive in id and time order, so BRIN indexes (next to free per insert) serve the live
-    // tail (ids after a mark) and the throughput chart (the last hour).
-    await sql`CREATE INDEX task_events_by_id ON task_events USING brin (id)`.execute(db);
-    await sql`CREATE INDEX task_events_by_time ON task_events USING brin (at)`.execute(db);
+  await sql`CREATE INDEX task_events_by_task ON task_events (task_id, id)`.execute(db);
+  // No primary key: a btree on `id` would be one more index insert per event on the hot paths.
+  // Rows arrive in id and time order, so BRIN indexes (next to free per insert) serve the live
+  // tail (ids after a mark) and the throughput chart (the last hour).
+  await sql`CREATE INDEX task_events_by_id ON task_events USING brin (id)`.execute(db);
+  await sql`CREATE INDEX task_events_by_time ON task_events USING brin (at)`.execute(db);
 
-    await sql`
+  await sql`
       CREATE FUNCTION task_events_on_insert() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
         INSERT INTO task_events (task_id, kind, data)
@@ -50,13 +50,13 @@ export const taskEvents: Migration = {
       END
       $$
     `.execute(db);
-    await sql`
+  await sql`
       CREATE TRIGGER task_events_on_insert AFTER INSERT ON tasks
       REFERENCING NEW TABLE AS inserted
       FOR EACH STATEMENT EXECUTE FUNCTION task_events_on_insert()
     `.execute(db);
 
-    await sql`
+  await sql`
       CREATE FUNCTION task_events_on_update() RETURNS trigger LANGUAGE plpgsql AS $$
       DECLARE
         answered text[];
@@ -118,9 +118,9 @@ export const taskEvents: Migration = {
       END
       $$
     `.execute(db);
-    // Every column the function reads a change of, and nothing else: a renewal (only
-    // lease_expires_at) or a listen flag never calls it.
-    await sql`
+  // Every column the function reads a change of, and nothing else: a renewal (only
+  // lease_expires_at) or a listen flag never calls it.
+  await sql`
       CREATE TRIGGER task_events_on_update AFTER UPDATE ON tasks
       FOR EACH ROW
       WHEN ((OLD.status, OLD.lease_epoch, OLD.lease_owner, OLD.steps_saved, OLD.cancel_requested_at,
@@ -131,7 +131,7 @@ export const taskEvents: Migration = {
       EXECUTE FUNCTION task_events_on_update()
     `.execute(db);
 
-    await sql`
+  await sql`
       CREATE FUNCTION task_events_on_delete() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
         DELETE FROM task_events e USING deleted WHERE e.task_id = deleted.id;
@@ -139,14 +139,29 @@ export const taskEvents: Migration = {
       END
       $$
     `.execute(db);
-    await sql`
+  await sql`
       CREATE TRIGGER task_events_on_delete AFTER DELETE ON tasks
       REFERENCING OLD TABLE AS deleted
       FOR EACH STATEMENT EXECUTE FUNCTION task_events_on_delete()
     `.execute(db);
+}
 
+/**
+ * Online (issue 25): the history table and its triggers in one short transaction (skipped when
+ * a crashed run already committed it), then the console's indexes on `tasks`, built concurrently.
+ */
+export const taskEvents: StoreMigration = {
+  transactional: false,
+  async up(db: Kysely<unknown>): Promise<void> {
+    const history = await sql<{ exists: boolean }>`
+      SELECT to_regclass('task_events') IS NOT NULL AS exists`.execute(db);
+    if (history.rows[0]?.exists !== true) await inTransaction(db, createHistory);
     // The console's keyset pages: newest first, across tenants or within one.
-    await sql`CREATE INDEX tasks_by_created ON tasks (created_at, id)`.execute(db);
-    await sql`CREATE INDEX tasks_by_tenant_created ON tasks (tenant, created_at, id)`.execute(db);
+    await createIndexConcurrently(db, 'tasks_by_created', sql`ON tasks (created_at, id)`);
+    await createIndexConcurrently(
+      db,
+      'tasks_by_tenant_created',
+      sql`ON tasks (tenant, created_at, id)`,
+    );
   },
 };

@@ -1,4 +1,11 @@
-import { sql, type Kysely, type Migration } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import {
+  createIndexConcurrently,
+  dropIndexConcurrently,
+  inTransaction,
+  updateInBatches,
+  type StoreMigration,
+} from './online.js';
 
 /**
  * Steady state at scale (issue 25, docs/adr/0010-tasks-update-in-place.md). Postgres makes an
@@ -20,12 +27,16 @@ import { sql, type Kysely, type Migration } from 'kysely';
  *   for 20 %), with five times the default cost budget per sleep, so the claim, pause and settle
  *   updates (which change what the partial indexes follow, and so are never HOT) leave a bounded
  *   tail of dead versions.
- * The index builds block writes to `tasks` while they scan the table (seconds at millions of
- * rows); the `ALTER TABLE … SET` and the added nullable column do not rewrite it.
+ * Online (issue 25): the settings, the column and the trigger function in one instant
+ * transaction (none rewrites the table); the backfill 1,000 rows at a time (only unheld `working`
+ * rows, found through the older index); the indexes built and dropped concurrently, so writes to
+ * `tasks` go on throughout. Every step is safe to repeat after a crash.
  */
-export const tasksUpdateInPlace: Migration = {
+export const tasksUpdateInPlace: StoreMigration = {
+  transactional: false,
   async up(db: Kysely<unknown>): Promise<void> {
-    await sql`
+    await inTransaction(db, async (trx) => {
+      await sql`
       ALTER TABLE tasks SET (
         fillfactor = 80,
         autovacuum_vacuum_threshold = 1000,
@@ -35,38 +46,51 @@ export const tasksUpdateInPlace: Migration = {
         autovacuum_vacuum_cost_delay = 2,
         autovacuum_vacuum_cost_limit = 1000
       )
-    `.execute(db);
-    await sql`ALTER TABLE tasks ADD COLUMN unheld_due_at timestamptz`.execute(db);
-    await sql.raw(beforeWrite({ trackUnheldDue: true })).execute(db);
-    await sql`
-      UPDATE tasks SET unheld_due_at = coalesce(enqueued_at, last_updated_at)
-      WHERE status = 'working' AND lease_owner IS NULL
-    `.execute(db);
-    await sql`
-      CREATE INDEX tasks_unheld_working_by_due_at ON tasks (unheld_due_at)
-      WHERE status = 'working' AND lease_owner IS NULL
-    `.execute(db);
-    await sql`
-      CREATE INDEX tasks_held_working_by_owner ON tasks (lease_owner)
-      WHERE status = 'working' AND lease_owner IS NOT NULL
-    `.execute(db);
-    await sql`DROP INDEX tasks_unheld_working_by_due`.execute(db);
-    await sql`DROP INDEX tasks_held_working_by_lease_expiry`.execute(db);
+    `.execute(trx);
+      await sql`ALTER TABLE tasks ADD COLUMN IF NOT EXISTS unheld_due_at timestamptz`.execute(trx);
+      await sql.raw(beforeWrite({ trackUnheldDue: true })).execute(trx);
+    });
+    // Rows written from here on get it from the trigger; these are the ones nobody wrote since.
+    await updateInBatches(
+      db,
+      sql<{ id: string }>`
+        SELECT id FROM tasks
+        WHERE status = 'working' AND lease_owner IS NULL AND unheld_due_at IS NULL`,
+      (ids) => sql`
+        UPDATE tasks SET unheld_due_at = coalesce(enqueued_at, last_updated_at)
+        WHERE id = ANY(${ids}::text[]) AND status = 'working' AND lease_owner IS NULL`,
+    );
+    await createIndexConcurrently(
+      db,
+      'tasks_unheld_working_by_due_at',
+      sql`ON tasks (unheld_due_at) WHERE status = 'working' AND lease_owner IS NULL`,
+    );
+    await createIndexConcurrently(
+      db,
+      'tasks_held_working_by_owner',
+      sql`ON tasks (lease_owner) WHERE status = 'working' AND lease_owner IS NOT NULL`,
+    );
+    await dropIndexConcurrently(db, 'tasks_unheld_working_by_due');
+    await dropIndexConcurrently(db, 'tasks_held_working_by_lease_expiry');
   },
   async down(db: Kysely<unknown>): Promise<void> {
-    await sql`
-      CREATE INDEX tasks_unheld_working_by_due ON tasks ((coalesce(enqueued_at, last_updated_at)))
-      WHERE status = 'working' AND lease_owner IS NULL
-    `.execute(db);
-    await sql`
-      CREATE INDEX tasks_held_working_by_lease_expiry ON tasks (lease_expires_at)
-      WHERE status = 'working' AND lease_owner IS NOT NULL
-    `.execute(db);
-    await sql`DROP INDEX tasks_unheld_working_by_due_at`.execute(db);
-    await sql`DROP INDEX tasks_held_working_by_owner`.execute(db);
-    await sql.raw(beforeWrite({ trackUnheldDue: false })).execute(db);
-    await sql`ALTER TABLE tasks DROP COLUMN unheld_due_at`.execute(db);
-    await sql`
+    await createIndexConcurrently(
+      db,
+      'tasks_unheld_working_by_due',
+      sql`ON tasks ((coalesce(enqueued_at, last_updated_at)))
+          WHERE status = 'working' AND lease_owner IS NULL`,
+    );
+    await createIndexConcurrently(
+      db,
+      'tasks_held_working_by_lease_expiry',
+      sql`ON tasks (lease_expires_at) WHERE status = 'working' AND lease_owner IS NOT NULL`,
+    );
+    await dropIndexConcurrently(db, 'tasks_unheld_working_by_due_at');
+    await dropIndexConcurrently(db, 'tasks_held_working_by_owner');
+    await inTransaction(db, async (trx) => {
+      await sql.raw(beforeWrite({ trackUnheldDue: false })).execute(trx);
+      await sql`ALTER TABLE tasks DROP COLUMN IF EXISTS unheld_due_at`.execute(trx);
+      await sql`
       ALTER TABLE tasks RESET (
         fillfactor,
         autovacuum_vacuum_threshold,
@@ -76,7 +100,8 @@ export const tasksUpdateInPlace: Migration = {
         autovacuum_vacuum_cost_delay,
         autovacuum_vacuum_cost_limit
       )
-    `.execute(db);
+    `.execute(trx);
+    });
   },
 };
 

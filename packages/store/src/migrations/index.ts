@@ -1,4 +1,5 @@
-import type { Migration, MigrationProvider } from 'kysely';
+import type { MigrationProvider } from 'kysely';
+import type { StoreMigration } from './online.js';
 import { createTasks } from './0001-create-tasks.js';
 import { countFailures } from './0002-count-failures.js';
 import { orphanIndexes } from './0003-orphan-indexes.js';
@@ -19,8 +20,11 @@ import { taskEventsLighterWrites } from './0024-task-events-lighter-writes.js';
  * Every migration this build knows, by name. Code, not files read at run time, so a bundled build
  * still has them. Forward-only: names sort in order of application and are never renamed; a new
  * change is a new entry (safe for a rolling deploy: additive first, removals a release later).
+ * A released migration may be rewritten only to the same resulting schema (databases that ran it
+ * never run it again): those marked `transactional: false` were, to apply without blocking writes
+ * (issue 25).
  */
-export const MIGRATIONS: Readonly<Record<string, Migration>> = {
+export const MIGRATIONS: Readonly<Record<string, StoreMigration>> = {
   '0001_create_tasks': createTasks,
   '0002_count_failures': countFailures,
   '0003_orphan_indexes': orphanIndexes,
@@ -37,6 +41,8 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0022_tasks_update_in_place': tasksUpdateInPlace,
   '0024_task_events_lighter_writes': taskEventsLighterWrites,
 };
+
+export { isTransactional, type StoreMigration } from './online.js';
 
 export const migrationProvider: MigrationProvider = {
   getMigrations: () => Promise.resolve({ ...MIGRATIONS }),
