@@ -241,6 +241,43 @@ describe('a producer with Redis unreachable', () => {
 });
 
 describe('the latest-wake-up pointer', () => {
+  it('is deleted when a consumer takes the job it names, and kept when it names a newer one', async () => {
+    const prefix = `${redis.prefix}-taken`;
+    const queue = createTaskQueue({ redis: { url: redis.url }, prefix });
+    const handled: WakeUpJob[] = [];
+    const consumer = createTaskConsumer({
+      redis: { url: redis.url },
+      prefix,
+      concurrency: 2,
+      handle: (job) => {
+        handled.push(job);
+        return Promise.resolve();
+      },
+    });
+    try {
+      await consumer.waitUntilReady();
+      const resumed = newTaskId();
+      await queue.wake(resumed, 'resumed');
+      await eventually(() => handled.some((job) => job.taskId === resumed));
+      await eventually(async () => (await admin.exists(latestJobKey(prefix, resumed))) === 0);
+
+      // The pointer moved on to a newer wake-up before this one was taken: it stays.
+      const superseded = newTaskId();
+      await queue.wake(superseded, 'swept', { delayMs: 300 });
+      const newer = jobIdFor(superseded, 'swept');
+      await admin.set(latestJobKey(prefix, superseded), newer);
+      await eventually(() => handled.some((job) => job.taskId === superseded));
+      // The consumer's delete is not awaited: give it the time it would have taken.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(await admin.get(latestJobKey(prefix, superseded))).toBe(newer);
+    } finally {
+      await consumer.close();
+      await queue.close();
+      const keys = await admin.keys(`${prefix}*`);
+      if (keys.length > 0) await admin.del(...keys);
+    }
+  });
+
   it('is written only for wake-ups whose job id is not the task id, not for the first one', async () => {
     const queue = createTaskQueue({ redis: { url: redis.url }, prefix: `${redis.prefix}-ptr` });
     try {

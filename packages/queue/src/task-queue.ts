@@ -51,7 +51,9 @@ export interface TaskQueueOptions {
  * How long the "latest wake-up" pointer lives; longer than any sane queue backlog. The pointer
  * exists so the sweeper can find a pending later wake-up (its job id is random, see jobIdFor) and
  * not add a duplicate; the first wake-up's id is the task id, found without it, so `created`
- * writes none (at 10M tasks a day that key alone was ~1 GB of Redis).
+ * writes none (at 10M tasks a day that key alone was ~1 GB of Redis). The consumer deletes it
+ * when it takes the job it names (task-consumer.ts); the TTL only bounds what a lost delete
+ * leaves behind.
  */
 const LATEST_JOB_TTL_MS = 24 * 60 * 60 * 1_000;
 const PENDING_STATES = new Set(['waiting', 'delayed', 'prioritized', 'waiting-children']);
