@@ -409,7 +409,7 @@ async function measureAtSize(run: BenchRun): Promise<void> {
       redisUrl: redis.url,
       redisPrefix: `${redis.prefix}-at-size`,
       rows: options.atSizeRows ?? (options.quick ? 20_000 : 10_000_000),
-      rounds: options.quick ? 1 : 3,
+      rounds: options.quick ? 2 : 6,
       ratePerS: options.rate,
       durationS: run.durationS,
       warmupS: run.warmupS,
