@@ -151,9 +151,6 @@ export function pairedOrderRatio(ratios: readonly number[]): number {
   return median(pairs);
 }
 
-/** A pause between two measurements, so the first one's aftermath is over. */
-const SETTLE_MS = 3_000;
-
 const medianFigures = (figures: AtSizeFigures[]): AtSizeFigures => ({
   createP50Ms: median(figures.map((f) => f.createP50Ms)),
   createP99Ms: median(figures.map((f) => f.createP99Ms)),
@@ -183,15 +180,17 @@ export async function runAtSize(options: AtSizeOptions): Promise<AtSizeResult> {
     const { fillSeconds, sizes } = await fillTable(fullClient, options);
     const rounds: AtSizeResult['rounds'] = [];
     const roundCount = Math.max(2, Math.ceil(options.rounds / 2) * 2);
+    // A pause as long as the warm-up before each measurement, so the last one's aftermath is over.
+    const settleMs = options.warmupS * 1_000;
     for (let round = 1; round <= roundCount; round++) {
       // Each round starts from an empty table on the empty side: its rounds' creates stay.
       await emptyClient.query('TRUNCATE tasks, task_events');
       const measureEmpty = async () => {
-        await sleep(SETTLE_MS);
+        await sleep(settleMs);
         return measureAtSize(options, empty, `round ${round}, empty table`);
       };
       const measureFull = async () => {
-        await sleep(SETTLE_MS);
+        await sleep(settleMs);
         return measureAtSize(options, full, `round ${round}, ${options.rows} rows`);
       };
       if (round % 2 === 1) {
