@@ -1,5 +1,5 @@
-import { sql, type Kysely } from 'kysely';
-import { hasConstraint, inTransaction, validateConstraint, type StoreMigration } from './online.js';
+import type { Kysely } from 'kysely';
+import { addCountColumn, type StoreMigration } from './online.js';
 
 /**
  * `attempts` counts claims, and a task is claimed again after every input round, so it cannot
@@ -12,14 +12,6 @@ import { hasConstraint, inTransaction, validateConstraint, type StoreMigration }
 export const countFailures: StoreMigration = {
   transactional: false,
   async up(db: Kysely<unknown>): Promise<void> {
-    if (!(await hasConstraint(db, 'tasks', 'tasks_failures_non_negative')))
-      await inTransaction(db, async (trx) => {
-        await sql`
-          ALTER TABLE tasks
-            ADD COLUMN failures integer NOT NULL DEFAULT 0,
-            ADD CONSTRAINT tasks_failures_non_negative CHECK (failures >= 0) NOT VALID
-        `.execute(trx);
-      });
-    await validateConstraint(db, 'tasks', 'tasks_failures_non_negative');
+    await addCountColumn(db, 'tasks', 'failures', 'tasks_failures_non_negative');
   },
 };

@@ -11,17 +11,20 @@ import { createIndexConcurrently, type StoreMigration } from './online.js';
  */
 export const orphanIndexes: StoreMigration = {
   transactional: false,
-  async up(db: Kysely<unknown>): Promise<void> {
-    await createIndexConcurrently(
-      db,
-      'tasks_unheld_working_by_due',
-      sql`ON tasks ((coalesce(enqueued_at, last_updated_at)))
-          WHERE status = 'working' AND lease_owner IS NULL`,
-    );
-    await createIndexConcurrently(
-      db,
-      'tasks_held_working_by_lease_expiry',
-      sql`ON tasks (lease_expires_at) WHERE status = 'working' AND lease_owner IS NOT NULL`,
-    );
-  },
+  up: createOrphanIndexes,
 };
+
+/** The two indexes as 0003 defines them (0022's down restores them). */
+export async function createOrphanIndexes(db: Kysely<unknown>): Promise<void> {
+  await createIndexConcurrently(
+    db,
+    'tasks_unheld_working_by_due',
+    sql`ON tasks ((coalesce(enqueued_at, last_updated_at)))
+        WHERE status = 'working' AND lease_owner IS NULL`,
+  );
+  await createIndexConcurrently(
+    db,
+    'tasks_held_working_by_lease_expiry',
+    sql`ON tasks (lease_expires_at) WHERE status = 'working' AND lease_owner IS NOT NULL`,
+  );
+}

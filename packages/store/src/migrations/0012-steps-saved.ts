@@ -1,5 +1,5 @@
-import { sql, type Kysely } from 'kysely';
-import { hasConstraint, inTransaction, validateConstraint, type StoreMigration } from './online.js';
+import type { Kysely } from 'kysely';
+import { addCountColumn, type StoreMigration } from './online.js';
 
 /**
  * `steps_saved`: how many step outcomes the task has saved (each checkpoint and each input round
@@ -12,14 +12,6 @@ export const stepsSaved: StoreMigration = {
   transactional: false,
   async up(db: Kysely<unknown>): Promise<void> {
     // Online (issue 25): the CHECK is added NOT VALID and validated after, like 0002's.
-    if (!(await hasConstraint(db, 'tasks', 'tasks_steps_saved_non_negative')))
-      await inTransaction(db, async (trx) => {
-        await sql`
-          ALTER TABLE tasks
-            ADD COLUMN steps_saved integer NOT NULL DEFAULT 0,
-            ADD CONSTRAINT tasks_steps_saved_non_negative CHECK (steps_saved >= 0) NOT VALID
-        `.execute(trx);
-      });
-    await validateConstraint(db, 'tasks', 'tasks_steps_saved_non_negative');
+    await addCountColumn(db, 'tasks', 'steps_saved', 'tasks_steps_saved_non_negative');
   },
 };

@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { createOrphanIndexes } from './0003-orphan-indexes.js';
 import {
   createIndexConcurrently,
   dropIndexConcurrently,
@@ -74,17 +75,7 @@ export const tasksUpdateInPlace: StoreMigration = {
     await dropIndexConcurrently(db, 'tasks_held_working_by_lease_expiry');
   },
   async down(db: Kysely<unknown>): Promise<void> {
-    await createIndexConcurrently(
-      db,
-      'tasks_unheld_working_by_due',
-      sql`ON tasks ((coalesce(enqueued_at, last_updated_at)))
-          WHERE status = 'working' AND lease_owner IS NULL`,
-    );
-    await createIndexConcurrently(
-      db,
-      'tasks_held_working_by_lease_expiry',
-      sql`ON tasks (lease_expires_at) WHERE status = 'working' AND lease_owner IS NOT NULL`,
-    );
+    await createOrphanIndexes(db);
     await dropIndexConcurrently(db, 'tasks_unheld_working_by_due_at');
     await dropIndexConcurrently(db, 'tasks_held_working_by_owner');
     await inTransaction(db, async (trx) => {

@@ -85,3 +85,25 @@ export async function updateInBatches(
   for (let from = 0; from < ids.length; from += batchSize)
     await update(ids.slice(from, from + batchSize)).execute(db);
 }
+
+/**
+ * Adds `column integer NOT NULL DEFAULT 0` with a `column >= 0` CHECK named `constraint`, online:
+ * the column and the CHECK (NOT VALID) in one short transaction, then the rows already there
+ * validated under a lock that lets reads and writes go on. A rerun skips what is done.
+ */
+export async function addCountColumn(
+  db: Kysely<unknown>,
+  table: string,
+  column: string,
+  constraint: string,
+): Promise<void> {
+  if (!(await hasConstraint(db, table, constraint)))
+    await inTransaction(db, async (trx) => {
+      await sql`
+        ALTER TABLE ${sql.table(table)}
+          ADD COLUMN ${sql.id(column)} integer NOT NULL DEFAULT 0,
+          ADD CONSTRAINT ${sql.id(constraint)} CHECK (${sql.id(column)} >= 0) NOT VALID
+      `.execute(trx);
+    });
+  await validateConstraint(db, table, constraint);
+}
