@@ -95,9 +95,12 @@ describe.skipIf(unavailable !== null)(`on a Redis Cluster ${unavailable ?? ''}`,
           .slice(0, 2)
           .sort(),
       ).toEqual([...created].sort());
-      const pointer = await admin.get(latestJobKey('{mcp-tasks}', resumed));
-      expect(pointer).toMatch(new RegExp(`^${resumed}\\.swept\\.`));
+      // The consumer took the swept job, so it deleted the job's pointer on the tag's slot.
+      const pointerKey = latestJobKey('{mcp-tasks}', resumed);
+      await eventually(async () => (await admin.get(pointerKey)) === null);
       await queue.wake(resumed, 'retry', { delayMs: 60_000 });
+      // A pending later wake-up keeps its pointer, written under the hash-tagged prefix.
+      expect(await admin.get(pointerKey)).toMatch(new RegExp(`^${resumed}\\.retry\\.`));
       expect(await queue.hasPendingJob(resumed)).toBe(true);
       expect(await queue.pendingJobs([resumed, created[0]!])).toEqual(new Set([resumed]));
       await queue.ping();
