@@ -104,6 +104,8 @@ const SCRIPT = `(() => {
       try {
         const page = await fetch(location.pathname, { credentials: 'same-origin' });
         const doc = new DOMParser().parseFromString(await page.text(), 'text/html');
+        // Asked again: the form may have taken the focus while the page was fetched.
+        if (document.activeElement && document.activeElement.closest('form')) return;
         const next = doc.getElementById('task-main');
         const current = document.getElementById('task-main');
         if (next && current) { current.replaceWith(next); bindHistoryFilter(); }
