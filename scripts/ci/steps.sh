@@ -62,6 +62,13 @@ together() {
   done
   ci_timings+=("$(($(date +%s) - group_started))	at once:" "${rows[@]}")
   if [ ${#failed[@]} -gt 0 ]; then
+    # Each failed log's end again, last: a reader of the run's tail (a CI page cut to its last
+    # lines) sees why it failed without the other checks' logs in between.
+    local name
+    for name in "${failed[@]}"; do
+      printf '\n--- %s failed; the end of its log (%s/%s.log) ---\n' "$name" "$ci_logs" "$name"
+      tail -n 25 "$ci_logs/$name.log"
+    done
     echo "failed: ${failed[*]}" >&2
     return 1
   fi
