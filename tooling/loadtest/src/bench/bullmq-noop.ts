@@ -48,7 +48,10 @@ export async function runBullmqNoop(options: {
   try {
     const firstJobBy = performance.now() + 30_000;
     while (completed === 0) {
-      if (performance.now() > firstJobBy) throw new Error('raw BullMQ: no job completed in 30 s');
+      if (performance.now() > firstJobBy) {
+        const counts = await queue.getJobCounts('waiting', 'active', 'completed', 'failed');
+        throw new Error(`raw BullMQ: no job completed in 30 s (jobs: ${JSON.stringify(counts)})`);
+      }
       await sleep(10);
     }
     await sleep(options.warmupS * 1_000);

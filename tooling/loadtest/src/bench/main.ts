@@ -181,6 +181,9 @@ async function startHonoBaseline(
     entry: 'tooling/loadtest/src/bench/hono-baseline-server.ts',
     env: { PORT: String(port), DATABASE_URL: run.database.connectionString },
     readyUrl: `http://127.0.0.1:${port}/healthz`,
+    // As long as the bench's own stacks get (bench-stack.ts): beside eight other CI checks a
+    // start-up can outlast launchProcess's default 20 s.
+    readyTimeoutMs: 60_000,
   });
   const read = getTaskRequest('task-42');
   const baselineUrl = `http://127.0.0.1:${port}`;
