@@ -1,10 +1,15 @@
 export {
   DEFAULT_QUEUE_PREFIX,
+  MAX_TASKS_PER_JOB,
   WAKE_UP_JOB_NAME,
   WAKE_UP_REASONS,
+  WakeUpBatchSchema,
   WakeUpJobSchema,
   TASK_QUEUE_NAME,
+  batchJobIdFor,
   jobIdFor,
+  parseWakeUps,
+  type WakeUpBatch,
   type WakeUpJob,
   type WakeUpReason,
 } from './wake-up-job.js';

@@ -1,5 +1,6 @@
 import { Worker, type Job } from 'bullmq';
-import { WakeUpJobSchema, TASK_QUEUE_NAME, type WakeUpJob } from './wake-up-job.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { TASK_QUEUE_NAME, parseWakeUps, type WakeUpJob } from './wake-up-job.js';
 import {
   asBullConnection,
   createConsumerConnection,
@@ -18,10 +19,12 @@ export interface TaskConsumerOptions {
   redis: RedisEndpoint;
   /** As TaskQueueOptions.prefix. */
   prefix?: string;
+  /** Wake-ups handled at once at most (task slots); a job may carry several (ADR 0013). */
   concurrency: number;
   /**
-   * BullMQ's job lock. A job whose worker died is redelivered after this (stalled check), so
-   * keep it near the Postgres lease: the lease, not this lock, decides who may work.
+   * BullMQ's job lock, held from a job's take until every wake-up it carries has started. A job
+   * whose worker died before that is redelivered after this (stalled check); once started, a
+   * task's Postgres lease and the sweeper decide who may work on it.
    */
   lockDurationMs?: number;
   /**
@@ -30,9 +33,9 @@ export interface TaskConsumerOptions {
    * (5 s), or an idle consumer that missed a wake-up marker would be replaced for nothing.
    */
   stallCheckMs?: number;
-  /** Runs one wake-up. Should settle the task in Postgres itself; a throw only fails the job. */
+  /** Runs one wake-up. Should settle the task in Postgres itself; a throw is passed to onError. */
   handle(job: WakeUpJob): Promise<void>;
-  /** A job whose payload failed WakeUpJobSchema: it is dropped after this. */
+  /** A job whose payload is neither one wake-up nor a batch (parseWakeUps): dropped after this. */
   onInvalidPayload?(jobId: string | undefined, issues: string): void;
   /** The fetch loop was found stuck and its BullMQ worker replaced by a new one. */
   onStall?(stall: ConsumerStall): void;
@@ -52,35 +55,48 @@ const CLEAR_POINTER_SCRIPT = `if redis.call('GET', KEYS[1]) == ARGV[1] then retu
 /** How long a replaced worker may take to close before its connection is dropped anyway. */
 const REPLACED_CLOSE_BOUND_MS = 5_000;
 
+/** The pause after a fetch failed (Redis unreachable) before the next one. */
+const FETCH_RETRY_MS = 1_000;
+
+/** A BullMQ worker used for fetching by hand, on a connection of its own. */
 interface Fetcher {
   worker: Worker<unknown>;
   connection: RedisClient;
+  /** Resolves when this fetcher is retired or closed: a fetch stuck on it is given up. */
+  stopped: Promise<undefined>;
+  stop(): void;
 }
 
+/**
+ * The consumer (ADR 0013). It fetches by hand (BullMQ's manual processing) so that it keeps the
+ * task slots itself: it fetches only with a slot free; a job carrying more wake-ups than free
+ * slots keeps the rest as credits, started as slots free, before it fetches again; the job is
+ * completed once all its wake-ups have started. So a worker holds at most MAX_TASKS_PER_JOB − 1
+ * wake-ups beyond its concurrency, and one job's ~40 Redis commands serve all its tasks.
+ */
 export function createTaskConsumer(options: TaskConsumerOptions): TaskConsumer {
   const lockDuration = options.lockDurationMs ?? 30_000;
   const prefix = effectivePrefix(options.redis, options.prefix);
-  let running = 0;
+  const slots = createSlots(options.concurrency);
+  const running = new Set<Promise<void>>();
+  const completing = new Set<Promise<void>>();
   let taken = 0;
+  let closing = false;
+  let wakeLoop: (() => void) | undefined;
 
-  const processor = async (job: Job<unknown>): Promise<void> => {
-    taken += 1;
-    running += 1;
-    try {
-      const parsed = WakeUpJobSchema.safeParse(job.data);
-      if (!parsed.success) {
-        options.onInvalidPayload?.(job.id, parsed.error.message);
-        return;
-      }
-      if (job.id !== undefined && job.id !== parsed.data.taskId)
-        clearLatestPointer(current.connection, latestJobKey(prefix, parsed.data.taskId), job.id);
-      await options.handle(parsed.data);
-    } finally {
-      running -= 1;
-    }
+  const start = (wakeUp: WakeUpJob): void => {
+    slots.take();
+    const run = options
+      .handle(wakeUp)
+      .catch((error: unknown) => options.onError?.(error))
+      .finally(() => {
+        running.delete(run);
+        slots.give();
+      });
+    running.add(run);
   };
 
-  let current = startFetcher(options, prefix, lockDuration, processor);
+  let current = startFetcher(options, prefix, lockDuration);
   const retiring = new Set<Promise<void>>();
   const stallCheckMs = options.stallCheckMs ?? DEFAULT_STALL_CHECK_MS;
   const stallWatch =
@@ -89,11 +105,11 @@ export function createTaskConsumer(options: TaskConsumerOptions): TaskConsumer {
           redis: options.redis,
           prefix,
           intervalMs: stallCheckMs,
-          hasFreeSlot: () => running < options.concurrency,
+          hasFreeSlot: () => slots.free() > 0,
           taken: () => taken,
           onStall: (stall) => {
             const stuck = current;
-            current = startFetcher(options, prefix, lockDuration, processor);
+            current = startFetcher(options, prefix, lockDuration);
             const retired = retire(stuck).finally(() => retiring.delete(retired));
             retiring.add(retired);
             options.onStall?.(stall);
@@ -101,11 +117,66 @@ export function createTaskConsumer(options: TaskConsumerOptions): TaskConsumer {
         })
       : undefined;
 
+  /** Starts a job's wake-ups as slots free, then completes the job. */
+  const runJob = async (fetcher: Fetcher, job: Job<unknown>, token: string): Promise<void> => {
+    taken += 1;
+    const parsed = parseWakeUps(job.data);
+    if (!parsed.ok) {
+      options.onInvalidPayload?.(job.id, parsed.issues);
+    } else {
+      clearPointers(fetcher.connection, prefix, job.id, parsed.wakeUps);
+      for (const wakeUp of parsed.wakeUps) {
+        await slots.untilFree();
+        start(wakeUp);
+      }
+    }
+    // Not awaited here: the next fetch need not wait for it (close does). A lock that lapsed
+    // meanwhile (the job was handed out again) fails this, harmlessly: claimLease absorbs it.
+    const completion = job
+      .moveToCompleted(undefined, token, false)
+      .then(() => undefined)
+      .catch(() => undefined)
+      .finally(() => completing.delete(completion));
+    completing.add(completion);
+  };
+
+  const loop = (async () => {
+    let sequence = 0;
+    while (!closing) {
+      await slots.untilFree();
+      if (closing) break;
+      const fetcher = current;
+      const token = `${fetcher.worker.id}:${sequence++}`;
+      let job: Job<unknown> | undefined;
+      try {
+        job = await Promise.race([
+          fetcher.worker.getNextJob(token, { block: true }),
+          fetcher.stopped,
+          new Promise<undefined>((resolve) => (wakeLoop = () => resolve(undefined))),
+        ]);
+      } catch (error) {
+        if (closing) break;
+        options.onError?.(error);
+        await sleep(FETCH_RETRY_MS);
+        continue;
+      }
+      if (job !== undefined) await runJob(fetcher, job, token);
+    }
+  })();
+
   return {
     async close() {
+      closing = true;
       stallWatch?.stop();
-      await current.worker.close();
+      wakeLoop?.();
+      await loop;
+      current.stop();
+      await Promise.all(completing);
+      // Forced: nothing runs inside BullMQ's worker (the wake-ups run here), and an unforced
+      // close would wait out a blocking fetch (up to 5 s).
+      await current.worker.close(true);
       current.connection.disconnect();
+      await Promise.all(running);
       await Promise.all(retiring);
     },
     async waitUntilReady() {
@@ -114,44 +185,82 @@ export function createTaskConsumer(options: TaskConsumerOptions): TaskConsumer {
   };
 }
 
-/**
- * A later wake-up's pointer (task-queue.ts) serves to find it while it is pending; once taken,
- * the job is not pending any more, so the pointer goes now instead of living out its 24 h TTL
- * (a soak at 53 tasks/s grew Redis by ~0.2 MB a minute with them). Not awaited: a failure leaves
- * the key to its TTL, and at worst a sweep finds no pending job and adds a wake-up that
- * claimLease absorbs.
- */
-function clearLatestPointer(connection: RedisClient, key: string, jobId: string): void {
-  connection.eval(CLEAR_POINTER_SCRIPT, 1, key, jobId).catch(() => undefined);
+/** Counts the task slots in use, and lets the fetch loop wait for a free one. */
+function createSlots(concurrency: number) {
+  let used = 0;
+  let waiter: (() => void) | undefined;
+  return {
+    free: () => concurrency - used,
+    take() {
+      used += 1;
+    },
+    give() {
+      used -= 1;
+      const next = waiter;
+      waiter = undefined;
+      next?.();
+    },
+    /** Resolves once a slot is free (at once if one is). One waiter: the fetch loop. */
+    async untilFree(): Promise<void> {
+      while (used >= concurrency) await new Promise<void>((resolve) => (waiter = resolve));
+    },
+  };
 }
 
-/** A BullMQ worker on a connection of its own, so a replaced one takes nothing with it. */
-function startFetcher(
-  options: TaskConsumerOptions,
+/**
+ * A job's latest-wake-up pointers (task-queue.ts) serve to find it while it is pending; once
+ * taken it is not pending any more, so they go now instead of living out their 24 h TTL. A lone
+ * later wake-up's pointer is deleted only while it still names this job; a batch job's pointers
+ * go in one DEL (a newer wake-up of a task in a batch that was never claimed is not sent while
+ * the batch is pending, since the sweeper finds the batch). Not awaited: a failure leaves the keys
+ * to their TTL, and at worst a sweep adds a wake-up that claimLease absorbs.
+ */
+function clearPointers(
+  connection: RedisClient,
   prefix: string,
-  lockDuration: number,
-  processor: (job: Job<unknown>) => Promise<void>,
-): Fetcher {
+  jobId: string | undefined,
+  wakeUps: readonly WakeUpJob[],
+): void {
+  if (jobId === undefined) return;
+  if (wakeUps.length > 1) {
+    connection
+      .del(...wakeUps.map(({ taskId }) => latestJobKey(prefix, taskId)))
+      .catch(() => undefined);
+    return;
+  }
+  const [wakeUp] = wakeUps;
+  if (wakeUp === undefined || jobId === wakeUp.taskId) return;
+  connection
+    .eval(CLEAR_POINTER_SCRIPT, 1, latestJobKey(prefix, wakeUp.taskId), jobId)
+    .catch(() => undefined);
+}
+
+/** A BullMQ worker without a processor (fetched by hand), on a connection of its own. */
+function startFetcher(options: TaskConsumerOptions, prefix: string, lockDuration: number): Fetcher {
   const connection = createConsumerConnection(options.redis);
   connection.on('error', (error) => options.onError?.(error));
-  const worker = new Worker<unknown>(TASK_QUEUE_NAME, processor, {
+  const worker = new Worker<unknown>(TASK_QUEUE_NAME, null, {
     connection: asBullConnection(connection),
     prefix,
-    concurrency: options.concurrency,
     lockDuration,
     stalledInterval: Math.max(1_000, Math.floor(lockDuration / 2)),
     maxStalledCount: 2,
   });
   worker.on('error', (error) => options.onError?.(error));
-  return { worker, connection };
+  // Jobs taken by a worker that died before completing them go back to the wait list.
+  void worker.startStalledCheckTimer().catch((error: unknown) => options.onError?.(error));
+  let stop!: () => void;
+  const stopped = new Promise<undefined>((resolve) => (stop = () => resolve(undefined)));
+  return { worker, connection, stopped, stop };
 }
 
 /**
  * A stuck worker may never finish closing (its fetch never returns): it gets a bound, then its
- * connection is dropped. Its running handlers go on; their jobs' locks lapse and BullMQ hands
- * the jobs out again, which claimLease absorbs.
+ * connection is dropped. A job it took but never completed is handed out again once its lock
+ * lapses, which claimLease absorbs.
  */
 async function retire(fetcher: Fetcher): Promise<void> {
+  fetcher.stop();
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([
     fetcher.worker.close(true).catch(() => undefined),

@@ -3,7 +3,7 @@ import { createTestRedis, type TestRedis } from '@mcp-tasks/testing';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WakeUpJobSchema, jobIdFor, type WakeUpJob } from './wake-up-job.js';
+import { MAX_TASKS_PER_JOB, WakeUpJobSchema, jobIdFor, type WakeUpJob } from './wake-up-job.js';
 import { createTaskConsumer, type TaskConsumer } from './task-consumer.js';
 import { createTaskQueue, latestJobKey, type TaskQueue } from './task-queue.js';
 
@@ -189,44 +189,155 @@ describe('task queue and consumer on real Redis', () => {
   });
 });
 
-describe('enqueueCreated', () => {
-  it('adds a batch of new tasks once each; a repeat adds nothing while the job exists, and a new job once it was removed', async () => {
-    const prefix = `${redis.prefix}-created`;
-    const queue = createTaskQueue({ redis: { url: redis.url }, prefix });
-    const waitKey = `${prefix}:mcp-tasks-run:wait`;
+describe('wakeCreated: one job per batch of new tasks (ADR 0013)', () => {
+  const prefixes: string[] = [];
+  afterAll(async () => {
+    for (const prefix of prefixes) {
+      const keys = await admin.keys(`${prefix}*`);
+      if (keys.length > 0) await admin.del(...keys);
+    }
+  });
+  const setUp = (name: string) => {
+    const prefix = `${redis.prefix}-${name}`;
+    prefixes.push(prefix);
+    return { prefix, queue: createTaskQueue({ redis: { url: redis.url }, prefix }) };
+  };
+  const jobData = async (prefix: string): Promise<unknown[]> => {
+    const ids = await admin.lrange(`${prefix}:mcp-tasks-run:wait`, 0, -1);
+    const data = await Promise.all(
+      ids.map((id) => admin.hget(`${prefix}:mcp-tasks-run:${id}`, 'data')),
+    );
+    return data.map((json) => JSON.parse(json!) as unknown);
+  };
+
+  it('adds one job for a batch, with a pointer per task that a lookup follows and a take deletes', async () => {
+    const { prefix, queue } = setUp('batch');
+    const handled: WakeUpJob[] = [];
     let consumer: TaskConsumer | undefined;
     try {
       const ids = [newTaskId(), newTaskId(), newTaskId()];
       await queue.wakeCreated(ids);
-      await queue.wakeCreated([ids[0]!, ids[0]!]);
-      expect((await admin.lrange(waitKey, 0, -1)).sort()).toEqual([...ids].sort());
-      // No pointer for a created wake-up: its job id is the task id.
-      expect(await admin.exists(latestJobKey(prefix, ids[0]!))).toBe(0);
+      expect(await jobData(prefix)).toEqual([{ taskIds: ids, reason: 'created' }]);
+      const [jobId] = await admin.lrange(`${prefix}:mcp-tasks-run:wait`, 0, -1);
+      expect(jobId).toMatch(new RegExp(`^${ids[0]}\\.created-batch\\.`));
+      for (const id of ids) expect(await admin.get(latestJobKey(prefix, id))).toBe(jobId);
+      expect(await queue.pendingJobs([...ids, newTaskId()])).toEqual(new Set(ids));
 
-      // BullMQ deduplicates by the job's hash: once a finished job is removed (removeOnComplete),
-      // the same id is a new job. So a repeat must not be sent for a task a worker already took.
-      const handled: string[] = [];
       consumer = createTaskConsumer({
         redis: { url: redis.url },
         prefix,
         concurrency: 3,
         handle: (job) => {
-          handled.push(job.taskId);
+          handled.push(job);
           return Promise.resolve();
         },
       });
       await eventually(() => handled.length === 3);
+      expect(handled).toEqual(ids.map((taskId) => ({ taskId, reason: 'created' })));
       await eventually(
-        async () => (await admin.exists(`${prefix}:mcp-tasks-run:${ids[0]!}`)) === 0,
+        async () => (await admin.exists(...ids.map((id) => latestJobKey(prefix, id)))) === 0,
       );
-      await queue.wakeCreated([ids[0]!]);
-      await eventually(() => handled.length === 4);
-      expect(handled.filter((id) => id === ids[0])).toHaveLength(2);
+      expect(await queue.pendingJobs(ids)).toEqual(new Set());
+      // The job is completed and removed once its wake-ups started.
+      await eventually(async () => (await admin.exists(`${prefix}:mcp-tasks-run:${jobId}`)) === 0);
     } finally {
       await consumer?.close();
       await queue.close();
-      const keys = await admin.keys(`${prefix}*`);
-      if (keys.length > 0) await admin.del(...keys);
+    }
+  });
+
+  it('keeps a lone wake-up idempotent by task id, and splits a batch into jobs of 16', async () => {
+    const { prefix, queue } = setUp('split');
+    try {
+      const lone = newTaskId();
+      await queue.wakeCreated([lone, lone]);
+      await queue.wakeCreated([lone]);
+      expect(await admin.lrange(`${prefix}:mcp-tasks-run:wait`, 0, -1)).toEqual([lone]);
+      expect(await admin.exists(latestJobKey(prefix, lone))).toBe(0);
+
+      const ids = Array.from({ length: MAX_TASKS_PER_JOB + 1 }, () => newTaskId());
+      await queue.wakeCreated(ids);
+      const data = await jobData(prefix);
+      expect(data).toHaveLength(3);
+      expect(data).toContainEqual({ taskIds: ids.slice(0, MAX_TASKS_PER_JOB), reason: 'created' });
+      // The run of one left over is an ordinary job: its id is the task id, no pointer.
+      expect(data).toContainEqual({ taskId: ids[MAX_TASKS_PER_JOB], reason: 'created' });
+      expect(await admin.lrange(`${prefix}:mcp-tasks-run:wait`, 0, -1)).toContain(
+        ids[MAX_TASKS_PER_JOB],
+      );
+      expect(await queue.pendingJobs(ids)).toEqual(new Set(ids));
+    } finally {
+      await queue.close();
+    }
+  });
+
+  it('runs no more wake-ups at once than its concurrency, and fetches nothing while it holds credits', async () => {
+    const { prefix, queue } = setUp('slots');
+    const started: string[] = [];
+    let runningNow = 0;
+    let mostAtOnce = 0;
+    const gates = new Map<string, () => void>();
+    const consumer = createTaskConsumer({
+      redis: { url: redis.url },
+      prefix,
+      concurrency: 2,
+      handle: async (job) => {
+        started.push(job.taskId);
+        runningNow += 1;
+        mostAtOnce = Math.max(mostAtOnce, runningNow);
+        await new Promise<void>((resolve) => gates.set(job.taskId, resolve));
+        runningNow -= 1;
+      },
+    });
+    try {
+      await consumer.waitUntilReady();
+      const batch = Array.from({ length: 5 }, () => newTaskId());
+      await queue.wakeCreated(batch);
+      await eventually(() => started.length === 2);
+      const later = newTaskId();
+      await queue.wake(later, 'created');
+      // Both slots busy and three credits held: the later job waits in Redis.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(started).toEqual(batch.slice(0, 2));
+      expect(await admin.lrange(`${prefix}:mcp-tasks-run:wait`, 0, -1)).toEqual([later]);
+
+      // Each freed slot starts the next credit of the batch, then the later job.
+      for (let done = 0; done < 6; done += 1) {
+        gates.get(started[done]!)!();
+        await eventually(() => started.length === Math.min(6, done + 3));
+      }
+      expect(started).toEqual([...batch, later]);
+      expect(mostAtOnce).toBe(2);
+    } finally {
+      for (const open of gates.values()) open();
+      await consumer.close();
+      await queue.close();
+    }
+  });
+
+  it('starts every wake-up of a batch at once when slots are free: a long one holds no other', async () => {
+    const { prefix, queue } = setUp('long');
+    const started: string[] = [];
+    let openLong!: () => void;
+    const long = new Promise<void>((resolve) => (openLong = resolve));
+    const consumer = createTaskConsumer({
+      redis: { url: redis.url },
+      prefix,
+      concurrency: 4,
+      handle: async (job) => {
+        started.push(job.taskId);
+        if (started.length === 1) await long;
+      },
+    });
+    try {
+      const batch = [newTaskId(), newTaskId(), newTaskId()];
+      await queue.wakeCreated(batch);
+      await eventually(() => started.length === 3);
+      expect(started).toEqual(batch);
+    } finally {
+      openLong();
+      await consumer.close();
+      await queue.close();
     }
   });
 });

@@ -1,9 +1,12 @@
 import { Queue } from 'bullmq';
 import { withDeadline } from './deadline.js';
 import {
+  MAX_TASKS_PER_JOB,
   WAKE_UP_JOB_NAME,
   TASK_QUEUE_NAME,
+  batchJobIdFor,
   jobIdFor,
+  type WakeUpBatch,
   type WakeUpJob,
   type WakeUpReason,
 } from './wake-up-job.js';
@@ -21,7 +24,11 @@ export interface TaskQueue {
   wake(taskId: string, reason: WakeUpReason, options?: WakeUpOptions): Promise<void>;
   /** Many wake-ups in one round trip (BullMQ addBulk), e.g. the sweeper's batch of orphans. */
   wakeMany(taskIds: readonly string[], reason: WakeUpReason): Promise<void>;
-  /** wakeMany(taskIds, 'created'): the task service's batch of new tasks, idempotent per id. */
+  /**
+   * The task service's batch of new tasks: one job per MAX_TASKS_PER_JOB of them (ADR 0013), each
+   * task findable by hasPendingJob through its pointer. A lone id is `wake(id, 'created')`,
+   * idempotent per id; a repeated batch adds a second wake-up per task, which claimLease absorbs.
+   */
   wakeCreated(taskIds: readonly string[]): Promise<void>;
   /**
    * A waiting or delayed wake-up exists (active ones do not count). The sweeper asks this: for a
@@ -73,7 +80,7 @@ export function createTaskQueue(options: TaskQueueOptions): TaskQueue {
   // Errors surface through the rejected commands; the event only needs a listener so ioredis
   // does not report "unhandled error event" while reconnecting.
   connection.on('error', () => undefined);
-  const queue = new Queue<WakeUpJob, void, string>(TASK_QUEUE_NAME, {
+  const queue = new Queue<WakeUpJob | WakeUpBatch, void, string>(TASK_QUEUE_NAME, {
     connection: asBullConnection(connection),
     prefix,
     defaultJobOptions: { removeOnComplete: true, removeOnFail: true, attempts: 1 },
@@ -91,7 +98,7 @@ export function createTaskQueue(options: TaskQueueOptions): TaskQueue {
   return {
     wake: (taskId, reason, wakeUpOptions) => wakeOne(producer, taskId, reason, wakeUpOptions),
     wakeMany: (taskIds, reason) => wakeMany(producer, taskIds, reason),
-    wakeCreated: (taskIds) => wakeMany(producer, taskIds, 'created'),
+    wakeCreated: (taskIds) => wakeCreated(producer, taskIds),
     pendingJobs: (taskIds) => pendingJobs(producer, taskIds),
     hasPendingJob: hasJob,
     async ping() {
@@ -158,6 +165,18 @@ async function wakeMany(
   );
 }
 
+async function wakeCreated(producer: Producer, taskIds: readonly string[]): Promise<void> {
+  const unique = [...new Set(taskIds)];
+  if (unique.length === 0) return;
+  if (unique.length === 1) return await wakeOne(producer, unique[0]!, 'created');
+  const deadline = batchTimeoutMs(producer.timeoutMs, unique.length);
+  await withDeadline(
+    addBatchJobs(producer, unique, 'created'),
+    deadline,
+    `enqueue of ${unique.length} tasks timed out after ${deadline} ms`,
+  );
+}
+
 async function pendingJobs(producer: Producer, taskIds: readonly string[]): Promise<Set<string>> {
   // Issued together, ioredis pipelines them on the one connection.
   const lookups = Promise.all(taskIds.map((taskId) => checkJob(producer, taskId)));
@@ -172,7 +191,7 @@ async function pendingJobs(producer: Producer, taskIds: readonly string[]): Prom
 
 /** What the add helpers write with: the BullMQ queue, its Redis connection and key prefix. */
 interface Producer {
-  queue: Queue<WakeUpJob, void, string>;
+  queue: Queue<WakeUpJob | WakeUpBatch, void, string>;
   connection: ReturnType<typeof createProducerConnection>;
   prefix: string;
   /** Bound on one wake-up or lookup (commandTimeoutMs). */
@@ -233,4 +252,48 @@ async function addWakeUps(
     pointers.set(latestJobKey(prefix, job.data.taskId), job.opts.jobId, 'PX', LATEST_JOB_TTL_MS);
   }
   await Promise.all([adding, pointers.exec()]);
+}
+
+/** Splits ids into runs of at most `size`. */
+function chunks<T>(items: readonly T[], size: number): T[][] {
+  const runs: T[][] = [];
+  for (let start = 0; start < items.length; start += size)
+    runs.push(items.slice(start, start + size));
+  return runs;
+}
+
+/**
+ * Adds the wake-ups of many tasks as jobs of up to MAX_TASKS_PER_JOB tasks each (ADR 0013), in
+ * one pipeline, with a latest-wake-up pointer per task of a batch job: the sweeper's pendingJobs
+ * finds a task's job through it, as it finds a later wake-up's. A run of one is an ordinary job.
+ */
+async function addBatchJobs(
+  { queue, connection, prefix }: Producer,
+  taskIds: readonly string[],
+  reason: WakeUpReason,
+): Promise<void> {
+  const jobs = chunks(taskIds, MAX_TASKS_PER_JOB).map((ids) =>
+    ids.length === 1
+      ? {
+          name: WAKE_UP_JOB_NAME,
+          data: { taskId: ids[0]!, reason },
+          opts: { jobId: jobIdFor(ids[0]!, reason) },
+        }
+      : {
+          name: WAKE_UP_JOB_NAME,
+          data: { taskIds: ids, reason },
+          opts: { jobId: batchJobIdFor(ids[0]!, reason) },
+        },
+  );
+  // The connection refuses commands until it is ready (no offline queue). The pointers go out
+  // first on the same connection, so a consumer that takes a job at once finds them to delete.
+  await queue.waitUntilReady();
+  const pointers = connection.pipeline();
+  for (const job of jobs) {
+    const { taskIds } = job.data as Partial<WakeUpBatch>;
+    for (const taskId of taskIds ?? [])
+      pointers.set(latestJobKey(prefix, taskId), job.opts.jobId, 'PX', LATEST_JOB_TTL_MS);
+  }
+  const pointing = pointers.exec();
+  await Promise.all([pointing, queue.addBulk(jobs)]);
 }
