@@ -202,6 +202,11 @@ describe('wakeCreated: one job per batch of new tasks (ADR 0013)', () => {
     prefixes.push(prefix);
     return { prefix, queue: createTaskQueue({ redis: { url: redis.url }, prefix }) };
   };
+  const consume = (
+    prefix: string,
+    concurrency: number,
+    handle: (job: WakeUpJob) => Promise<void>,
+  ) => createTaskConsumer({ redis: { url: redis.url }, prefix, concurrency, handle });
   const jobData = async (prefix: string): Promise<unknown[]> => {
     const ids = await admin.lrange(`${prefix}:mcp-tasks-run:wait`, 0, -1);
     const data = await Promise.all(
@@ -223,14 +228,9 @@ describe('wakeCreated: one job per batch of new tasks (ADR 0013)', () => {
       for (const id of ids) expect(await admin.get(latestJobKey(prefix, id))).toBe(jobId);
       expect(await queue.pendingJobs([...ids, newTaskId()])).toEqual(new Set(ids));
 
-      consumer = createTaskConsumer({
-        redis: { url: redis.url },
-        prefix,
-        concurrency: 3,
-        handle: (job) => {
-          handled.push(job);
-          return Promise.resolve();
-        },
+      consumer = consume(prefix, 3, (job) => {
+        handled.push(job);
+        return Promise.resolve();
       });
       await eventually(() => handled.length === 3);
       expect(handled).toEqual(ids.map((taskId) => ({ taskId, reason: 'created' })));
@@ -277,17 +277,12 @@ describe('wakeCreated: one job per batch of new tasks (ADR 0013)', () => {
     let runningNow = 0;
     let mostAtOnce = 0;
     const gates = new Map<string, () => void>();
-    const consumer = createTaskConsumer({
-      redis: { url: redis.url },
-      prefix,
-      concurrency: 2,
-      handle: async (job) => {
-        started.push(job.taskId);
-        runningNow += 1;
-        mostAtOnce = Math.max(mostAtOnce, runningNow);
-        await new Promise<void>((resolve) => gates.set(job.taskId, resolve));
-        runningNow -= 1;
-      },
+    const consumer = consume(prefix, 2, async (job) => {
+      started.push(job.taskId);
+      runningNow += 1;
+      mostAtOnce = Math.max(mostAtOnce, runningNow);
+      await new Promise<void>((resolve) => gates.set(job.taskId, resolve));
+      runningNow -= 1;
     });
     try {
       await consumer.waitUntilReady();
@@ -320,14 +315,9 @@ describe('wakeCreated: one job per batch of new tasks (ADR 0013)', () => {
     const started: string[] = [];
     let openLong!: () => void;
     const long = new Promise<void>((resolve) => (openLong = resolve));
-    const consumer = createTaskConsumer({
-      redis: { url: redis.url },
-      prefix,
-      concurrency: 4,
-      handle: async (job) => {
-        started.push(job.taskId);
-        if (started.length === 1) await long;
-      },
+    const consumer = consume(prefix, 4, async (job) => {
+      started.push(job.taskId);
+      if (started.length === 1) await long;
     });
     try {
       const batch = [newTaskId(), newTaskId(), newTaskId()];
