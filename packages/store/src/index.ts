@@ -69,8 +69,10 @@ export {
   recordAttemptFailure,
   requestInput,
   saveCheckpoint,
+  saveCheckpoints,
   writeFinal,
   writeFinals,
+  type CheckpointWrite,
   type FinalWrite,
 } from './lease/fenced-task-writes.js';
 export {

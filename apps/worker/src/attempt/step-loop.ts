@@ -1,5 +1,11 @@
 import { performance } from 'node:perf_hooks';
-import { saveCheckpoint, type Db, type Fence, type StepTransactionHandle } from '@mcp-tasks/store';
+import {
+  saveCheckpoint,
+  type BatchedLeaseWrites,
+  type Db,
+  type Fence,
+  type StepTransactionHandle,
+} from '@mcp-tasks/store';
 import type { JsonObject, JsonValue, Task } from '@mcp-tasks/tasks';
 import type { StepOutcome, TaskProgram, ToolSettings } from '@mcp-tasks/tools';
 import type { AttemptCancellation } from './cancellation.js';
@@ -31,6 +37,8 @@ export interface StepLoopAttempt {
 
 export interface StepLoopOptions {
   db: Db;
+  /** Checkpoints outside a step's transaction share statements with other tasks' (batched). */
+  leaseWrites: BatchedLeaseWrites;
   leaseMs: number;
   settings: ToolSettings;
   isDraining(): boolean;
@@ -228,16 +236,18 @@ class AttemptSteps {
     outcome: Extract<StepOutcome, { kind: 'continue' }>,
     trx: StepTransactionHandle | undefined,
   ): ReturnType<typeof saveCheckpoint> {
-    const { db, leaseMs, tracing } = this.options;
+    const { leaseWrites, leaseMs, tracing } = this.options;
     const { fence, starting } = this.attempt;
     this.statusMessage = outcome.statusMessage ?? this.statusMessage;
     const statusMessage = this.statusMessage;
     const checkpointState = outcome.state;
+    const toolVersion = starting.version;
+    // On the step's transaction it commits with the step; otherwise it may share a statement
+    // with other tasks' checkpoints, and resolves only once that statement committed.
     const save = () =>
-      saveCheckpoint(trx ?? db, fence, checkpointState, statusMessage, {
-        toolVersion: starting.version,
-        leaseMs,
-      });
+      trx === undefined
+        ? leaseWrites.saveCheckpoint(fence, checkpointState, statusMessage, { toolVersion })
+        : saveCheckpoint(trx, fence, checkpointState, statusMessage, { toolVersion, leaseMs });
     return tracing
       ? inSpan('task.checkpoint', { 'mcp_tasks.step.index': this.stepIndex }, save)
       : save();

@@ -96,6 +96,7 @@ export function createTaskRunner(options: TaskRunnerOptions): TaskRunner {
   });
   const settle = options.tracing === true ? traceSettler(settler) : settler;
   const runSteps = createStepLoop({
+    leaseWrites,
     db,
     leaseMs,
     settings: options.settings,

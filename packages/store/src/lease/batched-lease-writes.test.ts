@@ -232,6 +232,122 @@ describe('batched last writes', () => {
   });
 });
 
+describe('batched checkpoints', () => {
+  it('checkpoints that arrive together share one statement: each row saved, renewed, counted', async () => {
+    const fences = await claimed(3);
+    await db
+      .updateTable('tasks')
+      .set({ cancel_requested_at: new Date() })
+      .where('id', '=', fences[2]!.taskId)
+      .execute();
+    const before = await Promise.all(fences.map((fence) => rawRow(db, fence.taskId)));
+    const shared = writes();
+    statements = [];
+    const answers = await Promise.all([
+      shared.saveCheckpoint(fences[0]!, { done: 1 }, 'Step 1 done', { toolVersion: 2 }),
+      shared.saveCheckpoint(fences[1]!, null, null, {}),
+      shared.saveCheckpoint(fences[2]!, ['a', 1], 'third', { toolVersion: 3 }),
+    ]);
+    expect(statements).toHaveLength(1);
+    expect(statements[0]).toContain('unnest');
+    expect(answers).toEqual([
+      { cancelRequested: false },
+      { cancelRequested: false },
+      { cancelRequested: true },
+    ]);
+    const rows = await Promise.all(fences.map((fence) => rawRow(db, fence.taskId)));
+    expect(
+      rows.map((row) => ({
+        status: row!.status,
+        checkpoint: row!.checkpoint,
+        statusMessage: row!.status_message,
+        stepsSaved: row!.steps_saved,
+        toolVersion: row!.tool_version,
+        leaseOwner: row!.lease_owner,
+        epoch: row!.lease_epoch,
+      })),
+    ).toEqual([
+      {
+        status: 'working',
+        checkpoint: { done: 1 },
+        statusMessage: 'Step 1 done',
+        stepsSaved: 1,
+        toolVersion: 2,
+        leaseOwner: 'worker-b',
+        epoch: 1,
+      },
+      {
+        status: 'working',
+        checkpoint: null,
+        statusMessage: null,
+        stepsSaved: 1,
+        toolVersion: before[1]!.tool_version,
+        leaseOwner: 'worker-b',
+        epoch: 1,
+      },
+      {
+        status: 'working',
+        checkpoint: ['a', 1],
+        statusMessage: 'third',
+        stepsSaved: 1,
+        toolVersion: 3,
+        leaseOwner: 'worker-b',
+        epoch: 1,
+      },
+    ]);
+    // Each checkpoint renewed its lease from the statement's start, for the worker's lease.
+    for (const [index, row] of rows.entries()) {
+      const renewedFor = row!.lease_expires_at!.getTime() - Date.now();
+      expect(renewedFor).toBeGreaterThan(25_000);
+      expect(renewedFor).toBeLessThanOrEqual(30_000);
+      expect(row!.lease_expires_at!.getTime()).toBeGreaterThan(
+        before[index]!.lease_expires_at!.getTime(),
+      );
+    }
+  });
+
+  it('a fence that no longer holds loses alone, with StaleLeaseError, and its row is unchanged', async () => {
+    const [kept, superseded] = await claimed(2);
+    await db
+      .updateTable('tasks')
+      .set({ lease_expires_at: new Date(Date.now() - 60_000) })
+      .where('id', '=', superseded!.taskId)
+      .execute();
+    await claimLease(db, superseded!.taskId, 'worker-other', 30_000);
+    const before = await rawRow(db, superseded!.taskId);
+
+    const shared = writes();
+    statements = [];
+    const outcomes = await Promise.allSettled([
+      shared.saveCheckpoint(kept!, { n: 1 }, 'one', {}),
+      shared.saveCheckpoint(superseded!, { n: 1 }, 'one', {}),
+    ]);
+    expect(statements).toHaveLength(1);
+    expect(outcomes[0]).toEqual({ status: 'fulfilled', value: { cancelRequested: false } });
+    expect(outcomes[1]).toEqual({
+      status: 'rejected',
+      reason: new StaleLeaseError(superseded!.taskId, superseded!.epoch),
+    });
+    expect((await rawRow(db, kept!.taskId))?.checkpoint).toEqual({ n: 1 });
+    expect(await rawRow(db, superseded!.taskId)).toEqual(before);
+  });
+
+  it('a lone checkpoint goes out at once as its single-row statement', async () => {
+    const [fence] = await claimed(1);
+    statements = [];
+    expect(await writes().saveCheckpoint(fence!, { n: 2 }, 'two', { toolVersion: 1 })).toEqual({
+      cancelRequested: false,
+    });
+    expect(statements).toHaveLength(1);
+    expect(statements[0]).not.toContain('unnest');
+    expect(await rawRow(db, fence!.taskId)).toMatchObject({
+      checkpoint: { n: 2 },
+      status_message: 'two',
+      steps_saved: 1,
+    });
+  });
+});
+
 it('an unknown task id in a claim batch is just not claimed', async () => {
   const [id] = await freshTasks(1);
   const shared = writes();

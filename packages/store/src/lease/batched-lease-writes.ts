@@ -1,14 +1,21 @@
 import type { Db } from '../db/database.js';
 import { StaleLeaseError } from '../errors.js';
-import { writeFinal, writeFinals, type FinalWrite } from './fenced-task-writes.js';
+import {
+  saveCheckpoint,
+  saveCheckpoints,
+  writeFinal,
+  writeFinals,
+  type CheckpointWrite,
+  type FinalWrite,
+} from './fenced-task-writes.js';
 import { claimFairly, type Claim, type Fence } from './lease.js';
 import { createNaturalBatcher, singleOrShared, type BatchOutcome } from '../db/natural-batcher.js';
 
 /**
- * A worker's claims and last writes, batched naturally (natural-batcher.ts): a lone one goes out
+ * A worker's claims, checkpoints and last writes, batched naturally (natural-batcher.ts): a lone one goes out
  * at once as its single-row statement; those that arrive while one is in flight share the next
  * statement. Under load a worker running many tasks then pays one round trip and one commit for
- * a batch of claims or of completions instead of one each. Each caller still gets only its own
+ * a batch of claims, of checkpoints or of completions instead of one each. Each caller still gets only its own
  * answer, after the statement that carried it committed.
  */
 export interface BatchedLeaseWrites {
@@ -19,6 +26,17 @@ export interface BatchedLeaseWrites {
   claim(taskId: string): Promise<Claim | null>;
   /** completeTask / failTask / markCancelled under the fence; StaleLeaseError if it no longer holds. */
   writeFinal(fence: Fence, write: FinalWrite): Promise<void>;
+  /**
+   * saveCheckpoint under the fence, renewing the lease for the worker's lease: resolves once the
+   * statement that carried it committed, with whether a cancel was requested; StaleLeaseError if
+   * the fence no longer holds. (A checkpoint inside a step's transaction goes on that instead.)
+   */
+  saveCheckpoint(
+    fence: Fence,
+    checkpoint: CheckpointWrite['checkpoint'],
+    statusMessage: string | null,
+    options: { toolVersion?: number },
+  ): Promise<{ cancelRequested: boolean }>;
 }
 
 export interface BatchedLeaseWritesOptions {
@@ -59,8 +77,28 @@ export function createBatchedLeaseWrites(options: BatchedLeaseWritesOptions): Ba
     }),
   });
 
+  const checkpoint = createNaturalBatcher<CheckpointWrite, { cancelRequested: boolean }>({
+    maxBatchSize,
+    run: singleOrShared({
+      single: ({ fence, checkpoint, statusMessage, toolVersion }) =>
+        saveCheckpoint(db, fence, checkpoint, statusMessage, { toolVersion, leaseMs }),
+      shared: async (entries) => {
+        const sorted = [...entries].sort((a, b) => (a.fence.taskId < b.fence.taskId ? -1 : 1));
+        const held = await saveCheckpoints(db, sorted, leaseMs);
+        return entries.map(({ fence }): BatchOutcome<{ cancelRequested: boolean }> => {
+          const saved = held.get(`${fence.taskId}:${fence.epoch}`);
+          return saved === undefined
+            ? { ok: false, error: new StaleLeaseError(fence.taskId, fence.epoch) }
+            : { ok: true, value: saved };
+        });
+      },
+    }),
+  });
+
   return {
     claim,
     writeFinal: (fence, write) => final({ fence, write }),
+    saveCheckpoint: (fence, state, statusMessage, { toolVersion }) =>
+      checkpoint({ fence, checkpoint: state, statusMessage, toolVersion }),
   };
 }

@@ -64,6 +64,48 @@ export async function saveCheckpoint(
   return { cancelRequested: row.cancel_requested };
 }
 
+/** One task's checkpoint in a shared statement (saveCheckpoints). */
+export interface CheckpointWrite {
+  fence: Fence;
+  checkpoint: JsonValue;
+  statusMessage: string | null;
+  toolVersion?: number;
+}
+
+/**
+ * Several checkpoints in one statement, each under its own fence (the same rule as holds()), each
+ * renewing its lease for `leaseMs` from the statement's start as saveCheckpoint does. Resolves
+ * with the fences that held, as `taskId:epoch`, each with whether a cancel was requested; the
+ * caller turns the others into StaleLeaseError. Pass them sorted by task id (see writeFinals).
+ */
+export async function saveCheckpoints(
+  db: Db,
+  writes: readonly CheckpointWrite[],
+  leaseMs: number,
+): Promise<Map<string, { cancelRequested: boolean }>> {
+  const column = <T>(pick: (write: CheckpointWrite) => T): T[] => writes.map(pick);
+  const save = sql<{ id: string; lease_epoch: number; cancel_requested: boolean }>`
+    UPDATE tasks AS t SET
+      checkpoint = s.checkpoint::jsonb,
+      status_message = s.status_message,
+      steps_saved = t.steps_saved + 1,
+      tool_version = coalesce(s.tool_version, t.tool_version),
+      lease_expires_at = ${leaseExpiry(leaseMs)}
+    FROM unnest(
+      ${column((w) => w.fence.taskId)}::text[],
+      ${column((w) => w.fence.epoch)}::int[],
+      ${column((w) => (w.checkpoint === null ? null : JSON.stringify(w.checkpoint)))}::text[],
+      ${column((w) => w.statusMessage)}::text[],
+      ${column((w) => w.toolVersion ?? null)}::int[]
+    ) AS s(id, epoch, checkpoint, status_message, tool_version)
+    WHERE ${HOLDS_EACH_FENCE}
+    RETURNING t.id, t.lease_epoch, t.cancel_requested_at IS NOT NULL AS cancel_requested`;
+  const { rows } = await executePrepared(db, 'save_checkpoints', save);
+  return new Map(
+    rows.map((row) => [`${row.id}:${row.lease_epoch}`, { cancelRequested: row.cancel_requested }]),
+  );
+}
+
 /**
  * Parks the task in `input_required` with a fresh round of keys and gives up the lease (nobody
  * holds a task waiting for input). A key issued before, answered or not, is refused with

@@ -23,6 +23,8 @@ export async function startProbeStack(
     workerConcurrency?: number;
     /** More environment for every process (e.g. LEASE_MS, MCP_TOOL_MODULES). */
     env?: Record<string, string>;
+    /** Runs on the migrated scratch database before the processes start. */
+    beforeStart?: (databaseUrl: string) => Promise<void>;
   } = {},
 ): Promise<ProbeStack> {
   const database = await createTestDatabase(label);
@@ -30,6 +32,7 @@ export async function startProbeStack(
   const db = createDb({ connectionString: database.connectionString });
   await migrateToLatest(db);
   await db.destroy();
+  await options.beforeStart?.(database.connectionString);
   const stack = await startBenchStack({
     databaseUrl: database.connectionString,
     redisUrl: redis.url,

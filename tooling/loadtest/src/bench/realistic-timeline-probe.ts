@@ -1,0 +1,129 @@
+/**
+ * Where a realistic task's time goes (issue 30): CLIENTS clients run the realistic lifecycle
+ * (MRTR round, create, wait for the pause, answer, wait for the end; no listen watcher) against
+ * one gateway and one worker for SECONDS, timing each stage as the client saw it; then the
+ * task history's events per task by kind and the median gap between them (server side).
+ *
+ *   CLIENTS=32 SECONDS=10 pnpm exec tsx --conditions=@mcp-tasks/source \
+ *     tooling/loadtest/src/bench/realistic-timeline-probe.ts
+ */
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { REALISTIC_TOOL_MODULE } from '@mcp-tasks/tools/bench';
+import pg from 'pg';
+import { Pool } from 'undici';
+import { startCompletionWatcher } from './completion-watcher.js';
+import { sendMcp } from './mcp-requests.js';
+import { approval, creatingCall, labelRound } from './realistic-requests.js';
+import { startProbeStack } from './probe-stack.js';
+
+const clients = Number(process.env.CLIENTS ?? 32);
+const seconds = Number(process.env.SECONDS ?? 10);
+
+/** LOG_STATEMENTS=1: the scratch database logs every statement (to count them by kind). */
+const logStatements = process.env.LOG_STATEMENTS === '1';
+const profileDir = process.env.CPU_PROF_DIR;
+
+async function logEveryStatement(url: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const name = (await client.query<{ d: string }>('SELECT current_database() AS d')).rows[0]!.d;
+    await client.query(`ALTER DATABASE "${name}" SET log_statement = 'all'`);
+  } finally {
+    await client.end();
+  }
+}
+
+const STAGES = ['round', 'create', 'to pause', 'answer', 'to end'] as const;
+type Stage = (typeof STAGES)[number];
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
+};
+const p90 = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length * 0.9)] ?? Number.NaN;
+};
+
+async function main(): Promise<void> {
+  const probe = await startProbeStack('realistic-timeline', 1, {
+    workerConcurrency: clients,
+    env: { MCP_TOOL_MODULES: REALISTIC_TOOL_MODULE },
+    nodeArgs: profileDir === undefined ? undefined : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`],
+    beforeStart: logStatements ? (url) => logEveryStatement(url) : undefined,
+  });
+  const gateway = probe.stack.gateways[0]!;
+  const http = new Pool(gateway.url, { keepAliveTimeout: 60_000 });
+  const watcher = startCompletionWatcher(probe.database.connectionString);
+  const times: Record<Stage, number[]> = {
+    round: [],
+    create: [],
+    'to pause': [],
+    answer: [],
+    'to end': [],
+  };
+  let turn = 0;
+  let done = 0;
+  try {
+    const deadline = performance.now() + seconds * 1_000;
+    const client = async () => {
+      while (performance.now() < deadline) {
+        const marks: number[] = [performance.now()];
+        const round = await sendMcp(gateway.url, labelRound(), http);
+        marks.push(performance.now());
+        const created = await sendMcp(
+          gateway.url,
+          creatingCall(round.requestState as string, turn++),
+          http,
+        );
+        marks.push(performance.now());
+        const taskId = created.taskId as string;
+        await watcher.waitFor(taskId, ['input_required']);
+        marks.push(performance.now());
+        await sendMcp(gateway.url, approval(taskId), http);
+        marks.push(performance.now());
+        await watcher.waitFor(taskId);
+        marks.push(performance.now());
+        STAGES.forEach((stage, i) => times[stage].push(marks[i + 1]! - marks[i]!));
+        done += 1;
+      }
+    };
+    await Promise.all(Array.from({ length: clients }, client));
+    await sleep(1_000);
+    console.log(`database ${probe.database.connectionString.split('/').pop()}`);
+    console.log(`${done} lifecycles in ${seconds} s: ${(done / seconds).toFixed(1)}/s`);
+    for (const stage of STAGES)
+      console.log(
+        `  ${stage.padEnd(9)} p50 ${median(times[stage]).toFixed(1)} ms  p90 ${p90(times[stage]).toFixed(1)} ms`,
+      );
+    const monitor = new pg.Client({ connectionString: probe.database.connectionString });
+    await monitor.connect();
+    try {
+      const { rows } = await monitor.query<{ kind: string; n: string; gap_ms: string }>(
+        `SELECT kind, count(*) AS n,
+                percentile_cont(0.5) WITHIN GROUP (ORDER BY gap) AS gap_ms
+           FROM (SELECT kind, extract(epoch FROM at - lag(at) OVER (PARTITION BY task_id ORDER BY id)) * 1000 AS gap
+                   FROM task_events) e
+          GROUP BY kind ORDER BY n DESC`,
+      );
+      const tasks = Number(
+        (await monitor.query<{ n: string }>('SELECT count(*) AS n FROM tasks')).rows[0]!.n,
+      );
+      console.log(`task_events per task (${tasks} tasks), median gap after the previous event:`);
+      for (const row of rows)
+        console.log(
+          `  ${row.kind.padEnd(16)} ${(Number(row.n) / tasks).toFixed(2)}  ${Number(row.gap_ms).toFixed(1)} ms`,
+        );
+    } finally {
+      await monitor.end();
+    }
+  } finally {
+    await watcher.stop();
+    await http.close();
+    await probe.close();
+  }
+}
+
+await main();
