@@ -72,7 +72,9 @@ export {
   saveCheckpoints,
   writeFinal,
   writeFinals,
+  requestInputs,
   type CheckpointWrite,
+  type InputPauseWrite,
   type FinalWrite,
 } from './lease/fenced-task-writes.js';
 export {

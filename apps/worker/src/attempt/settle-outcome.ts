@@ -162,20 +162,20 @@ async function afterLastStep(
   toolVersion: number,
   trx?: Db,
 ): Promise<JobOutcome> {
-  const { db, writeFinal } = parts;
+  const { writeFinal, options } = parts;
   const write = (final: FinalWrite) =>
     trx === undefined ? writeFinal(fence, final) : writeFinalNow(trx, fence, final);
   switch (outcome.kind) {
-    case 'input':
-      await requestInput(
-        trx ?? db,
-        fence,
-        outcome.inputRequests,
-        outcome.state,
-        outcome.statusMessage ?? statusMessage,
-        { toolVersion },
-      );
+    case 'input': {
+      const message = outcome.statusMessage ?? statusMessage;
+      // Outside a step's transaction the pause may share a statement with other tasks' pauses.
+      await (trx === undefined
+        ? options.leaseWrites.requestInput(fence, outcome.inputRequests, outcome.state, message, {
+            toolVersion,
+          })
+        : requestInput(trx, fence, outcome.inputRequests, outcome.state, message, { toolVersion }));
       return 'input_required';
+    }
     case 'complete':
       // A finished result beats a pending cancel (R18: the task may still complete).
       await write({

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newTaskId } from '@mcp-tasks/tasks';
+import { InputKeyReusedError, newTaskId } from '@mcp-tasks/tasks';
 import { createStoreFixture, newTask, rawRow, type StoreFixture } from '../../test/helpers.js';
 import { createBatchedLeaseWrites, type BatchedLeaseWrites } from './batched-lease-writes.js';
 import { createDb, type Db } from '../db/database.js';
@@ -345,6 +345,135 @@ describe('batched checkpoints', () => {
       status_message: 'two',
       steps_saved: 1,
     });
+  });
+});
+
+describe('batched input pauses', () => {
+  const ask = (message: string) => ({
+    method: 'elicitation/create' as const,
+    params: { message, requestedSchema: { type: 'object' as const, properties: {} } },
+  });
+
+  it('pauses that arrive together share one statement: each parked with its own round, unheld', async () => {
+    const fences = await claimed(3);
+    await db
+      .updateTable('tasks')
+      .set({ cancel_requested_at: new Date() })
+      .where('id', '=', fences[2]!.taskId)
+      .execute();
+    const shared = writes();
+    statements = [];
+    await Promise.all([
+      shared.requestInput(fences[0]!, { approve: ask('Go on?') }, { done: 1 }, 'Waiting', {
+        toolVersion: 2,
+      }),
+      shared.requestInput(fences[1]!, { b: ask('B?'), a: ask('A?') }, null, null, {}),
+      shared.requestInput(fences[2]!, { approve: ask('Go on?') }, { done: 1 }, 'Waiting', {}),
+    ]);
+    expect(statements).toHaveLength(1);
+    expect(statements[0]).toContain('unnest');
+    const rows = await Promise.all(fences.map((fence) => rawRow(db, fence.taskId)));
+    expect(
+      rows.map((row) => ({
+        status: row!.status,
+        inputRequests: row!.input_requests,
+        issued: row!.issued_input_keys,
+        checkpoint: row!.checkpoint,
+        statusMessage: row!.status_message,
+        stepsSaved: row!.steps_saved,
+        toolVersion: row!.tool_version,
+        leaseOwner: row!.lease_owner,
+        leaseExpiresAt: row!.lease_expires_at,
+        enqueuedAt: row!.enqueued_at,
+        epoch: row!.lease_epoch,
+      })),
+    ).toEqual([
+      {
+        status: 'input_required',
+        inputRequests: { approve: ask('Go on?') },
+        issued: ['approve'],
+        checkpoint: { done: 1 },
+        statusMessage: 'Waiting',
+        stepsSaved: 1,
+        toolVersion: 2,
+        leaseOwner: null,
+        leaseExpiresAt: null,
+        enqueuedAt: null,
+        epoch: 1,
+      },
+      {
+        status: 'input_required',
+        inputRequests: { b: ask('B?'), a: ask('A?') },
+        issued: ['b', 'a'],
+        checkpoint: null,
+        statusMessage: null,
+        stepsSaved: 1,
+        toolVersion: rows[1]!.tool_version,
+        leaseOwner: null,
+        leaseExpiresAt: null,
+        enqueuedAt: null,
+        epoch: 1,
+      },
+      {
+        // A cancel requested while the worker ran: cancelled instead of parked.
+        status: 'cancelled',
+        inputRequests: {},
+        issued: ['approve'],
+        checkpoint: { done: 1 },
+        statusMessage: 'cancelled by request',
+        stepsSaved: 1,
+        toolVersion: rows[2]!.tool_version,
+        leaseOwner: null,
+        leaseExpiresAt: null,
+        enqueuedAt: null,
+        epoch: 1,
+      },
+    ]);
+  });
+
+  it('a reused key and a fence that no longer holds each lose alone, with their own error', async () => {
+    const [kept, reused, superseded] = await claimed(3);
+    await db
+      .updateTable('tasks')
+      .set({ issued_input_keys: ['approve'] })
+      .where('id', '=', reused!.taskId)
+      .execute();
+    await db
+      .updateTable('tasks')
+      .set({ lease_expires_at: new Date(Date.now() - 60_000) })
+      .where('id', '=', superseded!.taskId)
+      .execute();
+    await claimLease(db, superseded!.taskId, 'worker-other', 30_000);
+    const before = await Promise.all([reused, superseded].map((f) => rawRow(db, f!.taskId)));
+
+    const shared = writes();
+    const outcomes = await Promise.allSettled(
+      [kept, reused, superseded].map((fence) =>
+        shared.requestInput(fence!, { approve: ask('Go on?') }, { done: 1 }, 'Waiting', {}),
+      ),
+    );
+    expect(outcomes[0]).toEqual({ status: 'fulfilled', value: undefined });
+    expect(outcomes[1]).toEqual({
+      status: 'rejected',
+      reason: new InputKeyReusedError(['approve']),
+    });
+    expect(outcomes[2]).toEqual({
+      status: 'rejected',
+      reason: new StaleLeaseError(superseded!.taskId, superseded!.epoch),
+    });
+    expect((await rawRow(db, kept!.taskId))?.status).toBe('input_required');
+    expect(await Promise.all([reused, superseded].map((f) => rawRow(db, f!.taskId)))).toEqual(
+      before,
+    );
+  });
+
+  it('a lone pause goes out at once as its single-row statement', async () => {
+    const [fence] = await claimed(1);
+    statements = [];
+    await writes().requestInput(fence!, { approve: ask('Go on?') }, { done: 1 }, 'Waiting', {});
+    expect(statements).toHaveLength(1);
+    expect(statements[0]).not.toContain('unnest');
+    expect((await rawRow(db, fence!.taskId))?.status).toBe('input_required');
   });
 });
 

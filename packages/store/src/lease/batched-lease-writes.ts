@@ -1,18 +1,21 @@
 import type { Db } from '../db/database.js';
 import { StaleLeaseError } from '../errors.js';
 import {
+  requestInput,
+  requestInputs,
   saveCheckpoint,
   saveCheckpoints,
   writeFinal,
   writeFinals,
   type CheckpointWrite,
   type FinalWrite,
+  type InputPauseWrite,
 } from './fenced-task-writes.js';
 import { claimFairly, type Claim, type Fence } from './lease.js';
 import { createNaturalBatcher, singleOrShared, type BatchOutcome } from '../db/natural-batcher.js';
 
 /**
- * A worker's claims, checkpoints and last writes, batched naturally (natural-batcher.ts): a lone one goes out
+ * A worker's claims, checkpoints, input pauses and last writes, batched naturally (natural-batcher.ts): a lone one goes out
  * at once as its single-row statement; those that arrive while one is in flight share the next
  * statement. Under load a worker running many tasks then pays one round trip and one commit for
  * a batch of claims, of checkpoints or of completions instead of one each. Each caller still gets only its own
@@ -37,6 +40,17 @@ export interface BatchedLeaseWrites {
     statusMessage: string | null,
     options: { toolVersion?: number },
   ): Promise<{ cancelRequested: boolean }>;
+  /**
+   * requestInput under the fence: parks the task (or cancels it, if a cancel was requested) once
+   * the statement that carried it committed; InputKeyReusedError or StaleLeaseError as there.
+   */
+  requestInput(
+    fence: Fence,
+    requests: InputPauseWrite['requests'],
+    checkpoint: InputPauseWrite['checkpoint'],
+    statusMessage: string | null,
+    options: { toolVersion?: number },
+  ): Promise<void>;
 }
 
 export interface BatchedLeaseWritesOptions {
@@ -95,10 +109,43 @@ export function createBatchedLeaseWrites(options: BatchedLeaseWritesOptions): Ba
     }),
   });
 
+  const single = (write: InputPauseWrite) =>
+    requestInput(db, write.fence, write.requests, write.checkpoint, write.statusMessage, {
+      toolVersion: write.toolVersion,
+    });
+  const pause = createNaturalBatcher<InputPauseWrite, void>({
+    maxBatchSize,
+    run: singleOrShared({
+      single,
+      shared: async (entries) => {
+        const sorted = [...entries].sort((a, b) => (a.fence.taskId < b.fence.taskId ? -1 : 1));
+        const parked = await requestInputs(db, sorted);
+        // One that lost changed nothing: its own statement then says why (a reused key, a
+        // fence that no longer holds), as a lone pause's would.
+        return await Promise.all(
+          entries.map(async (entry): Promise<BatchOutcome<void>> => {
+            if (parked.has(`${entry.fence.taskId}:${entry.fence.epoch}`))
+              return { ok: true, value: undefined };
+            try {
+              return { ok: true, value: await single(entry) };
+            } catch (error) {
+              return { ok: false, error };
+            }
+          }),
+        );
+      },
+    }),
+  });
+
   return {
     claim,
     writeFinal: (fence, write) => final({ fence, write }),
     saveCheckpoint: (fence, state, statusMessage, { toolVersion }) =>
       checkpoint({ fence, checkpoint: state, statusMessage, toolVersion }),
+    requestInput: async (fence, requests, state, statusMessage, { toolVersion }) => {
+      if (Object.keys(requests).length === 0)
+        throw new RangeError('an input round needs at least one request');
+      await pause({ fence, requests, checkpoint: state, statusMessage, toolVersion });
+    },
   };
 }

@@ -154,6 +154,62 @@ export async function requestInput(
   throw new StaleLeaseError(fence.taskId, fence.epoch);
 }
 
+/** One task's input pause in a shared statement (requestInputs). */
+export interface InputPauseWrite {
+  fence: Fence;
+  requests: InputRequests;
+  checkpoint: JsonValue;
+  statusMessage: string | null;
+  toolVersion?: number;
+}
+
+/**
+ * Several requestInput writes in one statement, each under its own fence and refused as a whole
+ * if any of its keys was issued before (R16), each cancelled instead of parked when a cancel was
+ * requested, as requestInput does. Resolves with the fences whose pause was written, as
+ * `taskId:epoch`; the caller learns why the others lost from requestInput's own second look.
+ * Pass them sorted by task id (see writeFinals).
+ */
+export async function requestInputs(
+  db: Db,
+  writes: readonly InputPauseWrite[],
+): Promise<Set<string>> {
+  const column = <T>(pick: (write: InputPauseWrite) => T): T[] => writes.map(pick);
+  // Keys as a JSON array each: an array of arrays would not unnest row by row. Their order is
+  // requestInput's (the requests' own), appended to what was issued before.
+  const park = sql<{ id: string; lease_epoch: number }>`
+    UPDATE tasks AS t SET
+      status = CASE WHEN t.cancel_requested_at IS NULL THEN 'input_required' ELSE 'cancelled' END,
+      input_requests = CASE WHEN t.cancel_requested_at IS NULL THEN s.requests::jsonb
+                       ELSE '{}'::jsonb END,
+      status_message = CASE WHEN t.cancel_requested_at IS NULL THEN s.status_message
+                       ELSE ${CANCELLED_BY_REQUEST} END,
+      issued_input_keys = t.issued_input_keys || s.keys,
+      checkpoint = s.checkpoint::jsonb,
+      steps_saved = t.steps_saved + 1,
+      tool_version = coalesce(s.tool_version, t.tool_version),
+      lease_owner = NULL,
+      lease_expires_at = NULL,
+      enqueued_at = NULL
+    FROM (
+      SELECT u.id, u.epoch, u.requests, u.checkpoint, u.status_message, u.tool_version,
+             ARRAY(SELECT jsonb_array_elements_text(u.key_list::jsonb)) AS keys
+      FROM unnest(
+        ${column((w) => w.fence.taskId)}::text[],
+        ${column((w) => w.fence.epoch)}::int[],
+        ${column((w) => JSON.stringify(w.requests))}::text[],
+        ${column((w) => JSON.stringify(Object.keys(w.requests)))}::text[],
+        ${column((w) => (w.checkpoint === null ? null : JSON.stringify(w.checkpoint)))}::text[],
+        ${column((w) => w.statusMessage)}::text[],
+        ${column((w) => w.toolVersion ?? null)}::int[]
+      ) AS u(id, epoch, requests, key_list, checkpoint, status_message, tool_version)
+    ) AS s
+    WHERE ${HOLDS_EACH_FENCE} AND NOT (t.issued_input_keys && s.keys)
+    RETURNING t.id, t.lease_epoch`;
+  const { rows } = await executePrepared(db, 'request_inputs', park);
+  return new Set(rows.map((row) => `${row.id}:${row.lease_epoch}`));
+}
+
 /** `statusMessage`, when given, replaces the last progress message (which would be stale now). */
 export async function completeTask(
   db: Db,

@@ -1,6 +1,7 @@
 /**
  * Where a realistic task's time goes (issue 30): CLIENTS clients run the realistic lifecycle
- * (MRTR round, create, wait for the pause, answer, wait for the end; no listen watcher) against
+ * (MRTR round, create, wait for the pause, answer, wait for the end; SUBSCRIBE_EVERY=3 follows
+ * one in three with a listen watcher instead, as the bench's line does) against
  * one gateway and one worker for SECONDS, timing each stage as the client saw it; then the
  * task history's events per task by kind and the median gap between them (server side).
  *
@@ -13,7 +14,8 @@ import { REALISTIC_TOOL_MODULE } from '@mcp-tasks/tools/bench';
 import pg from 'pg';
 import { Pool } from 'undici';
 import { startCompletionWatcher } from './completion-watcher.js';
-import { sendMcp } from './mcp-requests.js';
+import { createClient } from '@mcp-tasks/client';
+import { BENCH_TOKEN, sendMcp } from './mcp-requests.js';
 import { approval, creatingCall, labelRound } from './realistic-requests.js';
 import { startProbeStack } from './probe-stack.js';
 
@@ -23,6 +25,8 @@ const seconds = Number(process.env.SECONDS ?? 10);
 /** LOG_STATEMENTS=1: the scratch database logs every statement (to count them by kind). */
 const logStatements = process.env.LOG_STATEMENTS === '1';
 const profileDir = process.env.CPU_PROF_DIR;
+/** SUBSCRIBE_EVERY=3: one lifecycle in three waits with a listen watcher, as the bench's line. */
+const subscribeEvery = Number(process.env.SUBSCRIBE_EVERY ?? 0);
 
 async function logEveryStatement(url: string): Promise<void> {
   const client = new pg.Client({ connectionString: url });
@@ -66,6 +70,7 @@ async function main(): Promise<void> {
   };
   let turn = 0;
   let done = 0;
+  let subscribed = 0;
   try {
     const deadline = performance.now() + seconds * 1_000;
     const client = async () => {
@@ -80,6 +85,21 @@ async function main(): Promise<void> {
         );
         marks.push(performance.now());
         const taskId = created.taskId as string;
+        if (subscribeEvery > 0 && turn % subscribeEvery === 0) {
+          // As the bench's line does for one task in three: a listen watcher answers the pause.
+          const listener = createClient({ url: `${gateway.url}/mcp`, token: BENCH_TOKEN });
+          let answered = false;
+          for await (const snapshot of listener
+            .task(taskId)
+            .subscribe({ signal: AbortSignal.timeout(60_000) })) {
+            if (snapshot.status === 'input_required' && !answered) {
+              answered = true;
+              await sendMcp(gateway.url, approval(taskId), http);
+            }
+          }
+          subscribed += 1;
+          continue;
+        }
         await watcher.waitFor(taskId, ['input_required']);
         marks.push(performance.now());
         await sendMcp(gateway.url, approval(taskId), http);
@@ -93,6 +113,7 @@ async function main(): Promise<void> {
     await Promise.all(Array.from({ length: clients }, client));
     await sleep(1_000);
     console.log(`database ${probe.database.connectionString.split('/').pop()}`);
+    console.log(`${subscribed} lifecycles with a listen watcher (not timed)`);
     console.log(`${done} lifecycles in ${seconds} s: ${(done / seconds).toFixed(1)}/s`);
     for (const stage of STAGES)
       console.log(
