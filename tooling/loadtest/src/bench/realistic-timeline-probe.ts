@@ -8,6 +8,7 @@
  *   CLIENTS=32 SECONDS=10 pnpm exec tsx --conditions=@mcp-tasks/source \
  *     tooling/loadtest/src/bench/realistic-timeline-probe.ts
  */
+import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { REALISTIC_TOOL_MODULE } from '@mcp-tasks/tools/bench';
@@ -37,6 +38,41 @@ async function logEveryStatement(url: string): Promise<void> {
   } finally {
     await client.end();
   }
+}
+
+/** Where the server writes its log (Debian's default for the local cluster). */
+const logFile = process.env.PG_LOG_FILE ?? '/var/log/postgresql/postgresql-15-main.log';
+
+/**
+ * The statements the server logged for `database`, by their text (parameters and literals
+ * masked, the first 120 characters), most frequent first.
+ */
+function loggedStatements(database: string): [string, number][] {
+  const counts = new Map<string, number>();
+  let current: string | undefined;
+  const count = () => {
+    if (current === undefined) return;
+    const text = current
+      .replace(/^(execute [^:]*|statement): /, '')
+      .replace(/\s+/g, ' ')
+      .replace(/\$\d+/g, '$')
+      .replace(/'[^']*'/g, '?')
+      .trim()
+      .slice(0, 120);
+    counts.set(text, (counts.get(text) ?? 0) + 1);
+  };
+  for (const line of readFileSync(logFile, 'utf8').split('\n')) {
+    if (/^\d{4}-\d\d-\d\d /.test(line)) {
+      count();
+      const at = line.indexOf('LOG:  ');
+      current =
+        line.includes(`@${database} `) && at >= 0 && !line.includes('DETAIL:')
+          ? line.slice(at + 6)
+          : undefined;
+    } else if (current !== undefined) current += ` ${line}`;
+  }
+  count();
+  return [...counts].sort((a, b) => b[1] - a[1]);
 }
 
 const STAGES = ['round', 'create', 'to pause', 'answer', 'to end'] as const;
@@ -112,7 +148,6 @@ async function main(): Promise<void> {
     };
     await Promise.all(Array.from({ length: clients }, client));
     await sleep(1_000);
-    console.log(`database ${probe.database.connectionString.split('/').pop()}`);
     console.log(`${subscribed} lifecycles with a listen watcher (not timed)`);
     console.log(`${done} lifecycles in ${seconds} s: ${(done / seconds).toFixed(1)}/s`);
     for (const stage of STAGES)
@@ -137,6 +172,12 @@ async function main(): Promise<void> {
         console.log(
           `  ${row.kind.padEnd(16)} ${(Number(row.n) / tasks).toFixed(2)}  ${Number(row.gap_ms).toFixed(1)} ms`,
         );
+      if (logStatements) {
+        const name = probe.database.connectionString.split('/').pop()!;
+        console.log(`statements per task (the watcher's "SELECT id, status" is the probe's own):`);
+        for (const [text, n] of loggedStatements(name).slice(0, 20))
+          console.log(`  ${(n / tasks).toFixed(3)}  ${text}`);
+      }
     } finally {
       await monitor.end();
     }
