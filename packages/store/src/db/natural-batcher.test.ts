@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createNaturalBatcher, type BatchOutcome } from './natural-batcher.js';
 
 /** A batch handler whose batches finish when the test says so. */
@@ -121,104 +121,6 @@ describe('createNaturalBatcher', () => {
     expect(taken).toEqual([3]);
     finishers[1]!();
     expect(await Promise.all([first, kept])).toEqual([10, 30]);
-  });
-
-  describe('lingerMs', () => {
-    // Only setTimeout is faked: the linger's clock moves when the test says, never by the load.
-    beforeEach(() => vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] }));
-    afterEach(() => vi.useRealTimers());
-    const sleep = (ms: number) => vi.advanceTimersByTimeAsync(ms);
-
-    it('still sends a lone item after idle at once', async () => {
-      const { batches, finishers, run } = controlledRun();
-      const add = createNaturalBatcher({ run, maxBatchSize: 10, lingerMs: 1_000 });
-      const result = add(1);
-      await Promise.resolve();
-      expect(batches).toEqual([[1]]);
-      finishers[0]!();
-      await expect(result).resolves.toBe(10);
-    });
-
-    it('sends the next batch at once after a lone one, as without a linger', async () => {
-      const { batches, finishers, run } = controlledRun();
-      const add = createNaturalBatcher({ run, maxBatchSize: 10, lingerMs: 1_000 });
-      const first = add(1);
-      await turn();
-      const second = add(2);
-      finishers[0]!();
-      await turn();
-      expect(batches).toEqual([[1], [2]]);
-      finishers[1]!();
-      expect(await Promise.all([first, second])).toEqual([10, 20]);
-    });
-
-    it('after a batch of several, lets the next one gather for lingerMs before it goes', async () => {
-      const { batches, finishers, run } = controlledRun();
-      const add = createNaturalBatcher({ run, maxBatchSize: 10, lingerMs: 40 });
-      const results = [add(1), add(2)];
-      await turn();
-      results.push(add(3));
-      finishers[0]!();
-      await turn();
-      expect(batches).toEqual([[1, 2]]);
-      results.push(add(4));
-      await sleep(39);
-      results.push(add(5));
-      expect(batches).toEqual([[1, 2]]);
-      await sleep(1);
-      expect(batches).toEqual([
-        [1, 2],
-        [3, 4, 5],
-      ]);
-      finishers[1]!();
-      expect(await Promise.all(results)).toEqual([10, 20, 30, 40, 50]);
-    });
-
-    it('after a batch of several, lets an item that comes after it ended gather too', async () => {
-      const { batches, finishers, run } = controlledRun();
-      const add = createNaturalBatcher({ run, maxBatchSize: 10, lingerMs: 40 });
-      const results = [add(1), add(2)];
-      await turn();
-      finishers[0]!();
-      await Promise.all(results);
-      results.push(add(3));
-      await sleep(39);
-      results.push(add(4));
-      expect(batches).toEqual([[1, 2]]);
-      await sleep(1);
-      expect(batches).toEqual([
-        [1, 2],
-        [3, 4],
-      ]);
-      finishers[1]!();
-      expect(await Promise.all(results)).toEqual([10, 20, 30, 40]);
-    });
-
-    it('ends the linger as soon as a full batch waits', async () => {
-      const { batches, finishers, run } = controlledRun();
-      const add = createNaturalBatcher({ run, maxBatchSize: 3, lingerMs: 10_000 });
-      const results = [add(1), add(2)];
-      await turn();
-      results.push(add(3));
-      finishers[0]!();
-      await turn();
-      expect(batches).toEqual([[1, 2]]);
-      results.push(add(4), add(5));
-      await turn();
-      expect(batches).toEqual([
-        [1, 2],
-        [3, 4, 5],
-      ]);
-      finishers[1]!();
-      expect(await Promise.all(results)).toEqual([10, 20, 30, 40, 50]);
-    });
-
-    it('refuses a linger that is not a non-negative integer', () => {
-      const run = () => Promise.resolve([]);
-      expect(() => createNaturalBatcher({ run, maxBatchSize: 2, lingerMs: -1 })).toThrow(
-        'lingerMs must be a non-negative integer, got -1',
-      );
-    });
   });
 
   it('refuses a batch size that is not a positive integer', () => {

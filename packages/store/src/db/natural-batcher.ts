@@ -18,15 +18,6 @@ export interface NaturalBatcherOptions<I, O> {
   maxWaitMs?: number;
   /** The error an item refused by a bound rejects with; default a plain Error. */
   overloaded?: (bound: WaitBound, limit: number) => Error;
-  /**
-   * Under load only: after a batch of more than one item, the next batch gathers for up to this
-   * many ms (or until maxBatchSize items wait) before it goes, whether its first item came while
-   * that batch was in flight or after. Arrivals come in bursts, and with several replicas each
-   * sees a share of a burst: without it, a burst's first item goes alone and the rest follow in a
-   * second statement. A batch of one ends it: the item after a lone batch, or after idle, goes at
-   * once, so at low load nothing waits. Default 0: purely natural.
-   */
-  lingerMs?: number;
 }
 
 export interface AddOptions {
@@ -46,12 +37,6 @@ interface WaitingItem<I, O> {
   reject(error: unknown): void;
 }
 
-/**
- * The linger of the store's hot batchers (create INSERTs, claims, last writes; lingerMs). At
- * 2 gateways + 2 workers it cut Postgres commits per task by about a third (docs/benchmarks.md).
- */
-export const DEFAULT_WRITE_LINGER_MS = 2;
-
 /** NaturalBatcherOptions.overloaded's default. */
 const defaultOverloaded = (bound: WaitBound, limit: number): Error =>
   new Error(
@@ -65,12 +50,6 @@ function checkBounds(bounds: Record<string, number | undefined>): void {
     if (!Number.isInteger(value) || value < 1) {
       throw new RangeError(`${name} must be a positive integer, got ${value}`);
     }
-  }
-}
-
-function checkLinger(lingerMs: number): void {
-  if (!Number.isInteger(lingerMs) || lingerMs < 0) {
-    throw new RangeError(`lingerMs must be a non-negative integer, got ${lingerMs}`);
   }
 }
 
@@ -95,8 +74,7 @@ function settleBatch<I, O>(
  * item that arrives while nothing is in flight is sent at once (a microtask later, so calls of the
  * same turn go together), and items that arrive while a batch is in flight wait for it and go
  * together in the next one. A lone item never waits for a window; under load the batches grow by
- * themselves to what arrived during one round trip, and `lingerMs` lets them grow a little more
- * once the last batch showed load. One batch in flight at a time.
+ * themselves to what arrived during one round trip. One batch in flight at a time.
  *
  * When the handler stalls (a database brownout), waiting items are bounded twice: by count and by
  * age, so a stall turns into quick refusals the caller can retry instead of a queue of work whose
@@ -109,17 +87,11 @@ export function createNaturalBatcher<I, O>(
   const maxWaiting = options.maxWaiting ?? Infinity;
   const maxWaitMs = options.maxWaitMs;
   const overloaded = options.overloaded ?? defaultOverloaded;
-  const lingerMs = options.lingerMs ?? 0;
   checkBounds({ maxBatchSize, maxWaiting, maxWaitMs });
-  checkLinger(lingerMs);
   type Waiting = WaitingItem<I, O>;
   let waiting: Waiting[] = [];
   let busy = false;
   let ageTimer: NodeJS.Timeout | undefined;
-  /** Ends the current linger early (a full batch is waiting); undefined when not lingering. */
-  let endLinger: (() => void) | undefined;
-  /** Whether the last batch sent held more than one item: load, so the next one lingers. */
-  let lastBatchShared = false;
 
   /** Refuses the items that waited past maxWaitMs (the oldest are first), then re-arms. */
   const expireOld = (): void => {
@@ -158,26 +130,10 @@ export function createNaturalBatcher<I, O>(
     return batch;
   };
 
-  /** Waits lingerMs, or less if a full batch comes to wait meanwhile. */
-  const linger = () =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(() => {
-        endLinger = undefined;
-        resolve();
-      }, lingerMs);
-      endLinger = () => {
-        endLinger = undefined;
-        clearTimeout(timer);
-        resolve();
-      };
-    });
-
   const flush = async (): Promise<void> => {
     while (waiting.length > 0) {
-      if (lastBatchShared && lingerMs > 0 && waiting.length < maxBatchSize) await linger();
       const batch = takeBatch();
       if (batch.length === 0) continue;
-      lastBatchShared = batch.length > 1;
       try {
         settleBatch(batch, await run(batch.map((entry) => entry.item)));
       } catch (error) {
@@ -196,7 +152,6 @@ export function createNaturalBatcher<I, O>(
       waiting.push({ item, since: Date.now(), onTaken: addOptions?.onTaken, resolve, reject });
       if (busy) {
         armAgeTimer();
-        if (waiting.length >= maxBatchSize) endLinger?.();
         return;
       }
       busy = true;

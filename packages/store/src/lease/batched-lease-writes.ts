@@ -2,12 +2,7 @@ import type { Db } from '../db/database.js';
 import { StaleLeaseError } from '../errors.js';
 import { writeFinal, writeFinals, type FinalWrite } from './fenced-task-writes.js';
 import { claimFairly, type Claim, type Fence } from './lease.js';
-import {
-  createNaturalBatcher,
-  DEFAULT_WRITE_LINGER_MS,
-  singleOrShared,
-  type BatchOutcome,
-} from '../db/natural-batcher.js';
+import { createNaturalBatcher, singleOrShared, type BatchOutcome } from '../db/natural-batcher.js';
 
 /**
  * A worker's claims and last writes, batched naturally (natural-batcher.ts): a lone one goes out
@@ -32,18 +27,15 @@ export interface BatchedLeaseWritesOptions {
   leaseMs: number;
   /** Claims, and last writes, per statement at most; default 64. */
   maxBatchSize?: number;
-  /** NaturalBatcherOptions.lingerMs of both; default DEFAULT_WRITE_LINGER_MS. */
-  lingerMs?: number;
 }
 
 export function createBatchedLeaseWrites(options: BatchedLeaseWritesOptions): BatchedLeaseWrites {
-  const { db, workerId, leaseMs, maxBatchSize = 64, lingerMs = DEFAULT_WRITE_LINGER_MS } = options;
+  const { db, workerId, leaseMs, maxBatchSize = 64 } = options;
 
   // The same statement for one wake-up or many; a shared one the database refuses (a lost
   // deadlock) goes again one wake-up at a time, so each caller gets its own answer.
   const claim = createNaturalBatcher<string, Claim | null>({
     maxBatchSize,
-    lingerMs,
     run: singleOrShared({
       single: async (taskId) => (await claimFairly(db, [taskId], workerId, leaseMs))[0] ?? null,
       shared: async (taskIds) =>
@@ -53,7 +45,6 @@ export function createBatchedLeaseWrites(options: BatchedLeaseWritesOptions): Ba
 
   const final = createNaturalBatcher<{ fence: Fence; write: FinalWrite }, void>({
     maxBatchSize,
-    lingerMs,
     run: singleOrShared({
       single: ({ fence, write }) => writeFinal(db, fence, write),
       shared: async (entries) => {

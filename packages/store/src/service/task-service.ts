@@ -5,12 +5,7 @@ import { contextFromCarrier, linkTo } from '@mcp-tasks/tracing';
 import type { Db } from '../db/database.js';
 import { flagListenedTasks } from '../rows/listen-repository.js';
 import { CreateOverloadedError, ReplicaLagError, StoreUnavailableError } from '../errors.js';
-import {
-  createNaturalBatcher,
-  DEFAULT_WRITE_LINGER_MS,
-  singleOrShared,
-  type BatchOutcome,
-} from '../db/natural-batcher.js';
+import { createNaturalBatcher, singleOrShared, type BatchOutcome } from '../db/natural-batcher.js';
 import { createOutbox, type Outbox, type WakeUpQueue } from '../wake-up/outbox.js';
 import { createReplicaWaiter, replicaNotCaughtUp, type ReplicaWaiter } from '../db/replica.js';
 import {
@@ -117,8 +112,6 @@ export interface TaskServiceOptions {
   onWakeUpError?: (taskId: string, error: unknown) => void;
   /** Creates inserted (and enqueued) together at most; default 256. */
   createBatchSize?: number;
-  /** NaturalBatcherOptions.lingerMs of the create INSERTs; default DEFAULT_WRITE_LINGER_MS. */
-  createLingerMs?: number;
   /** Created tasks' wake-ups not yet sent beyond which a create waits for its own; default 1024. */
   maxPendingWakeUps?: number;
   /**
@@ -209,7 +202,6 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
     maxBatchSize,
     maxWaiting: options.maxWaitingCreates ?? DEFAULT_MAX_WAITING_CREATES,
     maxWaitMs: options.maxCreateWaitMs ?? DEFAULT_MAX_CREATE_WAIT_MS,
-    lingerMs: options.createLingerMs ?? DEFAULT_WRITE_LINGER_MS,
     overloaded: (bound, limit) =>
       new CreateOverloadedError(bound === 'length' ? 'queue_length' : 'queue_age', limit),
     run: (creates) => insertBatch(db, withdrawals, creates),
