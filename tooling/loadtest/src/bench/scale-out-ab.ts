@@ -11,7 +11,9 @@
  *     tooling/loadtest/src/bench/scale-out-ab.ts
  *
  * SHAPES="1x1x16,2x2x64" measures other shapes and client counts; SIDES="name:root:KEY=VALUE;…,…"
- * more than two builds or environments.
+ * more than two builds or environments. Two probes run at once (one side each, to share the
+ * machine's load) keep their CPU and commit figures, but not their statement counts: each resets
+ * pg_stat_statements server-wide.
  */
 import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
