@@ -47,6 +47,55 @@ async function claimed(count: number): Promise<Fence[]> {
   return fences;
 }
 
+/** Three claimed tasks, a cancel requested on the third while its worker holds it. */
+async function claimedThirdCancelled(): Promise<Fence[]> {
+  const fences = await claimed(3);
+  await db
+    .updateTable('tasks')
+    .set({ cancel_requested_at: new Date() })
+    .where('id', '=', fences[2]!.taskId)
+    .execute();
+  return fences;
+}
+
+/** Another worker takes the task over: its lease is made to look expired, then claimed anew. */
+async function takenOver(fence: Fence): Promise<void> {
+  await db
+    .updateTable('tasks')
+    .set({ lease_expires_at: new Date(Date.now() - 60_000) })
+    .where('id', '=', fence.taskId)
+    .execute();
+  await claimLease(db, fence.taskId, 'worker-other', 30_000);
+}
+
+/**
+ * Two writes of one kind meet in one statement; the second task was taken over by another worker
+ * first: the kept one is written, the superseded one rejects with StaleLeaseError, its row as it was.
+ */
+async function staleFenceLosesAlone<T>(kind: {
+  write: (shared: BatchedLeaseWrites, fence: Fence) => Promise<T>;
+  keptValue: T;
+  keptWritten: (taskId: string) => Promise<void>;
+}): Promise<void> {
+  const [kept, superseded] = await claimed(2);
+  await takenOver(superseded!);
+  const before = await rawRow(db, superseded!.taskId);
+  const shared = writes();
+  statements = [];
+  const outcomes = await Promise.allSettled([
+    kind.write(shared, kept!),
+    kind.write(shared, superseded!),
+  ]);
+  expect(statements).toHaveLength(1);
+  expect(outcomes[0]).toEqual({ status: 'fulfilled', value: kind.keptValue });
+  expect(outcomes[1]).toEqual({
+    status: 'rejected',
+    reason: new StaleLeaseError(superseded!.taskId, superseded!.epoch),
+  });
+  await kind.keptWritten(kept!.taskId);
+  expect(await rawRow(db, superseded!.taskId)).toEqual(before);
+}
+
 describe('batched claims', () => {
   it('claims that arrive together share one statement, each caller getting its own claim', async () => {
     const ids = await freshTasks(3);
@@ -164,32 +213,13 @@ describe('batched last writes', () => {
     ]);
   });
 
-  it('a fence that no longer holds loses alone, with StaleLeaseError, and its row is unchanged', async () => {
-    const [kept, superseded] = await claimed(2);
-    // Another worker took the second task over (its lease is made to look expired first).
-    await db
-      .updateTable('tasks')
-      .set({ lease_expires_at: new Date(Date.now() - 60_000) })
-      .where('id', '=', superseded!.taskId)
-      .execute();
-    await claimLease(db, superseded!.taskId, 'worker-other', 30_000);
-    const before = await rawRow(db, superseded!.taskId);
-
-    const shared = writes();
-    statements = [];
-    const outcomes = await Promise.allSettled([
-      shared.writeFinal(kept!, { status: 'cancelled', statusMessage: 'bye' }),
-      shared.writeFinal(superseded!, { status: 'cancelled', statusMessage: 'bye' }),
-    ]);
-    expect(statements).toHaveLength(1);
-    expect(outcomes[0]).toEqual({ status: 'fulfilled', value: undefined });
-    expect(outcomes[1]).toEqual({
-      status: 'rejected',
-      reason: new StaleLeaseError(superseded!.taskId, superseded!.epoch),
-    });
-    expect((await rawRow(db, kept!.taskId))?.status).toBe('cancelled');
-    expect(await rawRow(db, superseded!.taskId)).toEqual(before);
-  });
+  it('a fence that no longer holds loses alone, with StaleLeaseError, and its row is unchanged', () =>
+    staleFenceLosesAlone({
+      write: (shared, fence) =>
+        shared.writeFinal(fence, { status: 'cancelled', statusMessage: 'bye' }),
+      keptValue: undefined,
+      keptWritten: async (taskId) => expect((await rawRow(db, taskId))?.status).toBe('cancelled'),
+    }));
 
   it('a row the database refuses fails only its own write: the batch goes again one by one', async () => {
     const [good, bad] = await claimed(2);
@@ -234,12 +264,7 @@ describe('batched last writes', () => {
 
 describe('batched checkpoints', () => {
   it('checkpoints that arrive together share one statement: each row saved, renewed, counted', async () => {
-    const fences = await claimed(3);
-    await db
-      .updateTable('tasks')
-      .set({ cancel_requested_at: new Date() })
-      .where('id', '=', fences[2]!.taskId)
-      .execute();
+    const fences = await claimedThirdCancelled();
     const before = await Promise.all(fences.map((fence) => rawRow(db, fence.taskId)));
     const shared = writes();
     statements = [];
@@ -306,31 +331,13 @@ describe('batched checkpoints', () => {
     }
   });
 
-  it('a fence that no longer holds loses alone, with StaleLeaseError, and its row is unchanged', async () => {
-    const [kept, superseded] = await claimed(2);
-    await db
-      .updateTable('tasks')
-      .set({ lease_expires_at: new Date(Date.now() - 60_000) })
-      .where('id', '=', superseded!.taskId)
-      .execute();
-    await claimLease(db, superseded!.taskId, 'worker-other', 30_000);
-    const before = await rawRow(db, superseded!.taskId);
-
-    const shared = writes();
-    statements = [];
-    const outcomes = await Promise.allSettled([
-      shared.saveCheckpoint(kept!, { n: 1 }, 'one', {}),
-      shared.saveCheckpoint(superseded!, { n: 1 }, 'one', {}),
-    ]);
-    expect(statements).toHaveLength(1);
-    expect(outcomes[0]).toEqual({ status: 'fulfilled', value: { cancelRequested: false } });
-    expect(outcomes[1]).toEqual({
-      status: 'rejected',
-      reason: new StaleLeaseError(superseded!.taskId, superseded!.epoch),
-    });
-    expect((await rawRow(db, kept!.taskId))?.checkpoint).toEqual({ n: 1 });
-    expect(await rawRow(db, superseded!.taskId)).toEqual(before);
-  });
+  it('a fence that no longer holds loses alone, with StaleLeaseError, and its row is unchanged', () =>
+    staleFenceLosesAlone({
+      write: (shared, fence) => shared.saveCheckpoint(fence, { n: 1 }, 'one', {}),
+      keptValue: { cancelRequested: false },
+      keptWritten: async (taskId) =>
+        expect((await rawRow(db, taskId))?.checkpoint).toEqual({ n: 1 }),
+    }));
 
   it('a lone checkpoint goes out at once as its single-row statement', async () => {
     const [fence] = await claimed(1);
@@ -355,12 +362,7 @@ describe('batched input pauses', () => {
   });
 
   it('pauses that arrive together share one statement: each parked with its own round, unheld', async () => {
-    const fences = await claimed(3);
-    await db
-      .updateTable('tasks')
-      .set({ cancel_requested_at: new Date() })
-      .where('id', '=', fences[2]!.taskId)
-      .execute();
+    const fences = await claimedThirdCancelled();
     const shared = writes();
     statements = [];
     await Promise.all([
@@ -438,12 +440,7 @@ describe('batched input pauses', () => {
       .set({ issued_input_keys: ['approve'] })
       .where('id', '=', reused!.taskId)
       .execute();
-    await db
-      .updateTable('tasks')
-      .set({ lease_expires_at: new Date(Date.now() - 60_000) })
-      .where('id', '=', superseded!.taskId)
-      .execute();
-    await claimLease(db, superseded!.taskId, 'worker-other', 30_000);
+    await takenOver(superseded!);
     const before = await Promise.all([reused, superseded].map((f) => rawRow(db, f!.taskId)));
 
     const shared = writes();
