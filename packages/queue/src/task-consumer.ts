@@ -82,7 +82,9 @@ export function createTaskConsumer(options: TaskConsumerOptions): TaskConsumer {
   const completing = new Set<Promise<void>>();
   let taken = 0;
   let closing = false;
-  let wakeLoop: (() => void) | undefined;
+  let endFetch!: () => void;
+  // Resolves at close: a blocking fetch in flight is given up rather than waited out.
+  const closed = new Promise<undefined>((resolve) => (endFetch = () => resolve(undefined)));
 
   const start = (wakeUp: WakeUpJob): void => {
     slots.take();
@@ -152,7 +154,7 @@ export function createTaskConsumer(options: TaskConsumerOptions): TaskConsumer {
         job = await Promise.race([
           fetcher.worker.getNextJob(token, { block: true }),
           fetcher.stopped,
-          new Promise<undefined>((resolve) => (wakeLoop = () => resolve(undefined))),
+          closed,
         ]);
       } catch (error) {
         if (closing) break;
@@ -168,7 +170,7 @@ export function createTaskConsumer(options: TaskConsumerOptions): TaskConsumer {
     async close() {
       closing = true;
       stallWatch?.stop();
-      wakeLoop?.();
+      endFetch();
       await loop;
       current.stop();
       await Promise.all(completing);

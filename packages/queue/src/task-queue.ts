@@ -247,11 +247,12 @@ async function addWakeUps(
   // The connection refuses commands until it is ready (no offline queue); BullMQ's add waits
   // for that, and so must the pointer writes.
   await queue.waitUntilReady();
-  const pointers = connection.pipeline();
-  for (const job of later) {
-    pointers.set(latestJobKey(prefix, job.data.taskId), job.opts.jobId, 'PX', LATEST_JOB_TTL_MS);
-  }
-  await Promise.all([adding, pointers.exec()]);
+  const pointing = writePointers(
+    connection,
+    prefix,
+    later.map((job) => [job.data.taskId, job.opts.jobId]),
+  );
+  await Promise.all([adding, pointing]);
 }
 
 /** Splits ids into runs of at most `size`. */
@@ -288,12 +289,27 @@ async function addBatchJobs(
   // The connection refuses commands until it is ready (no offline queue). The pointers go out
   // first on the same connection, so a consumer that takes a job at once finds them to delete.
   await queue.waitUntilReady();
-  const pointers = connection.pipeline();
-  for (const job of jobs) {
-    const { taskIds } = job.data as Partial<WakeUpBatch>;
-    for (const taskId of taskIds ?? [])
-      pointers.set(latestJobKey(prefix, taskId), job.opts.jobId, 'PX', LATEST_JOB_TTL_MS);
-  }
-  const pointing = pointers.exec();
+  const pointing = writePointers(
+    connection,
+    prefix,
+    jobs.flatMap((job) =>
+      ((job.data as Partial<WakeUpBatch>).taskIds ?? []).map((taskId): [string, string] => [
+        taskId,
+        job.opts.jobId,
+      ]),
+    ),
+  );
   await Promise.all([pointing, queue.addBulk(jobs)]);
+}
+
+/** Latest-wake-up pointers, [task id, job id] each, in one pipeline (one write). */
+function writePointers(
+  connection: Producer['connection'],
+  prefix: string,
+  entries: readonly (readonly [string, string])[],
+): Promise<unknown> {
+  const pointers = connection.pipeline();
+  for (const [taskId, jobId] of entries)
+    pointers.set(latestJobKey(prefix, taskId), jobId, 'PX', LATEST_JOB_TTL_MS);
+  return pointers.exec();
 }
