@@ -29,16 +29,17 @@ node -e '
     "(f) remote_apply lifecycles/s": r.syncCommit?.remoteApply.lifecyclesPerS,
     "(f) local lifecycles/s": r.syncCommit?.local.lifecyclesPerS,
     ...Object.fromEntries(r.endToEnd.flatMap((x) => [
-      [`(e) ${x.gateways}+${x.workers} tasks/s`, x.tasksPerS],
-      [`(e) ${x.gateways}+${x.workers} commits/task`, x.commitsPerTask],
-      [`(e) ${x.gateways}+${x.workers} gateway CPU ms/task`, x.gatewayCpuMsPerTask],
-      [`(e) ${x.gateways}+${x.workers} worker CPU ms/task`, x.workerCpuMsPerTask],
+      [`(e) ${x.gateways}+${x.workers} ${x.concurrency} clients tasks/s`, x.tasksPerS],
+      [`(e) ${x.gateways}+${x.workers} ${x.concurrency} clients commits/task`, x.commitsPerTask],
+      [`(e) ${x.gateways}+${x.workers} ${x.concurrency} clients gateway CPU ms/task`, x.gatewayCpuMsPerTask],
+      [`(e) ${x.gateways}+${x.workers} ${x.concurrency} clients worker CPU ms/task`, x.workerCpuMsPerTask],
     ])),
   };
   const missing = Object.entries(figures).filter(([, v]) => !(Number.isFinite(v) && v > 0));
   const httpRuns = Object.keys(figures).filter((k) => k.startsWith("(c) ")).length;
   if (httpRuns !== 6) missing.push(["(c) six HTTP runs (3 servers x 1 and 32 conn), got " + httpRuns]);
-  if (r.endToEnd.length !== 2 || missing.length > 0) {
+  // 1 + 1, then 2 + 2 with the same clients and with twice as many.
+  if (r.endToEnd.length !== 3 || missing.length > 0) {
     console.error("bench smoke: missing figures:", missing.map(([k]) => k).join(", ") || "an end-to-end run");
     process.exit(1);
   }

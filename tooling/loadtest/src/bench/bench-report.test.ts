@@ -58,9 +58,22 @@ const results: BenchResults = {
         { command: 'evalsha', perTask: 6 },
         { command: 'set', perTask: 1 },
       ],
-      gatewayCpuMsPerTask: 5,
-      workerCpuMsPerTask: 2.8,
+      gatewayCpuMsPerTask: 6,
+      workerCpuMsPerTask: 3.5,
       tasks: 1_500,
+      failures: 0,
+    },
+    {
+      gateways: 2,
+      workers: 2,
+      concurrency: 64,
+      tasksPerS: 230,
+      commitsPerTask: 7,
+      redisCommandsPerTask: 13,
+      redisCommands: [{ command: 'evalsha', perTask: 6 }],
+      gatewayCpuMsPerTask: 5.5,
+      workerCpuMsPerTask: 4,
+      tasks: 2_300,
       failures: 0,
     },
   ],
@@ -93,6 +106,42 @@ describe('the bench report', () => {
       /240 µs.*bare Hono \+ pg: 120 µs.*2\.000×/,
     );
     expect(row('raw BullMQ')).toMatch(/0\.030×/);
+  });
+
+  it("judges issue 30's targets: scale-out with the same clients, Redis commands, raw BullMQ", () => {
+    const table = renderComparisons(results);
+    const row = (label: string) => table.split('\n').find((line) => line.includes(label)) ?? '';
+    const same = '2+2 ÷ 1+1, 32 ÷ 32 clients';
+    expect(row(`scale-out: end-to-end tasks/s, ${same}`)).toMatch(
+      /150\.0.*1\+1: 120\.0.*1\.250×.*≥ 0\.9×.*│ met/,
+    );
+    expect(row(`scale-out: gateway CPU ms/task, ${same}`)).toMatch(
+      /6\.00.*1\+1: 5\.00.*1\.200×.*≤ 1\.3×.*│ met/,
+    );
+    expect(row(`scale-out: worker CPU ms/task, ${same}`)).toMatch(
+      /3\.50.*1\+1: 2\.80.*1\.250×.*≤ 1\.3×.*│ met/,
+    );
+    // Twice the clients: shown next to 1 + 1, not judged.
+    const wide = '2+2 ÷ 1+1, 64 ÷ 32 clients';
+    expect(row(`scale-out: end-to-end tasks/s, ${wide}`)).toMatch(/230\.0.*1\.917×.*—.*—/);
+    expect(row(`scale-out: worker CPU ms/task, ${wide}`)).toMatch(/4\.00.*1\.429×.*—.*—/);
+    expect(row('Redis commands per task, 1+1')).toMatch(/12\.5.*≤ 15.*│ met/);
+    expect(table).not.toContain('Redis commands per task, 2+2');
+    expect(row('end-to-end no-input tasks/s, 1+1 ')).toMatch(
+      /raw BullMQ no-op: 4,000 jobs\/s.*0\.030×.*≥ 0\.15×.*NOT met/,
+    );
+    expect(row('end-to-end no-input tasks/s, 2+2 ')).toMatch(/0\.038×.*—.*—/);
+  });
+
+  it('judges a 2 + 2 line that costs over 1.3× per task as not met', () => {
+    const [one, two] = results.endToEnd!;
+    const table = renderComparisons({
+      endToEnd: [one!, { ...two!, tasksPerS: 60, gatewayCpuMsPerTask: 15 }],
+    });
+    expect(table).toMatch(/scale-out: end-to-end tasks\/s, 2\+2 ÷ 1\+1.*0\.500×.*≥ 0\.9×.*NOT met/);
+    expect(table).toMatch(
+      /scale-out: gateway CPU ms\/task, 2\+2 ÷ 1\+1.*3\.000×.*≤ 1\.3×.*NOT met/,
+    );
   });
 
   it('prints every measurement (a)–(e)', () => {

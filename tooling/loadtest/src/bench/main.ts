@@ -286,7 +286,10 @@ async function measureCreateAtFixedRate(run: BenchRun, gatewayUrl: string): Prom
   log(`backlog of the fixed-rate run finished in ${(drainedMs / 1_000).toFixed(1)} s`);
 }
 
-/** (e) end-to-end on the 1+1 stack (stopped after), then on a 2+2 stack. */
+/**
+ * (e) end-to-end on the 1+1 stack (stopped after), then on a 2+2 stack with the same clients and
+ * with twice as many.
+ */
 async function measureEndToEnd(run: BenchRun, small: BenchStack): Promise<void> {
   const e2eOptions = stackCost(run);
   const endToEnd = [await runEndToEnd({ ...e2eOptions, stack: small })];
@@ -298,6 +301,11 @@ async function measureEndToEnd(run: BenchRun, small: BenchStack): Promise<void> 
   endToEnd.push(await runEndToEnd({ ...e2eOptions, stack: large }));
   log(`(e) end-to-end 2+2: ${endToEnd[1]!.tasksPerS.toFixed(1)} tasks/s`);
   log(`(e) Redis commands per task, 2+2: ${redisBreakdown(endToEnd[1]!)}`);
+  // Twice the clients: each replica sees the load it saw at 1 + 1, which separates what adding
+  // replicas costs per task from what splitting the same load across them costs (issue 30).
+  const wide = e2eOptions.concurrency * 2;
+  endToEnd.push(await runEndToEnd({ ...e2eOptions, concurrency: wide, stack: large }));
+  log(`(e) end-to-end 2+2, ${wide} clients: ${endToEnd[2]!.tasksPerS.toFixed(1)} tasks/s`);
   await large.stop();
   run.results.endToEnd = endToEnd;
 }
