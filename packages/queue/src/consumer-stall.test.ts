@@ -153,7 +153,7 @@ describe('a consumer whose fetch loop stopped taking wake-ups', () => {
     const queue = createTaskQueue({ redis: { url: redis.url }, prefix: `${redis.prefix}-busy` });
     try {
       await consumer.waitUntilReady();
-      await queue.wakeCreated([newTaskId(), newTaskId(), newTaskId()]);
+      await queue.wakeBatch([newTaskId(), newTaskId(), newTaskId()], 'created');
       await sleep(3_000);
       expect(stalls).toEqual([]);
     } finally {

@@ -16,6 +16,7 @@ export {
 export {
   createTaskQueue,
   latestJobKey,
+  type BatchedReason,
   type WakeUpOptions,
   type TaskQueue,
   type TaskQueueOptions,

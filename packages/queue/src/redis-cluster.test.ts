@@ -86,7 +86,7 @@ describe.skipIf(unavailable !== null)(`on a Redis Cluster ${unavailable ?? ''}`,
       const created = [newTaskId(), newTaskId()];
       const resumed = newTaskId();
       await queue.wake(created[0]!, 'created');
-      await queue.wakeCreated([created[1]!]);
+      await queue.wakeBatch([created[1]!], 'created');
       await queue.wakeMany([resumed, newTaskId()], 'swept');
       await eventually(() => delivered.length === 4);
       expect(

@@ -189,7 +189,7 @@ describe('task queue and consumer on real Redis', () => {
   });
 });
 
-describe('wakeCreated: one job per batch of new tasks (ADR 0013)', () => {
+describe('wakeBatch: one job per batch of wake-ups (ADR 0013)', () => {
   const prefixes: string[] = [];
   afterAll(async () => {
     for (const prefix of prefixes) {
@@ -221,7 +221,7 @@ describe('wakeCreated: one job per batch of new tasks (ADR 0013)', () => {
     let consumer: TaskConsumer | undefined;
     try {
       const ids = [newTaskId(), newTaskId(), newTaskId()];
-      await queue.wakeCreated(ids);
+      await queue.wakeBatch(ids, 'created');
       expect(await jobData(prefix)).toEqual([{ taskIds: ids, reason: 'created' }]);
       const [jobId] = await admin.lrange(`${prefix}:mcp-tasks-run:wait`, 0, -1);
       expect(jobId).toMatch(new RegExp(`^${ids[0]}\\.created-batch\\.`));
@@ -250,13 +250,13 @@ describe('wakeCreated: one job per batch of new tasks (ADR 0013)', () => {
     const { prefix, queue } = setUp('split');
     try {
       const lone = newTaskId();
-      await queue.wakeCreated([lone, lone]);
-      await queue.wakeCreated([lone]);
+      await queue.wakeBatch([lone, lone], 'created');
+      await queue.wakeBatch([lone], 'created');
       expect(await admin.lrange(`${prefix}:mcp-tasks-run:wait`, 0, -1)).toEqual([lone]);
       expect(await admin.exists(latestJobKey(prefix, lone))).toBe(0);
 
       const ids = Array.from({ length: MAX_TASKS_PER_JOB + 1 }, () => newTaskId());
-      await queue.wakeCreated(ids);
+      await queue.wakeBatch(ids, 'created');
       const data = await jobData(prefix);
       expect(data).toHaveLength(3);
       expect(data).toContainEqual({ taskIds: ids.slice(0, MAX_TASKS_PER_JOB), reason: 'created' });
@@ -266,6 +266,69 @@ describe('wakeCreated: one job per batch of new tasks (ADR 0013)', () => {
         ids[MAX_TASKS_PER_JOB],
       );
       expect(await queue.pendingJobs(ids)).toEqual(new Set(ids));
+    } finally {
+      await queue.close();
+    }
+  });
+
+  it('carries resumes in jobs of 16 with their reason, each task found pending through its pointer and run once', async () => {
+    const { prefix, queue } = setUp('resumed');
+    const handled: WakeUpJob[] = [];
+    let consumer: TaskConsumer | undefined;
+    try {
+      const ids = Array.from({ length: 2 * MAX_TASKS_PER_JOB + 1 }, () => newTaskId());
+      await queue.wakeBatch(ids, 'resumed');
+      const data = await jobData(prefix);
+      // ceil(33 / 16) jobs: two batches and the run of one left over, a lone resumed job.
+      expect(data).toHaveLength(3);
+      expect(data).toContainEqual({ taskIds: ids.slice(0, MAX_TASKS_PER_JOB), reason: 'resumed' });
+      expect(data).toContainEqual({
+        taskIds: ids.slice(MAX_TASKS_PER_JOB, 2 * MAX_TASKS_PER_JOB),
+        reason: 'resumed',
+      });
+      expect(data).toContainEqual({ taskId: ids[2 * MAX_TASKS_PER_JOB], reason: 'resumed' });
+      const jobIds = await admin.lrange(`${prefix}:mcp-tasks-run:wait`, 0, -1);
+      for (const id of ids) expect(jobIds).toContain(await admin.get(latestJobKey(prefix, id)));
+      expect(await admin.get(latestJobKey(prefix, ids[0]!))).toMatch(
+        new RegExp(`^${ids[0]}\\.resumed-batch\\.`),
+      );
+      expect(await queue.pendingJobs([...ids, newTaskId()])).toEqual(new Set(ids));
+      expect(await queue.hasPendingJob(ids[MAX_TASKS_PER_JOB + 3]!)).toBe(true);
+
+      consumer = consume(prefix, 4, (job) => {
+        handled.push(job);
+        return Promise.resolve();
+      });
+      await eventually(() => handled.length === ids.length);
+      // Give a second delivery the time it would take to show.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(handled.map((job) => job.taskId).sort()).toEqual([...ids].sort());
+      expect(handled.every((job) => job.reason === 'resumed')).toBe(true);
+      await eventually(
+        async () => (await admin.exists(...ids.map((id) => latestJobKey(prefix, id)))) === 0,
+      );
+      expect(await queue.pendingJobs(ids)).toEqual(new Set());
+    } finally {
+      await consumer?.close();
+      await queue.close();
+    }
+  });
+
+  it('sends a lone resume as wake(id, "resumed") did, and counts a repeated resume as two wake-ups', async () => {
+    const { prefix, queue } = setUp('resumed-lone');
+    try {
+      const lone = newTaskId();
+      await queue.wakeBatch([lone], 'resumed');
+      const [loneJob] = await admin.lrange(`${prefix}:mcp-tasks-run:wait`, 0, -1);
+      expect(loneJob).toMatch(new RegExp(`^${lone}\\.resumed\\.`));
+      expect(await jobData(prefix)).toEqual([{ taskId: lone, reason: 'resumed' }]);
+      expect(await admin.get(latestJobKey(prefix, lone))).toBe(loneJob);
+      expect(await queue.hasPendingJob(lone)).toBe(true);
+
+      // Each resume made a task runnable; a credit claims the fairest task, so none is dropped.
+      const twice = newTaskId();
+      await queue.wakeBatch([twice, twice], 'resumed');
+      expect(await jobData(prefix)).toContainEqual({ taskIds: [twice, twice], reason: 'resumed' });
     } finally {
       await queue.close();
     }
@@ -287,7 +350,7 @@ describe('wakeCreated: one job per batch of new tasks (ADR 0013)', () => {
     try {
       await consumer.waitUntilReady();
       const batch = Array.from({ length: 5 }, () => newTaskId());
-      await queue.wakeCreated(batch);
+      await queue.wakeBatch(batch, 'created');
       await eventually(() => started.length === 2);
       const later = newTaskId();
       await queue.wake(later, 'created');
@@ -321,7 +384,7 @@ describe('wakeCreated: one job per batch of new tasks (ADR 0013)', () => {
     });
     try {
       const batch = [newTaskId(), newTaskId(), newTaskId()];
-      await queue.wakeCreated(batch);
+      await queue.wakeBatch(batch, 'created');
       await eventually(() => started.length === 3);
       expect(started).toEqual(batch);
     } finally {

@@ -13,6 +13,9 @@ import {
 import { asBullConnection, createProducerConnection } from './redis-connection.js';
 import { effectivePrefix, type RedisEndpoint } from './redis-endpoint.js';
 
+/** The reasons the task service sends, in batches (its outbox's natural batchers). */
+export type BatchedReason = Extract<WakeUpReason, 'created' | 'resumed'>;
+
 export interface WakeUpOptions {
   /** Deliver no earlier than this many ms from now (a retry's backoff). */
   delayMs?: number;
@@ -25,11 +28,12 @@ export interface TaskQueue {
   /** Many wake-ups in one round trip (BullMQ addBulk), e.g. the sweeper's batch of orphans. */
   wakeMany(taskIds: readonly string[], reason: WakeUpReason): Promise<void>;
   /**
-   * The task service's batch of new tasks: one job per MAX_TASKS_PER_JOB of them (ADR 0013), each
-   * task findable by hasPendingJob through its pointer. A lone id is `wake(id, 'created')`,
-   * idempotent per id; a repeated batch adds a second wake-up per task, which claimLease absorbs.
+   * The task service's batch of wake-ups, new tasks or resumed ones: one job per
+   * MAX_TASKS_PER_JOB of them carrying the reason (ADR 0013), each task findable by hasPendingJob
+   * through its pointer. A lone wake-up is `wake(id, reason)`, as it was before batches. `created`
+   * is idempotent per id (a repeated id is one wake-up); each `resumed` is a wake-up of its own.
    */
-  wakeCreated(taskIds: readonly string[]): Promise<void>;
+  wakeBatch(taskIds: readonly string[], reason: BatchedReason): Promise<void>;
   /**
    * A waiting or delayed wake-up exists (active ones do not count). The sweeper asks this: for a
    * task Postgres calls orphaned, an active job is a dead or finishing worker's, not a delivery
@@ -98,7 +102,7 @@ export function createTaskQueue(options: TaskQueueOptions): TaskQueue {
   return {
     wake: (taskId, reason, wakeUpOptions) => wakeOne(producer, taskId, reason, wakeUpOptions),
     wakeMany: (taskIds, reason) => wakeMany(producer, taskIds, reason),
-    wakeCreated: (taskIds) => wakeCreated(producer, taskIds),
+    wakeBatch: (taskIds, reason) => wakeBatch(producer, taskIds, reason),
     pendingJobs: (taskIds) => pendingJobs(producer, taskIds),
     hasPendingJob: hasJob,
     async ping() {
@@ -165,15 +169,21 @@ async function wakeMany(
   );
 }
 
-async function wakeCreated(producer: Producer, taskIds: readonly string[]): Promise<void> {
-  const unique = [...new Set(taskIds)];
-  if (unique.length === 0) return;
-  if (unique.length === 1) return await wakeOne(producer, unique[0]!, 'created');
-  const deadline = batchTimeoutMs(producer.timeoutMs, unique.length);
+async function wakeBatch(
+  producer: Producer,
+  taskIds: readonly string[],
+  reason: BatchedReason,
+): Promise<void> {
+  // A repeated create names one task and one job id (the task id), so it is one wake-up. Resumes
+  // are counted: each made a task runnable, and a credit claims the fairest task, not its own.
+  const ids = reason === 'created' ? [...new Set(taskIds)] : taskIds;
+  if (ids.length === 0) return;
+  if (ids.length === 1) return await wakeOne(producer, ids[0]!, reason);
+  const deadline = batchTimeoutMs(producer.timeoutMs, ids.length);
   await withDeadline(
-    addBatchJobs(producer, unique, 'created'),
+    addBatchJobs(producer, ids, reason),
     deadline,
-    `enqueue of ${unique.length} tasks timed out after ${deadline} ms`,
+    `enqueue of ${ids.length} tasks timed out after ${deadline} ms`,
   );
 }
 
@@ -265,15 +275,17 @@ function chunks<T>(items: readonly T[], size: number): T[][] {
 
 /**
  * Adds the wake-ups of many tasks as jobs of up to MAX_TASKS_PER_JOB tasks each (ADR 0013), in
- * one pipeline, with a latest-wake-up pointer per task of a batch job: the sweeper's pendingJobs
- * finds a task's job through it, as it finds a later wake-up's. A run of one is an ordinary job.
+ * one pipeline, with a latest-wake-up pointer per task whose job id is not its own (every task of
+ * a batch job, a lone `resumed`): the sweeper's pendingJobs finds a task's job through it. A run
+ * of one is an ordinary job, as `wake` adds it.
  */
 async function addBatchJobs(
   { queue, connection, prefix }: Producer,
   taskIds: readonly string[],
   reason: WakeUpReason,
 ): Promise<void> {
-  const jobs = chunks(taskIds, MAX_TASKS_PER_JOB).map((ids) =>
+  type Job = { name: string; data: WakeUpJob | WakeUpBatch; opts: { jobId: string } };
+  const jobs = chunks(taskIds, MAX_TASKS_PER_JOB).map((ids): Job =>
     ids.length === 1
       ? {
           name: WAKE_UP_JOB_NAME,
@@ -292,11 +304,10 @@ async function addBatchJobs(
   const pointing = writePointers(
     connection,
     prefix,
-    jobs.flatMap((job) =>
-      ((job.data as Partial<WakeUpBatch>).taskIds ?? []).map((taskId): [string, string] => [
-        taskId,
-        job.opts.jobId,
-      ]),
+    jobs.flatMap(({ data, opts }) =>
+      ('taskIds' in data ? data.taskIds : [data.taskId])
+        .filter((taskId) => taskId !== opts.jobId)
+        .map((taskId): [string, string] => [taskId, opts.jobId]),
     ),
   );
   await Promise.all([pointing, queue.addBulk(jobs)]);

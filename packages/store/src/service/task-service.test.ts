@@ -219,8 +219,8 @@ describe('createAndWake under concurrency (natural batching)', () => {
     const batches: string[][] = [];
     const wakeUpQueue: WakeUpQueue = {
       wake: () => Promise.reject(new Error('a batch wake-up queue is not called one by one')),
-      wakeCreated(taskIds) {
-        batches.push([...taskIds]);
+      wakeBatch(taskIds, reason) {
+        if (reason === 'created') batches.push([...taskIds]);
         return Promise.resolve();
       },
     };
@@ -300,7 +300,7 @@ describe('createAndWake under concurrency (natural batching)', () => {
     expect(a).toEqual(b);
     await service.settleWakeUps();
     // The repeat also asks for the wake-up (it cannot tell the first one went out); the job id is
-    // the task id, so the queue keeps one (task-queue.test.ts, wakeCreated).
+    // the task id, so the queue keeps one (task-queue.test.ts, wakeBatch).
     expect(batches.flat().every((id) => id === input.id)).toBe(true);
   });
 
@@ -352,6 +352,57 @@ describe('submitInputResponses', () => {
     expect(
       await findOrphans(db, future(5_000), { wakeUpGraceMs: 30_000, limit: 10_000 }),
     ).not.toContain(task.id);
+  });
+
+  it('wakes tasks answered concurrently through batches of resumes, each reply once its wake-up went out', async () => {
+    const batches: { taskIds: string[]; reason: string }[] = [];
+    const unanswered: (() => void)[] = [];
+    const wakeUpQueue: WakeUpQueue = {
+      wake: () => Promise.reject(new Error('a batch wake-up queue is not called one by one')),
+      wakeBatch(taskIds, reason) {
+        batches.push({ taskIds: [...taskIds], reason });
+        return reason === 'resumed'
+          ? new Promise<void>((resolve) => unanswered.push(resolve))
+          : Promise.resolve();
+      },
+    };
+    const service = createTaskService({ db, wakeUpQueue });
+    const tasks = await Promise.all([1, 2, 3].map(() => service.createAndWake(newTask())));
+    await service.settleWakeUps();
+    for (const task of tasks) {
+      const fence = (await claimLease(db, task.id, 'w', 30_000))!.fence;
+      await requestInput(db, fence, { a: { m: 1 } }, null, null);
+    }
+    batches.splice(0);
+
+    let replied = 0;
+    const replies = tasks.map((task) =>
+      service.submitInputResponses(alice, task.id, { a: { ok: 1 } }).then((reply) => {
+        replied += 1;
+        return reply;
+      }),
+    );
+    const tick = (ms = 5) => new Promise((resolve) => setTimeout(resolve, ms));
+    const resumedRows = async () =>
+      (await Promise.all(tasks.map((task) => getTask(db, task.id)))).filter(
+        (row) => row?.status === 'working',
+      ).length;
+    // Every answer recorded while the first batch is in flight, unanswered.
+    while (batches.length === 0 || (await resumedRows()) < tasks.length) await tick();
+    await tick(20);
+    // No reply before its wake-up was handed over (or reported lost), as a lone resume's.
+    expect(replied).toBe(0);
+    while (replied < tasks.length) {
+      for (const answer of unanswered.splice(0)) answer();
+      await tick();
+    }
+    // One batch in flight at a time: the answers that came meanwhile went together in the next.
+    expect(batches.length).toBeLessThanOrEqual(2);
+    expect(batches.every((batch) => batch.reason === 'resumed')).toBe(true);
+    expect(batches.flatMap((batch) => batch.taskIds).sort()).toEqual(
+      tasks.map((task) => task.id).sort(),
+    );
+    expect(await Promise.all(replies)).toEqual(tasks.map(() => ({ found: true })));
   });
 
   it('reports a foreign task as not found and wakes nothing', async () => {

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newTaskId } from '@mcp-tasks/tasks';
 import {
   alice,
   createStoreFixture,
@@ -51,5 +52,66 @@ describe("wakeAgain (a worker's own wake-up)", () => {
     const outbox = createOutbox({ db, wakeUpQueue });
     await expect(outbox.wakeAgain(task.id, 'released', 0)).rejects.toThrow('redis is down');
     expect((await rawRow(db, task.id))!.enqueued_at).toBeNull();
+  });
+});
+
+/** A recorder with the batch door: each call's ids and reason, optionally refusing. */
+function batchRecordingWakeUpQueue(fail = false) {
+  const batches: { taskIds: string[]; reason: string }[] = [];
+  const wakeUpQueue: WakeUpQueue = {
+    wake: () => Promise.reject(new Error('a batch wake-up queue is not called one by one')),
+    wakeBatch(taskIds, reason) {
+      batches.push({ taskIds: [...taskIds], reason });
+      return fail ? Promise.reject(new Error('redis is down')) : Promise.resolve();
+    },
+  };
+  return { batches, wakeUpQueue };
+}
+
+describe('wake (the task service after a create or a resume)', () => {
+  it('sends concurrent resumes as one call carrying their reason, each told it was sent', async () => {
+    const { batches, wakeUpQueue } = batchRecordingWakeUpQueue();
+    const outbox = createOutbox({ db, wakeUpQueue });
+    const ids = Array.from({ length: 5 }, () => newTaskId());
+    const sent = await Promise.all(ids.map((taskId) => outbox.wake(taskId, 'resumed')));
+    expect(sent).toEqual(ids.map(() => true));
+    expect(batches).toEqual([{ taskIds: ids, reason: 'resumed' }]);
+  });
+
+  it('sends a lone resume at once, and never mixes creates and resumes in one call', async () => {
+    const { batches, wakeUpQueue } = batchRecordingWakeUpQueue();
+    const outbox = createOutbox({ db, wakeUpQueue });
+    const lone = newTaskId();
+    expect(await outbox.wake(lone, 'resumed')).toBe(true);
+    expect(batches).toEqual([{ taskIds: [lone], reason: 'resumed' }]);
+
+    batches.splice(0);
+    const [created, resumed] = [newTaskId(), newTaskId()];
+    await Promise.all([outbox.wake(created, 'created'), outbox.wake(resumed, 'resumed')]);
+    expect(batches).toEqual(
+      expect.arrayContaining([
+        { taskIds: [created], reason: 'created' },
+        { taskIds: [resumed], reason: 'resumed' },
+      ]),
+    );
+    expect(batches).toHaveLength(2);
+  });
+
+  it('reports every resume of a failed batch lost, each to onWakeUpError, and throws nothing', async () => {
+    const { wakeUpQueue } = batchRecordingWakeUpQueue(true);
+    const lost: string[] = [];
+    const outbox = createOutbox({ db, wakeUpQueue, onWakeUpError: (taskId) => lost.push(taskId) });
+    const ids = [newTaskId(), newTaskId(), newTaskId()];
+    const sent = await Promise.all(ids.map((taskId) => outbox.wake(taskId, 'resumed')));
+    expect(sent).toEqual([false, false, false]);
+    expect(lost).toEqual(ids);
+  });
+
+  it('wakes resumes one by one through a queue without the batch door', async () => {
+    const { calls, wakeUpQueue } = recordingWakeUpQueue();
+    const outbox = createOutbox({ db, wakeUpQueue });
+    const ids = [newTaskId(), newTaskId()];
+    await Promise.all(ids.map((taskId) => outbox.wake(taskId, 'resumed')));
+    expect(calls).toEqual(ids.map((taskId) => [taskId, 'resumed']));
   });
 });

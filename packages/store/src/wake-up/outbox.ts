@@ -11,10 +11,11 @@ export interface WakeUpQueue {
     options?: { delayMs?: number },
   ): Promise<void>;
   /**
-   * Wakes a batch of new tasks at once (one round trip for the lot). Without it the outbox
-   * wakes them one by one. Must be idempotent per task id, like `wake(id, 'created')`.
+   * Wakes a batch of new or resumed tasks at once (one round trip for the lot), as `wake(id,
+   * reason)` would each. Without it the outbox wakes them one by one. Must be idempotent per task
+   * id for `created`, like `wake(id, 'created')`.
    */
-  wakeCreated?(taskIds: readonly string[]): Promise<void>;
+  wakeBatch?(taskIds: readonly string[], reason: 'created' | 'resumed'): Promise<void>;
   /**
    * Wakes a batch of orphans at once (one round trip for the lot); resolves with how many got a
    * new wake-up, the rest having one waiting already. Without it the outbox wakes one by one.
@@ -63,7 +64,10 @@ export interface OrphanWakeUp {
  *    that grace (the worker's env.ts caps RETRY_MAX_DELAY_MS to it). Failures are thrown.
  */
 export interface Outbox {
-  /** Creates that arrive together go out in one batch (natural batching). False: reported lost. */
+  /**
+   * Wake-ups of one reason that arrive together go out in one batch (natural batching); resolves
+   * once this one was handed to the queue (true) or reported lost (false).
+   */
   wake(taskId: string, reason: 'created' | 'resumed'): Promise<boolean>;
   /**
    * Wakes a created task once the current turn of the event loop is over, so the create's reply
@@ -90,7 +94,7 @@ export interface OrphanWakeUpOptions {
 }
 
 export interface OutboxOptions extends OrphanWakeUpOptions {
-  /** Created tasks woken together at most; default 256. */
+  /** Wake-ups of one reason (created, resumed) sent together at most; default 256. */
   maxBatchSize?: number;
   /** Deferred wake-ups (wakeAfterReply) not yet sent beyond which a create waits; default 1024. */
   maxPendingWakeUps?: number;
@@ -98,25 +102,27 @@ export interface OutboxOptions extends OrphanWakeUpOptions {
 
 export function createOutbox(options: OutboxOptions): Outbox {
   const { db, wakeUpQueue, maxBatchSize = 256, maxPendingWakeUps = 1024 } = options;
-  const wakeCreated = (taskIds: readonly string[]): Promise<unknown> =>
-    wakeUpQueue.wakeCreated !== undefined
-      ? wakeUpQueue.wakeCreated(taskIds)
-      : Promise.all(taskIds.map((taskId) => wakeUpQueue.wake(taskId, 'created')));
-  const batchCreated = createNaturalBatcher<string, void>({
-    maxBatchSize,
-    run: async (taskIds): Promise<BatchOutcome<void>[]> => {
-      await wakeCreated(taskIds);
-      return taskIds.map(() => ({ ok: true, value: undefined }));
-    },
-  });
+  // One batcher per reason, since a job carries one reason: creates of a turn share a batch, and
+  // so do the answers (tasks/update, the console's resume) that arrive while one is in flight.
+  const batcherFor = (reason: 'created' | 'resumed') =>
+    createNaturalBatcher<string, void>({
+      maxBatchSize,
+      run: async (taskIds): Promise<BatchOutcome<void>[]> => {
+        if (wakeUpQueue.wakeBatch === undefined)
+          return await wakeEach(wakeUpQueue, taskIds, reason);
+        await wakeUpQueue.wakeBatch(taskIds, reason);
+        return taskIds.map(() => ({ ok: true, value: undefined }));
+      },
+    });
+  const batchers = { created: batcherFor('created'), resumed: batcherFor('resumed') };
 
-  /** A lost wake-up is reported, never thrown: the task is durable and the sweeper finds it. */
-  const wake = async (
-    taskId: string,
-    reason: 'created' | 'resumed' | 'swept',
-  ): Promise<boolean> => {
+  /**
+   * A lost wake-up is reported, never thrown: the task is durable and the sweeper finds it. A
+   * batch that fails is lost for each of its tasks.
+   */
+  const wake = async (taskId: string, reason: 'created' | 'resumed'): Promise<boolean> => {
     try {
-      await (reason === 'created' ? batchCreated(taskId) : wakeUpQueue.wake(taskId, reason));
+      await batchers[reason](taskId);
       return true;
     } catch (error) {
       options.onWakeUpError?.(taskId, error);
@@ -156,6 +162,22 @@ export function createOutbox(options: OutboxOptions): Outbox {
       await markWakeUpSent(db, [taskId]);
     },
   };
+}
+
+/** A batch through a queue without wakeBatch: one wake-up each, each with its own outcome. */
+function wakeEach(
+  wakeUpQueue: WakeUpQueue,
+  taskIds: readonly string[],
+  reason: 'created' | 'resumed',
+): Promise<BatchOutcome<void>[]> {
+  return Promise.all(
+    taskIds.map((taskId) =>
+      wakeUpQueue.wake(taskId, reason).then(
+        (): BatchOutcome<void> => ({ ok: true, value: undefined }),
+        (error: unknown): BatchOutcome<void> => ({ ok: false, error }),
+      ),
+    ),
+  );
 }
 
 /**
