@@ -20,6 +20,7 @@ import {
   createStreamSlots,
   type ListenLimits,
 } from './mcp/listen-limits.js';
+import { createListenStatements } from './mcp/listen-statements.js';
 import { createPollLimits } from './mcp/poll-rate-limit.js';
 import { createMetrics, type GatewayMetrics } from './metrics.js';
 import { createRequestStateCodec } from './mrtr/request-state.js';
@@ -116,7 +117,10 @@ function createMcpServices(
     listen: {
       limits: listenLimits,
       slots: createStreamSlots(listenLimits),
-      loadQueue: createLoadQueue(listenLimits.loadConcurrency),
+      statements: createListenStatements(
+        options.taskService,
+        createLoadQueue(listenLimits.loadConcurrency),
+      ),
     },
     settings: {
       taskTtlMs: config.taskTtlMs,

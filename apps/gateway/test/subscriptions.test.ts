@@ -1,4 +1,11 @@
-import { claimLease, completeTask, requestInput, saveCheckpoint } from '@mcp-tasks/store';
+import {
+  claimLease,
+  completeTask,
+  createDb,
+  createTaskService,
+  requestInput,
+  saveCheckpoint,
+} from '@mcp-tasks/store';
 import { describe, expect, it } from 'vitest';
 import { SERVER_INFO } from '../src/app.js';
 import { DEFAULT_LISTEN_LIMITS } from '../src/mcp/listen-limits.js';
@@ -237,5 +244,51 @@ describe('subscriptions/listen (R21)', () => {
       .where('id', '=', taskId)
       .executeTakeFirstOrThrow();
     expect(row.listened_until!.getTime()).toBeLessThan(Date.now());
+  });
+
+  it('loads the new snapshots of several streams whose tasks changed together in ONE statement', async () => {
+    // The gateway's store on a pool that records every statement it sends.
+    const statements: string[] = [];
+    const countedDb = createDb({
+      connectionString: infra.database.connectionString,
+      max: 4,
+      log: (event) => {
+        if (event.level === 'query') statements.push(event.query.sql);
+      },
+    });
+    try {
+      const local = buildGateway(infra, {
+        taskService: createTaskService({ db: countedDb, wakeUpQueue: infra.queue }),
+      });
+      const callers = ['alice', 'bob', 'eve'] as const;
+      const streams = [];
+      for (const as of callers) {
+        const taskId = await createReportTask(gw.app, { as });
+        const { events } = await listen(local.app, [taskId], { as, id: `sub-${as}` });
+        await events.next(); // ack
+        await events.next(); // current snapshot
+        streams.push({ as, taskId, events });
+      }
+      statements.length = 0;
+      // One commit: its notifications reach the gateway together.
+      await infra.db
+        .updateTable('tasks')
+        .set({ status_message: 'Together' })
+        .where(
+          'id',
+          'in',
+          streams.map(({ taskId }) => taskId),
+        )
+        .execute();
+      for (const { as, taskId, events } of streams) {
+        expect((await events.next())?.data).toMatchObject({
+          params: { taskId, statusMessage: 'Together', _meta: { [SUB]: `sub-${as}` } },
+        });
+      }
+      expect(statements).toHaveLength(1);
+      await Promise.all(streams.map(({ events }) => events.cancel()));
+    } finally {
+      await countedDb.destroy();
+    }
   });
 });

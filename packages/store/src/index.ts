@@ -44,8 +44,13 @@ export {
   type BatchOutcome,
   type NaturalBatcherOptions,
 } from './db/natural-batcher.js';
-export { getTaskViewForPrincipal } from './service/task-view.js';
-export { DEFAULT_LISTEN_FLAG_TTL_MS, flagListenedTasks } from './rows/listen-repository.js';
+export { getTaskViewForPrincipal, type TaskViewKey } from './service/task-view.js';
+export {
+  DEFAULT_LISTEN_FLAG_TTL_MS,
+  flagListenedTasks,
+  flagListenedTasksOfOwners,
+  type ListenFlagRequest,
+} from './rows/listen-repository.js';
 export {
   claimFairly,
   claimLease,

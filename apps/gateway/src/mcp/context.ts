@@ -6,7 +6,8 @@ import type { Identity } from '../auth/index.js';
 import type { GatewayMetrics } from '../metrics.js';
 import type { RequestStateCodec } from '../mrtr/request-state.js';
 import type { TaskChangeFeed } from '../task-feed.js';
-import type { ListenLimits, LoadQueue, StreamSlots } from './listen-limits.js';
+import type { ListenLimits, StreamSlots } from './listen-limits.js';
+import type { ListenStatements } from './listen-statements.js';
 import type { PollLimits } from './poll-rate-limit.js';
 import type { TenantAdmission } from '../quotas/tenant-admission.js';
 
@@ -26,8 +27,11 @@ export interface McpServices {
   pollLimits: PollLimits | undefined;
   /** The per-tenant in-flight cap and create rate, asked before a task is created. */
   admission: TenantAdmission;
-  /** subscriptions/listen bounds, stream admission and the bounded load queue (per replica). */
-  listen: { limits: ListenLimits; slots: StreamSlots; loadQueue: LoadQueue };
+  /**
+   * subscriptions/listen bounds, stream admission and the statements every stream of the replica
+   * shares (through the bounded load queue).
+   */
+  listen: { limits: ListenLimits; slots: StreamSlots; statements: ListenStatements };
   /** OpenTelemetry is on (docs/tracing.md): requests get spans, creates keep their context. */
   tracing: boolean;
   /** Aborted when the process starts shutting down: listen streams end gracefully. */

@@ -13,7 +13,10 @@ export interface ListenLimits {
   maxTaskIds: number;
   /** Bytes a stream may have queued for a client that is not reading before it is dropped. */
   maxBufferedBytes: number;
-  /** Listen snapshot loads (initial and resync) running at once on this replica. */
+  /**
+   * Listen statements (flags, snapshot loads) running at once on this replica; its streams share
+   * them (listen-statements.ts), so at most one of each kind is ever in flight.
+   */
   loadConcurrency: number;
   /**
    * How long a stream's listen flag on a task lasts (its changes go on the NOTIFY path); an open
@@ -77,7 +80,8 @@ export function createStreamSlots(limits: ListenLimits): StreamSlots {
 /**
  * Listen loads share the primary's pool with task creation: they go through one bounded queue
  * per replica, so a burst of listens or a LISTEN reconnect (every stream resyncs at once) cannot
- * take every connection. Each stream has at most one load queued, so the queue is bounded too.
+ * take every connection. The shared listen statements queue at most one batch of each kind, so
+ * the queue is bounded too.
  */
 export type LoadQueue = <T>(load: () => Promise<T>) => Promise<T>;
 

@@ -17,7 +17,7 @@ import {
   buildTaskSnapshot,
   isTerminalStatus,
   isWellFormedTaskId,
-  type Task,
+  type TaskView,
 } from '@mcp-tasks/tasks';
 import { infrastructureFailure } from '@mcp-tasks/store';
 import { STORE_RETRY_AFTER_MS } from '../errors.js';
@@ -95,23 +95,19 @@ class ChangeInbox {
 }
 
 /**
- * Flags the watched tasks and reads them: the caller's own, in the order the client named them.
- * Only flagged tasks announce their changes (ADR 0002); the flag commits before the first read,
- * so a change is either in that read or announced after it.
+ * Flags the watched tasks and reads them: the caller's own (the owner check is in the read), in
+ * the order the client named them. Only flagged tasks announce their changes (ADR 0002); the flag
+ * commits before the first read, so a change is either in that read or announced after it.
  */
 async function loadAcceptedTasks(
   ctx: RequestContext,
   services: McpServices,
   watching: ReadonlySet<string>,
-  load: (taskIds: readonly string[]) => Promise<Task[]>,
-): Promise<Task[]> {
-  const { limits, loadQueue } = services.listen;
-  await loadQueue(() =>
-    services.taskService.flagListened(ctx.identity, [...watching], { ttlMs: limits.flagTtlMs }),
-  );
-  const found = new Map((await load([...watching])).map((task) => [task.id, task]));
-  // In the order the client named them (one query returns rows in any order).
-  return [...watching].flatMap((id) => found.get(id) ?? []);
+  load: (taskIds: readonly string[]) => Promise<TaskView[]>,
+): Promise<TaskView[]> {
+  const { limits, statements } = services.listen;
+  await statements.flag(ctx.identity, [...watching], limits.flagTtlMs);
+  return await load([...watching]);
 }
 
 /** The SSE stream, dropped with a last error message once the client falls too far behind. */
@@ -153,7 +149,7 @@ class SnapshotSender {
     private readonly serverInfo: Implementation,
   ) {}
 
-  send(task: Task): void {
+  send(task: TaskView): void {
     const message = buildTaskStatusNotification(
       this.subscriptionId,
       buildTaskSnapshot(task),
@@ -198,7 +194,7 @@ function attachLifecycle(
   },
 ): { onShutdown: () => void } {
   const { stream, snapshots, inbox, watching } = parts;
-  const { limits, loadQueue } = services.listen;
+  const { limits, statements } = services.listen;
   const onShutdown = (): void => {
     snapshots.endGracefully();
     inbox.wake();
@@ -216,9 +212,9 @@ function attachLifecycle(
     () => {
       const active = [...watching].filter((id) => !snapshots.terminal.has(id));
       if (active.length === 0) return;
-      loadQueue(() =>
-        services.taskService.flagListened(ctx.identity, active, { ttlMs: limits.flagTtlMs }),
-      ).catch((error: unknown) => ctx.log.warn({ err: error }, 'could not renew listen flags'));
+      statements
+        .flag(ctx.identity, active, limits.flagTtlMs)
+        .catch((error: unknown) => ctx.log.warn({ err: error }, 'could not renew listen flags'));
     },
     Math.max(1, Math.floor(limits.flagTtlMs / 3)),
   );
@@ -235,7 +231,8 @@ function attachLifecycle(
 }
 
 /**
- * One loop per stream keeps its messages in commit order and its queries one at a time: waits
+ * One loop per stream keeps its messages in commit order and its loads one at a time (each in a
+ * statement the replica's streams share, which starts after the previous one ended): waits
  * for changes, loads the changed tasks, sends their snapshots; ends gracefully once every
  * watched task is terminal. A store outage does not end the stream: the snapshots are loaded
  * again once it is back (the keep-alives go on meanwhile). Anything else is a bug and rejects.
@@ -247,7 +244,7 @@ async function pumpChanges(
     snapshots: SnapshotSender;
     inbox: ChangeInbox;
     watching: ReadonlySet<string>;
-    load: (taskIds: readonly string[]) => Promise<Task[]>;
+    load: (taskIds: readonly string[]) => Promise<TaskView[]>;
     subscriptionId: RequestId;
   },
 ): Promise<void> {
@@ -270,9 +267,10 @@ async function pumpChanges(
     const ids = inbox.resyncAll ? [...watching] : [...inbox.changed];
     inbox.resyncAll = false;
     inbox.changed.clear();
-    const pending = ids.filter((id) => !snapshots.terminal.has(id));
+    // Only accepted tasks: a change of an id the initial read refused may have come in before.
+    const pending = ids.filter((id) => watching.has(id) && !snapshots.terminal.has(id));
     if (pending.length === 0 || stream.closed) continue;
-    let loaded: Task[];
+    let loaded: TaskView[];
     try {
       loaded = await parts.load(pending);
     } catch (error) {
@@ -308,7 +306,7 @@ export const subscriptionsListen: MethodHandler = async (
   ctx,
   services,
 ): Promise<HandlerOutcome> => {
-  const { limits, slots, loadQueue } = services.listen;
+  const { limits, slots, statements } = services.listen;
   const { requested, namesTasks } = parseListenRequest(ctx, limits);
   const { tenant, principal } = ctx.identity;
   const subscriptionId = ctx.id;
@@ -324,10 +322,10 @@ export const subscriptionsListen: MethodHandler = async (
     releaseSlot();
   };
 
-  // One query per load, through the replica's bounded listen queue.
-  const load = (taskIds: readonly string[]): Promise<Task[]> =>
-    loadQueue(() => services.taskService.getTasks(ctx.identity, taskIds));
-  let accepted: Task[];
+  // Every stream's loads of the same moment share one statement (listen-statements.ts).
+  const load = (taskIds: readonly string[]): Promise<TaskView[]> =>
+    statements.load(ctx.identity, taskIds);
+  let accepted: TaskView[];
   try {
     accepted = await loadAcceptedTasks(ctx, services, watching, load);
   } catch (error) {

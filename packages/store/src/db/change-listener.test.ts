@@ -15,7 +15,7 @@ import {
   type TaskChangeListener,
 } from './change-listener.js';
 import type { Db } from './database.js';
-import { flagListenedTasks } from '../rows/listen-repository.js';
+import { flagListenedTasks, flagListenedTasksOfOwners } from '../rows/listen-repository.js';
 import { claimLease, renewLease } from '../lease/lease.js';
 import { completeTask, requestInput, saveCheckpoint } from '../lease/fenced-task-writes.js';
 import { markWakeUpSent } from '../wake-up/outbox.js';
@@ -175,6 +175,24 @@ describe('change notifications', () => {
     expect((await rawRow(db, own))?.listened).toBe(true);
     expect((await rawRow(db, foreign))?.listened).toBe(false);
     expect((await rawRow(db, finished))?.listened).toBe(false);
+  });
+
+  it("flag several owners' tasks in one statement, each only where its owner asked", async () => {
+    const mallory = { tenant: 'globex', principal: 'mallory' };
+    const mine = (await createTask(db, newTask())).task.id;
+    const hers = (await createTask(db, newTask({ owner: mallory }))).task.id;
+    const unasked = (await createTask(db, newTask({ owner: mallory }))).task.id;
+    await flagListenedTasksOfOwners(db, [
+      { owner: alice, taskIds: [mine, unasked], ttlMs: 60_000 },
+      { owner: mallory, taskIds: [hers], ttlMs: 60_000 },
+      { owner: mallory, taskIds: [hers], ttlMs: 120_000 },
+    ]);
+    expect((await rawRow(db, mine))?.listened).toBe(true);
+    expect((await rawRow(db, hers))?.listened).toBe(true);
+    expect((await rawRow(db, unasked))?.listened).toBe(false);
+    // Named twice: the longer lifetime wins.
+    const left = (await rawRow(db, hers))!.listened_until!.getTime() - Date.now();
+    expect(left).toBeGreaterThan(60_000);
   });
 
   it('do not announce a change that rolled back', async () => {

@@ -1,9 +1,30 @@
 import { isWellFormedTaskId, type TaskOwner } from '@mcp-tasks/tasks';
-import { sql } from 'kysely';
+import { CompiledQuery } from 'kysely';
 import type { Db } from '../db/database.js';
+import { executePrepared } from '../db/prepared-statements.js';
 
 /** How long a listen flag lasts unless renewed (MCP_LISTEN_FLAG_TTL_MS's default). */
 export const DEFAULT_LISTEN_FLAG_TTL_MS = 600_000;
+
+/** One stream's flags: the owner's tasks among `taskIds`, flagged for `ttlMs` from now. */
+export interface ListenFlagRequest {
+  owner: TaskOwner;
+  taskIds: readonly string[];
+  ttlMs?: number;
+}
+
+/**
+ * Every request's flags in ONE statement, whatever their owners: the owner check stays in SQL
+ * (a foreign id matches no row). The keys go in id order, so two such statements lock shared
+ * rows in the same order.
+ */
+const FLAG_LISTENED = `UPDATE tasks AS t
+   SET listened = true, listened_until = now() + f.ttl_ms * interval '1 millisecond'
+  FROM unnest($1::text[], $2::text[], $3::text[], $4::float8[]) AS f(id, tenant, principal, ttl_ms)
+ WHERE t.id = f.id AND t.tenant = f.tenant AND t.principal = f.principal
+   AND t.status IN ('working', 'input_required')
+   AND (t.listened_until IS NULL
+        OR t.listened_until < now() + floor(f.ttl_ms / 2) * interval '1 millisecond')`;
 
 /**
  * Marks the owner's active tasks among `taskIds` as listened for `ttlMs` from now, so that from
@@ -21,18 +42,33 @@ export async function flagListenedTasks(
   taskIds: readonly string[],
   options: { ttlMs?: number } = {},
 ): Promise<void> {
-  const ids = taskIds.filter(isWellFormedTaskId);
-  if (ids.length === 0) return;
-  const ttlMs = options.ttlMs ?? DEFAULT_LISTEN_FLAG_TTL_MS;
-  const until = sql<Date>`now() + ${ttlMs} * interval '1 millisecond'`;
-  const renewAfter = sql<Date>`now() + ${Math.floor(ttlMs / 2)} * interval '1 millisecond'`;
-  await db
-    .updateTable('tasks')
-    .set({ listened: true, listened_until: until })
-    .where('id', 'in', ids)
-    .where('tenant', '=', owner.tenant)
-    .where('principal', '=', owner.principal)
-    .where((eb) => eb.or([eb('listened_until', 'is', null), eb('listened_until', '<', renewAfter)]))
-    .where('status', 'in', ['working', 'input_required'])
-    .execute();
+  await flagListenedTasksOfOwners(db, [{ owner, taskIds, ttlMs: options.ttlMs }]);
+}
+
+/**
+ * flagListenedTasks for several streams (of any owners) in one statement: streams opening
+ * together on a replica share it. A task named twice keeps the longer lifetime.
+ */
+export async function flagListenedTasksOfOwners(
+  db: Db,
+  requests: readonly ListenFlagRequest[],
+): Promise<void> {
+  const longest = new Map<string, { id: string; owner: TaskOwner; ttlMs: number }>();
+  for (const { owner, taskIds, ttlMs = DEFAULT_LISTEN_FLAG_TTL_MS } of requests) {
+    for (const id of taskIds) {
+      if (!isWellFormedTaskId(id)) continue;
+      const key = `${owner.tenant}\u0000${owner.principal}\u0000${id}`;
+      const known = longest.get(key);
+      if (known === undefined || known.ttlMs < ttlMs) longest.set(key, { id, owner, ttlMs });
+    }
+  }
+  if (longest.size === 0) return;
+  const keys = [...longest.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const query = CompiledQuery.raw(FLAG_LISTENED, [
+    keys.map((key) => key.id),
+    keys.map((key) => key.owner.tenant),
+    keys.map((key) => key.owner.principal),
+    keys.map((key) => key.ttlMs),
+  ]);
+  await executePrepared(db, 'flag_listened', query);
 }

@@ -495,15 +495,19 @@ describe('reads (the gateway reads only through the service)', () => {
       expect(await service.getTaskView(alice, task.id)).toMatchObject({ id: task.id });
       expect([read.length, counted.statements.length]).toEqual([1, 0]);
       expect(await service.getTask(alice, task.id)).toMatchObject({ id: task.id });
-      expect(await service.getTasks(alice, [task.id])).toMatchObject([{ id: task.id }]);
-      await service.flagListened(alice, [task.id]);
+      expect(await service.getTaskViewsFromPrimary([{ ...alice, taskId: task.id }])).toMatchObject([
+        { id: task.id },
+      ]);
+      await service.flagListened([{ owner: alice, taskIds: [task.id] }]);
       expect([read.length, counted.statements.length]).toEqual([1, 3]);
       expect((await rawRow(db, task.id))!.listened).toBe(true);
       // Foreign owners see nothing, as in the repository functions.
       const mallory = { tenant: 'acme', principal: 'mallory' };
       expect(await service.getTaskView(mallory, task.id)).toBeUndefined();
       expect(await service.getTask(mallory, task.id)).toBeUndefined();
-      expect(await service.getTasks(mallory, [task.id])).toEqual([]);
+      expect(await service.getTaskViewsFromPrimary([{ ...mallory, taskId: task.id }])).toEqual([
+        undefined,
+      ]);
       expect(service.databaseChecks.map((c) => c.name)).toEqual(['postgres', 'postgres_read']);
       await Promise.all(service.databaseChecks.map((c) => c.check()));
     } finally {

@@ -3,7 +3,7 @@ import type { InputResponses, Task, TaskOwner, TaskView } from '@mcp-tasks/tasks
 import { context, trace, SpanStatusCode, type Span } from '@opentelemetry/api';
 import { contextFromCarrier, linkTo } from '@mcp-tasks/tracing';
 import type { Db } from '../db/database.js';
-import { flagListenedTasks } from '../rows/listen-repository.js';
+import { flagListenedTasksOfOwners, type ListenFlagRequest } from '../rows/listen-repository.js';
 import { CreateOverloadedError, ReplicaLagError, StoreUnavailableError } from '../errors.js';
 import { createNaturalBatcher, singleOrShared, type BatchOutcome } from '../db/natural-batcher.js';
 import { createOutbox, type Outbox, type WakeUpQueue } from '../wake-up/outbox.js';
@@ -11,7 +11,6 @@ import { createReplicaWaiter, replicaNotCaughtUp, type ReplicaWaiter } from '../
 import {
   createTasks,
   getTaskForPrincipal,
-  getTasksForPrincipal,
   mayHaveCommitted,
   recordInputResponses,
   requestCancel,
@@ -54,17 +53,18 @@ export interface TaskService {
   ): Promise<TaskView | undefined>;
   /** The owner's task as the primary has it (tasks/update checks answers against it). */
   getTask(owner: TaskOwner, taskId: string): Promise<Task | undefined>;
-  /** The owner's tasks among `taskIds`, from the primary (listen loads, right after a change). */
-  getTasks(owner: TaskOwner, taskIds: readonly string[]): Promise<Task[]>;
   /**
-   * Flags the owner's tasks so their changes are announced for `ttlMs` (see flagListenedTasks);
-   * a stream open longer calls it again to renew the flags.
+   * What each key's owner may see of its task, from the primary, in ONE statement whatever the
+   * owners (listen loads, right after a change: a replica's streams share one); a foreign or
+   * missing task answers undefined.
    */
-  flagListened(
-    owner: TaskOwner,
-    taskIds: readonly string[],
-    options?: { ttlMs?: number },
-  ): Promise<void>;
+  getTaskViewsFromPrimary(keys: readonly TaskViewKey[]): Promise<(TaskView | undefined)[]>;
+  /**
+   * Flags each request's tasks so their changes are announced for its `ttlMs` (see
+   * flagListenedTasks), in ONE statement whatever the owners; a stream open longer asks again to
+   * renew its flags.
+   */
+  flagListened(requests: readonly ListenFlagRequest[]): Promise<void>;
   /**
    * Resolves when every created task's wake-up has been sent or reported lost. A create returns
    * before its wake-up is sent (see Outbox.wakeAfterReply); call this before closing the queue.
@@ -235,9 +235,8 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
     },
     getTaskView,
     getTask: (owner, taskId) => getTaskForPrincipal(db, owner.tenant, owner.principal, taskId),
-    getTasks: (owner, taskIds) => getTasksForPrincipal(db, owner.tenant, owner.principal, taskIds),
-    flagListened: (owner, taskIds, flagOptions) =>
-      flagListenedTasks(db, owner, taskIds, flagOptions),
+    getTaskViewsFromPrimary: (keys) => getTaskViewsForPrincipals(db, keys),
+    flagListened: (requests) => flagListenedTasksOfOwners(db, requests),
     settleWakeUps: async () => {
       await Promise.all([outbox.settle(), withdrawals.settle()]);
     },

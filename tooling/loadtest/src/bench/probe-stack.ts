@@ -25,6 +25,8 @@ export async function startProbeStack(
     env?: Record<string, string>;
     /** Runs on the migrated scratch database before the processes start. */
     beforeStart?: (databaseUrl: string) => Promise<void>;
+    /** Another tree's built gateway and worker (a baseline checkout's), as startBenchStack's. */
+    appsRoot?: string;
   } = {},
 ): Promise<ProbeStack> {
   const database = await createTestDatabase(label);
@@ -42,6 +44,7 @@ export async function startProbeStack(
     workerConcurrency: options.workerConcurrency ?? 32,
     nodeArgs: options.nodeArgs,
     env: options.env,
+    appsRoot: options.appsRoot,
   });
   return {
     stack,

@@ -7,6 +7,9 @@
  *
  *   CLIENTS=32 SECONDS=10 pnpm exec tsx --conditions=@mcp-tasks/source \
  *     tooling/loadtest/src/bench/realistic-timeline-probe.ts
+ *
+ * APPS_ROOT=/path/to/another/checkout runs that tree's built gateway and worker instead (a
+ * baseline, for A/B turns). The gateway's CPU time over the run is printed per lifecycle.
  */
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
@@ -19,6 +22,7 @@ import { createClient } from '@mcp-tasks/client';
 import { BENCH_TOKEN, sendMcp } from './mcp-requests.js';
 import { approval, creatingCall, labelRound } from './realistic-requests.js';
 import { startProbeStack } from './probe-stack.js';
+import { processCpuNs } from './cpu.js';
 
 const clients = Number(process.env.CLIENTS ?? 32);
 const seconds = Number(process.env.SECONDS ?? 10);
@@ -28,6 +32,7 @@ const logStatements = process.env.LOG_STATEMENTS === '1';
 const profileDir = process.env.CPU_PROF_DIR;
 /** SUBSCRIBE_EVERY=3: one lifecycle in three waits with a listen watcher, as the bench's line. */
 const subscribeEvery = Number(process.env.SUBSCRIBE_EVERY ?? 0);
+const appsRoot = process.env.APPS_ROOT;
 
 async function logEveryStatement(url: string): Promise<void> {
   const client = new pg.Client({ connectionString: url });
@@ -93,6 +98,7 @@ async function main(): Promise<void> {
     env: { MCP_TOOL_MODULES: REALISTIC_TOOL_MODULE },
     nodeArgs: profileDir === undefined ? undefined : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`],
     beforeStart: logStatements ? (url) => logEveryStatement(url) : undefined,
+    appsRoot,
   });
   const gateway = probe.stack.gateways[0]!;
   const http = new Pool(gateway.url, { keepAliveTimeout: 60_000 });
@@ -107,6 +113,8 @@ async function main(): Promise<void> {
   let turn = 0;
   let done = 0;
   let subscribed = 0;
+  const gatewayPid = gateway.process.child.pid!;
+  const gatewayCpuAtStart = processCpuNs(gatewayPid);
   try {
     const deadline = performance.now() + seconds * 1_000;
     const client = async () => {
@@ -147,9 +155,14 @@ async function main(): Promise<void> {
       }
     };
     await Promise.all(Array.from({ length: clients }, client));
+    const gatewayCpuMs = (processCpuNs(gatewayPid) - gatewayCpuAtStart) / 1e6;
     await sleep(1_000);
     console.log(`${subscribed} lifecycles with a listen watcher (not timed)`);
     console.log(`${done} lifecycles in ${seconds} s: ${(done / seconds).toFixed(1)}/s`);
+    const lifecycles = done + subscribed;
+    console.log(
+      `all ${lifecycles} lifecycles: ${(lifecycles / seconds).toFixed(1)}/s; gateway CPU ${gatewayCpuMs.toFixed(0)} ms, ${(gatewayCpuMs / lifecycles).toFixed(2)} ms per lifecycle`,
+    );
     for (const stage of STAGES)
       console.log(
         `  ${stage.padEnd(9)} p50 ${median(times[stage]).toFixed(1)} ms  p90 ${p90(times[stage]).toFixed(1)} ms`,
@@ -174,8 +187,12 @@ async function main(): Promise<void> {
         );
       if (logStatements) {
         const name = probe.database.connectionString.split('/').pop()!;
-        console.log(`statements per task (the watcher's "SELECT id, status" is the probe's own):`);
-        for (const [text, n] of loggedStatements(name).slice(0, 20))
+        const logged = loggedStatements(name);
+        const total = logged.reduce((sum, [, n]) => sum + n, 0);
+        console.log(
+          `statements per task: ${(total / tasks).toFixed(2)} in all (the watcher's "SELECT id, status" is the probe's own):`,
+        );
+        for (const [text, n] of logged.slice(0, 30))
           console.log(`  ${(n / tasks).toFixed(3)}  ${text}`);
       }
     } finally {
