@@ -52,11 +52,14 @@ describe('the listen statements of a replica', () => {
     const mine = await createReportTask(gw.app);
     const bobs = await createReportTask(gw.app, { as: 'bob' });
     const othersAsked = await createReportTask(gw.app, { as: 'bob' });
-    await Promise.all([
+    const [forAlice, forBob] = await Promise.all([
       statements.flag(alice, [mine, othersAsked], 60_000),
       statements.flag(bob, [bobs], 60_000),
     ]);
     expect(counted.statements).toHaveLength(1);
+    // Each gets the tasks flagged for it, as they are at the flag's commit.
+    expect(forAlice).toMatchObject([{ id: mine, status: 'working' }]);
+    expect(forBob).toMatchObject([{ id: bobs, status: 'working' }]);
     expect(await listenedUntil(mine)).not.toBeNull();
     expect(await listenedUntil(bobs)).not.toBeNull();
     // Alice named bob's task: not hers, so not flagged.

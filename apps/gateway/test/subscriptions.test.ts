@@ -246,6 +246,38 @@ describe('subscriptions/listen (R21)', () => {
     expect(row.listened_until!.getTime()).toBeLessThan(Date.now());
   });
 
+  it('reads the first snapshot of a task the flag did not write: flagged by another stream, or terminal', async () => {
+    const taskId = await createReportTask(gw.app);
+    const first = await listen(gw.app, [taskId], { id: 'first' });
+    await first.events.next(); // ack
+    await first.events.next(); // current snapshot, as the flag left it
+    // Flagged already: the second stream's flag writes nothing, its read finds the task.
+    const second = await listen(gw.app, [taskId], { id: 'second' });
+    await second.events.next(); // ack
+    expect((await second.events.next())?.data).toMatchObject({
+      params: { taskId, status: 'working', _meta: { [SUB]: 'second' } },
+    });
+    const claim = await claimLease(infra.db, taskId, 'test-worker', 30_000);
+    if (claim === null) throw new Error('not claimable');
+    await completeTask(infra.db, claim.fence, { content: [{ type: 'text', text: 'done' }] });
+    for (const { events } of [first, second]) {
+      expect((await events.next())?.data).toMatchObject({
+        params: { taskId, status: 'completed' },
+      });
+      expect((await events.next())?.data).toMatchObject({ result: { resultType: 'complete' } });
+    }
+    // Terminal: never flagged; the read sends its snapshot, then the stream ends.
+    const late = await listen(gw.app, [taskId], { id: 'late' });
+    await late.events.next(); // ack
+    expect((await late.events.next())?.data).toMatchObject({
+      params: { taskId, status: 'completed', _meta: { [SUB]: 'late' } },
+    });
+    expect((await late.events.next())?.data).toMatchObject({
+      id: 'late',
+      result: { resultType: 'complete' },
+    });
+  });
+
   it('loads the new snapshots of several streams whose tasks changed together in ONE statement', async () => {
     // The gateway's store on a pool that records every statement it sends.
     const statements: string[] = [];

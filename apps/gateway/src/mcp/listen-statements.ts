@@ -13,8 +13,11 @@ const MAX_STREAMS_PER_STATEMENT = 64;
  * round trip costs more CPU than what it reads, so streams that ask together share one.
  */
 export interface ListenStatements {
-  /** Flags the owner's tasks for `ttlMs` (TaskService.flagListened); resolves once committed. */
-  flag(owner: TaskOwner, taskIds: readonly string[], ttlMs: number): Promise<void>;
+  /**
+   * Flags the owner's tasks for `ttlMs` (TaskService.flagListened); resolves once committed, with
+   * the tasks it flagged as they are at that commit (every later change of them is announced).
+   */
+  flag(owner: TaskOwner, taskIds: readonly string[], ttlMs: number): Promise<TaskView[]>;
   /** The owner's tasks among `taskIds` as the owner sees them, in the order named, from the primary. */
   load(owner: TaskOwner, taskIds: readonly string[]): Promise<TaskView[]>;
 }
@@ -32,11 +35,11 @@ export function createListenStatements(
   taskService: Pick<TaskService, 'flagListened' | 'getTaskViewsFromPrimary'>,
   loadQueue: LoadQueue,
 ): ListenStatements {
-  const flag = createNaturalBatcher<ListenFlagRequest, void>({
+  const flag = createNaturalBatcher<ListenFlagRequest, TaskView[]>({
     maxBatchSize: MAX_STREAMS_PER_STATEMENT,
     run: async (requests) => {
-      await loadQueue(() => taskService.flagListened(requests));
-      return requests.map(() => ({ ok: true, value: undefined }));
+      const flagged = await loadQueue(() => taskService.flagListened(requests));
+      return flagged.map((views) => ({ ok: true, value: views }));
     },
   });
   const load = createNaturalBatcher<{ owner: TaskOwner; taskIds: readonly string[] }, TaskView[]>({

@@ -95,9 +95,11 @@ class ChangeInbox {
 }
 
 /**
- * Flags the watched tasks and reads them: the caller's own (the owner check is in the read), in
- * the order the client named them. Only flagged tasks announce their changes (ADR 0002); the flag
- * commits before the first read, so a change is either in that read or announced after it.
+ * Flags the watched tasks and reads them: the caller's own (the owner check is in both
+ * statements), in the order the client named them. Only flagged tasks announce their changes
+ * (ADR 0002). The flag answers the tasks it wrote as they are at its commit, and reads the rest
+ * (flagged already, or terminal) after that commit: either way a change is in that first
+ * snapshot or announced after it.
  */
 async function loadAcceptedTasks(
   ctx: RequestContext,
@@ -106,8 +108,11 @@ async function loadAcceptedTasks(
   load: (taskIds: readonly string[]) => Promise<TaskView[]>,
 ): Promise<TaskView[]> {
   const { limits, statements } = services.listen;
-  await statements.flag(ctx.identity, [...watching], limits.flagTtlMs);
-  return await load([...watching]);
+  const flagged = await statements.flag(ctx.identity, [...watching], limits.flagTtlMs);
+  const found = new Map(flagged.map((view) => [view.id, view]));
+  const unread = [...watching].filter((id) => !found.has(id));
+  if (unread.length > 0) for (const view of await load(unread)) found.set(view.id, view);
+  return [...watching].flatMap((id) => found.get(id) ?? []);
 }
 
 /** The SSE stream, dropped with a last error message once the client falls too far behind. */

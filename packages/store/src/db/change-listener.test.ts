@@ -182,11 +182,21 @@ describe('change notifications', () => {
     const mine = (await createTask(db, newTask())).task.id;
     const hers = (await createTask(db, newTask({ owner: mallory }))).task.id;
     const unasked = (await createTask(db, newTask({ owner: mallory }))).task.id;
-    await flagListenedTasksOfOwners(db, [
+    const flagged = await flagListenedTasksOfOwners(db, [
       { owner: alice, taskIds: [mine, unasked], ttlMs: 60_000 },
       { owner: mallory, taskIds: [hers], ttlMs: 60_000 },
       { owner: mallory, taskIds: [hers], ttlMs: 120_000 },
     ]);
+    // Each request gets the tasks flagged for it, as the flag left them.
+    expect(flagged.map((views) => views.map(({ id, status }) => ({ id, status })))).toEqual([
+      [{ id: mine, status: 'working' }],
+      [{ id: hers, status: 'working' }],
+      [{ id: hers, status: 'working' }],
+    ]);
+    // Flagged already (with more than half its time left): not written, so not answered.
+    expect(
+      await flagListenedTasksOfOwners(db, [{ owner: alice, taskIds: [mine], ttlMs: 60_000 }]),
+    ).toEqual([[]]);
     expect((await rawRow(db, mine))?.listened).toBe(true);
     expect((await rawRow(db, hers))?.listened).toBe(true);
     expect((await rawRow(db, unasked))?.listened).toBe(false);

@@ -1,7 +1,8 @@
-import { isWellFormedTaskId, type TaskOwner } from '@mcp-tasks/tasks';
+import { isWellFormedTaskId, type TaskOwner, type TaskView } from '@mcp-tasks/tasks';
 import { CompiledQuery } from 'kysely';
 import type { Db } from '../db/database.js';
 import { executePrepared } from '../db/prepared-statements.js';
+import { TASK_VIEW_COLUMNS, taskViewRowToView, type TaskViewRow } from './task-row.js';
 
 /** How long a listen flag lasts unless renewed (MCP_LISTEN_FLAG_TTL_MS's default). */
 export const DEFAULT_LISTEN_FLAG_TTL_MS = 600_000;
@@ -16,7 +17,9 @@ export interface ListenFlagRequest {
 /**
  * Every request's flags in ONE statement, whatever their owners: the owner check stays in SQL
  * (a foreign id matches no row). The keys go in id order, so two such statements lock shared
- * rows in the same order.
+ * rows in the same order. RETURNING gives each flagged row as this statement left it: the
+ * newest committed version (an UPDATE waits for a concurrent writer and re-reads the row), and
+ * any change after it waits for this commit and sees the flag.
  */
 const FLAG_LISTENED = `UPDATE tasks AS t
    SET listened = true, listened_until = now() + f.ttl_ms * interval '1 millisecond'
@@ -24,7 +27,8 @@ const FLAG_LISTENED = `UPDATE tasks AS t
  WHERE t.id = f.id AND t.tenant = f.tenant AND t.principal = f.principal
    AND t.status IN ('working', 'input_required')
    AND (t.listened_until IS NULL
-        OR t.listened_until < now() + floor(f.ttl_ms / 2) * interval '1 millisecond')`;
+        OR t.listened_until < now() + floor(f.ttl_ms / 2) * interval '1 millisecond')
+RETURNING ${TASK_VIEW_COLUMNS.map((column) => `t.${column}`).join(', ')}, t.tenant, t.principal`;
 
 /**
  * Marks the owner's active tasks among `taskIds` as listened for `ttlMs` from now, so that from
@@ -45,24 +49,30 @@ export async function flagListenedTasks(
   await flagListenedTasksOfOwners(db, [{ owner, taskIds, ttlMs: options.ttlMs }]);
 }
 
+const keyOf = (owner: TaskOwner, id: string) =>
+  `${owner.tenant}\u0000${owner.principal}\u0000${id}`;
+
 /**
  * flagListenedTasks for several streams (of any owners) in one statement: streams opening
- * together on a replica share it. A task named twice keeps the longer lifetime.
+ * together on a replica share it. A task named twice keeps the longer lifetime. Answers, per
+ * request, the tasks this statement flagged as they are at its commit (a read need not load
+ * them again: every later change is announced); a task it did not write (flagged already, or
+ * terminal) is not among them.
  */
 export async function flagListenedTasksOfOwners(
   db: Db,
   requests: readonly ListenFlagRequest[],
-): Promise<void> {
+): Promise<TaskView[][]> {
   const longest = new Map<string, { id: string; owner: TaskOwner; ttlMs: number }>();
   for (const { owner, taskIds, ttlMs = DEFAULT_LISTEN_FLAG_TTL_MS } of requests) {
     for (const id of taskIds) {
       if (!isWellFormedTaskId(id)) continue;
-      const key = `${owner.tenant}\u0000${owner.principal}\u0000${id}`;
+      const key = keyOf(owner, id);
       const known = longest.get(key);
       if (known === undefined || known.ttlMs < ttlMs) longest.set(key, { id, owner, ttlMs });
     }
   }
-  if (longest.size === 0) return;
+  if (longest.size === 0) return requests.map(() => []);
   const keys = [...longest.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   const query = CompiledQuery.raw(FLAG_LISTENED, [
     keys.map((key) => key.id),
@@ -70,5 +80,14 @@ export async function flagListenedTasksOfOwners(
     keys.map((key) => key.owner.principal),
     keys.map((key) => key.ttlMs),
   ]);
-  await executePrepared(db, 'flag_listened', query);
+  const { rows } = await executePrepared<TaskViewRow & { tenant: string; principal: string }>(
+    db,
+    'flag_listened',
+    query,
+  );
+  const flagged = new Map<string, TaskView>();
+  for (const row of rows) flagged.set(keyOf(row, row.id), taskViewRowToView(row));
+  return requests.map(({ owner, taskIds }) =>
+    taskIds.flatMap((id) => flagged.get(keyOf(owner, id)) ?? []),
+  );
 }

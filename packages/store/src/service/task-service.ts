@@ -62,9 +62,10 @@ export interface TaskService {
   /**
    * Flags each request's tasks so their changes are announced for its `ttlMs` (see
    * flagListenedTasks), in ONE statement whatever the owners; a stream open longer asks again to
-   * renew its flags.
+   * renew its flags. Answers, per request, the tasks it flagged as they are at the flag's commit
+   * (see flagListenedTasksOfOwners): those need no read.
    */
-  flagListened(requests: readonly ListenFlagRequest[]): Promise<void>;
+  flagListened(requests: readonly ListenFlagRequest[]): Promise<TaskView[][]>;
   /**
    * Resolves when every created task's wake-up has been sent or reported lost. A create returns
    * before its wake-up is sent (see Outbox.wakeAfterReply); call this before closing the queue.
