@@ -64,6 +64,7 @@ describe('creating a task (R10, R11)', () => {
         cancel: () => Promise.reject(new Error('unused')),
         getTaskView: () => Promise.reject(new Error('unused')),
         getTask: () => Promise.reject(new Error('unused')),
+        getInputRequests: () => Promise.reject(new Error('unused')),
         getTasks: () => Promise.reject(new Error('unused')),
         flagListened: () => Promise.reject(new Error('unused')),
         settleWakeUps: () => Promise.resolve(),

@@ -13,6 +13,7 @@ import { executePrepared } from '../db/prepared-statements.js';
 import { TASK_ROW_COLUMNS, taskRowToTask } from './task-row.js';
 import type { TraceContext } from './trace-context.js';
 import {
+  RECORD_MANY_INPUT_RESPONSES,
   insertTasksText,
   recordInputResponsesStatement,
   requestCancelStatement,
@@ -393,6 +394,51 @@ export async function recordInputResponses(
   }).execute(db);
   const row = result.rows[0];
   return { found: row?.found === true, resumed: row?.status === 'working' };
+}
+
+/** One caller's answers, for recordManyInputResponses. */
+export interface InputResponsesWrite {
+  owner: TaskOwner;
+  taskId: string;
+  responses: InputResponses;
+}
+
+/**
+ * recordInputResponses for several tasks with ONE statement: each row locked (in id order),
+ * filtered, merged and resumed exactly as recordInputResponses would, each write answered with
+ * its own outcome, foreign, missing and malformed ids as not found. Throws a RangeError when two
+ * writes name the same task (a row is updated once per statement: send a repeat on its own).
+ */
+export async function recordManyInputResponses(
+  db: Db,
+  writes: readonly InputResponsesWrite[],
+): Promise<{ found: boolean; resumed: boolean }[]> {
+  const sent = writes.filter((write) => isWellFormedTaskId(write.taskId));
+  if (new Set(sent.map((write) => write.taskId)).size < sent.length) {
+    throw new RangeError('recordManyInputResponses: one write per task');
+  }
+  const status = new Map<string, string | null>();
+  if (sent.length > 0) {
+    const column = <T>(pick: (write: InputResponsesWrite) => T): T[] => sent.map(pick);
+    const query = CompiledQuery.raw(RECORD_MANY_INPUT_RESPONSES, [
+      column((w) => w.taskId),
+      column((w) => w.owner.tenant),
+      column((w) => w.owner.principal),
+      column((w) => JSON.stringify(w.responses)),
+      RESUMED_MESSAGE,
+    ]);
+    const { rows } = await executePrepared<{ id: string; status: string | null }>(
+      db,
+      'record_many_input_responses',
+      query,
+    );
+    for (const row of rows) status.set(row.id, row.status);
+  }
+  // A row found is the owner's (the statement matched the owner), so the id alone names it.
+  return writes.map((write) => {
+    const found = isWellFormedTaskId(write.taskId) && status.has(write.taskId);
+    return { found, resumed: found && status.get(write.taskId) === 'working' };
+  });
 }
 
 /**
