@@ -385,13 +385,14 @@ export async function recordInputResponses(
   responses: InputResponses,
 ): Promise<{ found: boolean; resumed: boolean }> {
   if (!isWellFormedTaskId(taskId)) return { found: false, resumed: false };
-  const result = await recordInputResponsesStatement({
+  const statement = recordInputResponsesStatement({
     taskId,
     tenant: owner.tenant,
     principal: owner.principal,
     responses: JSON.stringify(responses),
     resumedMessage: RESUMED_MESSAGE,
-  }).execute(db);
+  });
+  const result = await executePrepared(db, 'record_input_responses', statement);
   const row = result.rows[0];
   return { found: row?.found === true, resumed: row?.status === 'working' };
 }
