@@ -18,6 +18,7 @@ import {
   createTasks,
   getTask,
   getTaskForPrincipal,
+  isLockNotAvailable,
   recordInputResponses,
   recordManyInputResponses,
   requestCancel,
@@ -365,6 +366,23 @@ describe('recordManyInputResponses (one statement for several tasks)', () => {
       { found: false, resumed: false },
       { found: true, resumed: true },
     ]);
+  });
+
+  it('fails at once, writing nothing, when another transaction holds one of its rows', async () => {
+    const [held, free] = [await parkedTask(['a']), await parkedTask(['a'])];
+    const before = await rawRow(db, free);
+    const holder = await db.startTransaction().execute();
+    try {
+      await holder.selectFrom('tasks').select('id').where('id', '=', held).forUpdate().execute();
+      const failed = await recordManyInputResponses(db, [
+        { owner: alice, taskId: free, responses: { a: { n: 1 } } },
+        { owner: alice, taskId: held, responses: { a: { n: 2 } } },
+      ]).catch((error: unknown) => error);
+      expect(isLockNotAvailable(failed)).toBe(true);
+      expect(await rawRow(db, free)).toEqual(before);
+    } finally {
+      await holder.rollback().execute();
+    }
   });
 
   it('refuses the same task twice in one statement (the caller sends repeats on their own)', async () => {

@@ -80,6 +80,9 @@ function sqlState(error: unknown): string | undefined {
     : undefined;
 }
 
+/** The statement failed because a row it would lock was held (NOWAIT); it wrote nothing. */
+export const isLockNotAvailable = (error: unknown): boolean => sqlState(error) === '55P03';
+
 /**
  * Whether a failed autocommit statement may still have committed: no answer from the server (the
  * connection dropped, the client-side read timeout fired) or the server going away mid-statement
@@ -405,10 +408,12 @@ export interface InputResponsesWrite {
 }
 
 /**
- * recordInputResponses for several tasks with ONE statement: each row locked (in id order),
- * filtered, merged and resumed exactly as recordInputResponses would, each write answered with
- * its own outcome, foreign, missing and malformed ids as not found. Throws a RangeError when two
- * writes name the same task (a row is updated once per statement: send a repeat on its own).
+ * recordInputResponses for several tasks with ONE statement: each row locked, filtered, merged
+ * and resumed exactly as recordInputResponses would, each write answered with its own outcome,
+ * foreign, missing and malformed ids as not found. It does not wait for row locks: a row another
+ * transaction holds fails the statement at once (SQLSTATE 55P03, see isLockNotAvailable) and
+ * nothing is written. Throws a RangeError when two writes name the same task (a row is updated
+ * once per statement: send a repeat after).
  */
 export async function recordManyInputResponses(
   db: Db,

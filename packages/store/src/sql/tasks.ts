@@ -46,9 +46,10 @@ export const recordInputResponsesStatement = (p: {
   `;
 
 /**
- * recordInputResponsesStatement for several tasks at once (one per id; ids sorted, so two of
- * these lock their rows in the same order): the same locks, the same filter and the same writes
- * row by row, one row out per key found (`status` null where nothing was recorded).
+ * recordInputResponsesStatement for several tasks at once (one per id): the same locks, the same
+ * filter and the same writes row by row, one row out per key found (`status` null where nothing
+ * was recorded). It never waits for a lock (NOWAIT: a row another transaction holds fails it at
+ * once, with nothing written), so the answers batched behind it are never held up by one row.
  */
 export const RECORD_MANY_INPUT_RESPONSES = `
     WITH wanted AS (
@@ -59,8 +60,7 @@ export const RECORD_MANY_INPUT_RESPONSES = `
     current_task AS (
       SELECT t.id, t.input_requests, w.responses::jsonb AS responses
       FROM tasks t JOIN wanted w ON t.id = w.id AND t.tenant = w.tenant AND t.principal = w.principal
-      ORDER BY t.id
-      FOR UPDATE OF t
+      FOR UPDATE OF t NOWAIT
     ),
     answered AS (
       SELECT c.id, jsonb_object_agg(r.key, r.value) AS responses, array_agg(r.key) AS keys
