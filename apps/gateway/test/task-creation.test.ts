@@ -65,6 +65,7 @@ describe('creating a task (R10, R11)', () => {
         getTaskView: () => Promise.reject(new Error('unused')),
         getTask: () => Promise.reject(new Error('unused')),
         getTaskViewsFromPrimary: () => Promise.reject(new Error('unused')),
+        getInputRequests: () => Promise.reject(new Error('unused')),
         flagListened: () => Promise.reject(new Error('unused')),
         settleWakeUps: () => Promise.resolve(),
         databaseChecks: [],

@@ -1,4 +1,11 @@
-import { claimLease, completeTask, failTask, getTask, requestInput } from '@mcp-tasks/store';
+import {
+  claimLease,
+  completeTask,
+  failTask,
+  getTask,
+  requestCancel,
+  requestInput,
+} from '@mcp-tasks/store';
 import { describe, expect, it } from 'vitest';
 import { useGatewayUnderTest } from './support/harness.js';
 import {
@@ -130,5 +137,67 @@ describe('observing, answering and cancelling (R14, R17, R18)', () => {
     // Unleased and working: the store cancels it directly.
     expect((await getTaskResult(gw.app, taskId)).result.status).toBe('cancelled');
     expect((await rpc(gw.app, 'tasks/cancel', { taskId })).body).toEqual(ack);
+  });
+});
+
+describe('concurrent answers (they share statements in the store)', () => {
+  /** One update per case, each on a task made for it: who asks, and with what answers. */
+  const cases = [
+    { keys: ['a'], answers: { a: accept({ ok: true }) } },
+    { keys: ['a', 'b'], answers: { a: accept({ ok: true }), zzz: accept({}) } },
+    { keys: ['a'], answers: { a: accept({ ok: 'yes' }) } },
+    { keys: ['a'], answers: { a: { action: 'maybe' } } },
+    { keys: ['a'], answers: { a: accept({ ok: true }) }, as: 'eve' as const },
+    { keys: ['a'], answers: { a: accept({ ok: true }) }, cancelled: true },
+    { keys: [], answers: { a: accept({ ok: true }) } },
+  ];
+
+  async function makeTasks(): Promise<string[]> {
+    return await Promise.all(
+      cases.map(async ({ keys, cancelled }) => {
+        const taskId = await createReportTask(gw.app);
+        if (keys.length === 0) return taskId;
+        const claim = await claimLease(infra.db, taskId, 'test-worker', 30_000);
+        if (claim === null) throw new Error('not claimable');
+        const requests = Object.fromEntries(keys.map((key) => [key, elicitation(`${key}?`)]));
+        await requestInput(infra.db, claim.fence, requests, { step: 1 }, 'Need answers');
+        if (cancelled === true)
+          await requestCancel(infra.db, { tenant: 'acme', principal: 'alice' }, taskId);
+        return taskId;
+      }),
+    );
+  }
+  const update = (taskId: string, index: number) =>
+    rpc(
+      gw.app,
+      'tasks/update',
+      { taskId, inputResponses: cases[index]!.answers },
+      { as: cases[index]!.as },
+    );
+  const stored = async (taskId: string) => {
+    const task = await getTask(infra.db, taskId);
+    return [task?.status, task?.inputRequests, task?.inputResponses];
+  };
+
+  it('answers each update as it would alone: same status, body and stored answers', async () => {
+    const alone = await makeTasks();
+    const together = await makeTasks();
+    const aloneReplies = [];
+    for (const [index, taskId] of alone.entries()) aloneReplies.push(await update(taskId, index));
+    const togetherReplies = await Promise.all(together.map(update));
+    const wire = (reply: { status: number; text: string }) => [reply.status, reply.text];
+    expect(togetherReplies.map(wire)).toEqual(aloneReplies.map(wire));
+    const outcome = (reply: { body: unknown }) => {
+      const { error } = reply.body as { error?: { code: number } };
+      return error === undefined ? 'ack' : error.code;
+    };
+    expect(aloneReplies.map(outcome)).toEqual(['ack', 'ack', -32602, -32602, -32602, 'ack', 'ack']);
+    // The foreign task's error is the unknown id's.
+    const missing = await getTaskResult(gw.app, 'tsk_doesnotexistdoesnotexist');
+    expect(wire(aloneReplies[4]!)).toEqual(wire(missing));
+    for (const [index, taskId] of alone.entries()) {
+      expect(await stored(together[index]!)).toEqual(await stored(taskId));
+    }
+    expect(await stored(together[0]!)).toEqual(['working', {}, { a: accept({ ok: true }) }]);
   });
 });

@@ -66,15 +66,16 @@ export const tasksUpdate: MethodHandler = async (ctx, services) => {
   const { taskId, inputResponses } = parseParams(LenientUpdateTaskParamsSchema, ctx.params);
   if (!isWellFormedTaskId(taskId)) throw taskNotFound();
   // Checked against the primary's outstanding requests before anything is written: an answer
-  // that consumed its key but could not be used would leave the task unrecoverable.
-  const task = await services.taskService.getTask(ctx.identity, taskId);
-  if (task === undefined) throw taskNotFound();
-  const problems = checkInputResponses(task.inputRequests, inputResponses);
+  // that consumed its key but could not be used would leave the task unrecoverable. Concurrent
+  // updates share the read and the write (natural batching in the task service).
+  const inputRequests = await services.taskService.getInputRequests(ctx.identity, taskId);
+  if (inputRequests === undefined) throw taskNotFound();
+  const problems = checkInputResponses(inputRequests, inputResponses);
   if (problems.length > 0) throw inputResponsesError(problems);
   // Only checked answers go on: a key issued after this read (keys are predictable names) must
   // not slip through unchecked; anything else is ignored anyway (R17).
   const checked = Object.fromEntries(
-    Object.entries(inputResponses).filter(([key]) => Object.hasOwn(task.inputRequests, key)),
+    Object.entries(inputResponses).filter(([key]) => Object.hasOwn(inputRequests, key)),
   );
   // Written even when nothing is left to answer (a retry, `twice`): the statement locks the row,
   // so its commit waits for a synchronous standby like any other write. The primary may show

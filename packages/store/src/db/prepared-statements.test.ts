@@ -3,7 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { alice, createStoreFixture, newTask, type StoreFixture } from '../../test/helpers.js';
 import { createDb, type Db } from './database.js';
 import { executePrepared } from './prepared-statements.js';
-import { createTask } from '../rows/task-repository.js';
+import {
+  createTask,
+  recordInputResponses,
+  recordManyInputResponses,
+} from '../rows/task-repository.js';
 import { getTaskViewForPrincipal } from '../service/task-view.js';
 
 let fixture: StoreFixture;
@@ -34,11 +38,21 @@ describe('executePrepared', () => {
       const view = await getTaskViewForPrincipal(single, alice.tenant, alice.principal, task.id);
       expect(view?.id).toBe(task.id);
     }
+    // tasks/update's writes, alone and shared.
+    await recordInputResponses(single, alice, task.id, { a: {} });
+    await recordManyInputResponses(single, [{ owner: alice, taskId: task.id, responses: {} }]);
     const prepared = await preparedInSession(single);
     expect(prepared.get('insert_tasks')).toContain('INSERT INTO tasks');
     expect(prepared.get('task_view')).toMatch(/^SELECT id, status, .* FROM tasks WHERE id = \$1/);
+    expect(prepared.get('record_input_responses')).toMatch(/FOR UPDATE/);
+    expect(prepared.get('record_many_input_responses')).toMatch(/unnest/);
     // A query nobody named stays unnamed.
-    expect([...prepared.keys()].sort()).toEqual(['insert_tasks', 'task_view']);
+    expect([...prepared.keys()].sort()).toEqual([
+      'insert_tasks',
+      'record_input_responses',
+      'record_many_input_responses',
+      'task_view',
+    ]);
   });
 
   it('reads a view through Kysely, as the same named statement, when the Db has a query log', async () => {

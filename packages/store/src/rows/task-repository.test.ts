@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newTaskId } from '@mcp-tasks/tasks';
+import { newTaskId, type InputResponses } from '@mcp-tasks/tasks';
 import {
   alice,
   createStoreFixture,
@@ -18,7 +18,9 @@ import {
   createTasks,
   getTask,
   getTaskForPrincipal,
+  isLockNotAvailable,
   recordInputResponses,
+  recordManyInputResponses,
   requestCancel,
 } from './task-repository.js';
 
@@ -253,6 +255,144 @@ describe('recordInputResponses', () => {
       resumed: false,
     });
     expect(await rawRow(db, id)).toEqual(before);
+  });
+});
+
+describe('recordManyInputResponses (one statement for several tasks)', () => {
+  /** A row without what differs between two tasks made the same way (id, times, fair round). */
+  const comparable = async (id: string) => {
+    const row: Record<string, unknown> = { ...(await rawRow(db, id))! };
+    const { id: _id, fair_round: _round, ...rest } = row;
+    return Object.fromEntries(
+      Object.entries(rest).map(([column, value]) => [column, value instanceof Date || value]),
+    );
+  };
+  /** Each case: how its task is made, then who answers what. */
+  const cases: {
+    name: string;
+    make: () => Promise<string>;
+    owner?: typeof alice;
+    responses: InputResponses;
+  }[] = [
+    { name: 'one of two keys', make: () => parkedTask(['a', 'b']), responses: { a: { n: 1 } } },
+    {
+      name: 'the last keys, with one never issued',
+      make: () => parkedTask(['a', 'b']),
+      responses: { a: { n: 1 }, b: { n: 2 }, zzz: { n: 3 } },
+    },
+    { name: 'no outstanding key', make: () => parkedTask(['a']), responses: { zzz: {} } },
+    {
+      name: 'a late answer after the resume',
+      make: async () => {
+        const id = await parkedTask(['a']);
+        await recordInputResponses(db, alice, id, { a: { n: 1 } });
+        return id;
+      },
+      responses: { a: { n: 2 } },
+    },
+    {
+      name: 'a cancelled task',
+      make: async () => {
+        const id = await parkedTask(['a']);
+        await requestCancel(db, alice, id);
+        return id;
+      },
+      responses: { a: { n: 1 } },
+    },
+    {
+      name: 'a working task',
+      make: async () => (await createTask(db, newTask())).task.id,
+      responses: { a: { n: 1 } },
+    },
+    {
+      name: "another principal's task",
+      make: () => parkedTask(['a']),
+      owner: mallory,
+      responses: { a: { n: 1 } },
+    },
+    {
+      name: "another tenant's task",
+      make: () => parkedTask(['a']),
+      owner: otherTenant,
+      responses: { a: { n: 1 } },
+    },
+  ];
+
+  it("gives each task recordInputResponses' own outcome and row, with one statement for all", async () => {
+    const alone = await Promise.all(cases.map((c) => c.make()));
+    const shared = await Promise.all(cases.map((c) => c.make()));
+    const aloneOutcomes = [];
+    for (const [index, c] of cases.entries()) {
+      aloneOutcomes.push(
+        await recordInputResponses(db, c.owner ?? alice, alone[index]!, c.responses),
+      );
+    }
+    counted.statements.splice(0);
+    const sharedOutcomes = await recordManyInputResponses(
+      counted.db,
+      cases.map((c, index) => ({
+        owner: c.owner ?? alice,
+        taskId: shared[index]!,
+        responses: c.responses,
+      })),
+    );
+    expect(counted.statements.splice(0)).toHaveLength(1);
+    expect(sharedOutcomes).toEqual(aloneOutcomes);
+    expect(aloneOutcomes.map((o) => [o.found, o.resumed])).toEqual([
+      [true, false],
+      [true, true],
+      [true, false],
+      [true, false],
+      [true, false],
+      [true, false],
+      [false, false],
+      [false, false],
+    ]);
+    for (const [index] of cases.entries()) {
+      expect(await comparable(shared[index]!)).toEqual(await comparable(alone[index]!));
+    }
+  });
+
+  it('answers a missing and a malformed id as not found without failing the others', async () => {
+    const id = await parkedTask(['a']);
+    expect(
+      await recordManyInputResponses(db, [
+        { owner: alice, taskId: newTaskId(), responses: { a: {} } },
+        { owner: alice, taskId: "tsk_' OR 1=1 --", responses: { a: {} } },
+        { owner: alice, taskId: id, responses: { a: { n: 1 } } },
+      ]),
+    ).toEqual([
+      { found: false, resumed: false },
+      { found: false, resumed: false },
+      { found: true, resumed: true },
+    ]);
+  });
+
+  it('fails at once, writing nothing, when another transaction holds one of its rows', async () => {
+    const [held, free] = [await parkedTask(['a']), await parkedTask(['a'])];
+    const before = await rawRow(db, free);
+    const holder = await db.startTransaction().execute();
+    try {
+      await holder.selectFrom('tasks').select('id').where('id', '=', held).forUpdate().execute();
+      const failed = await recordManyInputResponses(db, [
+        { owner: alice, taskId: free, responses: { a: { n: 1 } } },
+        { owner: alice, taskId: held, responses: { a: { n: 2 } } },
+      ]).catch((error: unknown) => error);
+      expect(isLockNotAvailable(failed)).toBe(true);
+      expect(await rawRow(db, free)).toEqual(before);
+    } finally {
+      await holder.rollback().execute();
+    }
+  });
+
+  it('refuses the same task twice in one statement (the caller sends repeats on their own)', async () => {
+    const id = await parkedTask(['a', 'b']);
+    await expect(
+      recordManyInputResponses(db, [
+        { owner: alice, taskId: id, responses: { a: {} } },
+        { owner: alice, taskId: id, responses: { b: {} } },
+      ]),
+    ).rejects.toThrow(RangeError);
   });
 });
 

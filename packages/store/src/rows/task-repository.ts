@@ -13,6 +13,7 @@ import { executePrepared } from '../db/prepared-statements.js';
 import { TASK_ROW_COLUMNS, taskRowToTask } from './task-row.js';
 import type { TraceContext } from './trace-context.js';
 import {
+  RECORD_MANY_INPUT_RESPONSES,
   insertTasksText,
   recordInputResponsesStatement,
   requestCancelStatement,
@@ -78,6 +79,9 @@ function sqlState(error: unknown): string | undefined {
     ? code
     : undefined;
 }
+
+/** The statement failed because a row it would lock was held (NOWAIT); it wrote nothing. */
+export const isLockNotAvailable = (error: unknown): boolean => sqlState(error) === '55P03';
 
 /**
  * Whether a failed autocommit statement may still have committed: no answer from the server (the
@@ -384,15 +388,63 @@ export async function recordInputResponses(
   responses: InputResponses,
 ): Promise<{ found: boolean; resumed: boolean }> {
   if (!isWellFormedTaskId(taskId)) return { found: false, resumed: false };
-  const result = await recordInputResponsesStatement({
+  const statement = recordInputResponsesStatement({
     taskId,
     tenant: owner.tenant,
     principal: owner.principal,
     responses: JSON.stringify(responses),
     resumedMessage: RESUMED_MESSAGE,
-  }).execute(db);
+  });
+  const result = await executePrepared(db, 'record_input_responses', statement);
   const row = result.rows[0];
   return { found: row?.found === true, resumed: row?.status === 'working' };
+}
+
+/** One caller's answers, for recordManyInputResponses. */
+export interface InputResponsesWrite {
+  owner: TaskOwner;
+  taskId: string;
+  responses: InputResponses;
+}
+
+/**
+ * recordInputResponses for several tasks with ONE statement: each row locked, filtered, merged
+ * and resumed exactly as recordInputResponses would, each write answered with its own outcome,
+ * foreign, missing and malformed ids as not found. It does not wait for row locks: a row another
+ * transaction holds fails the statement at once (SQLSTATE 55P03, see isLockNotAvailable) and
+ * nothing is written. Throws a RangeError when two writes name the same task (a row is updated
+ * once per statement: send a repeat after).
+ */
+export async function recordManyInputResponses(
+  db: Db,
+  writes: readonly InputResponsesWrite[],
+): Promise<{ found: boolean; resumed: boolean }[]> {
+  const sent = writes.filter((write) => isWellFormedTaskId(write.taskId));
+  if (new Set(sent.map((write) => write.taskId)).size < sent.length) {
+    throw new RangeError('recordManyInputResponses: one write per task');
+  }
+  const status = new Map<string, string | null>();
+  if (sent.length > 0) {
+    const column = <T>(pick: (write: InputResponsesWrite) => T): T[] => sent.map(pick);
+    const query = CompiledQuery.raw(RECORD_MANY_INPUT_RESPONSES, [
+      column((w) => w.taskId),
+      column((w) => w.owner.tenant),
+      column((w) => w.owner.principal),
+      column((w) => JSON.stringify(w.responses)),
+      RESUMED_MESSAGE,
+    ]);
+    const { rows } = await executePrepared<{ id: string; status: string | null }>(
+      db,
+      'record_many_input_responses',
+      query,
+    );
+    for (const row of rows) status.set(row.id, row.status);
+  }
+  // A row found is the owner's (the statement matched the owner), so the id alone names it.
+  return writes.map((write) => {
+    const found = isWellFormedTaskId(write.taskId) && status.has(write.taskId);
+    return { found, resumed: found && status.get(write.taskId) === 'working' };
+  });
 }
 
 /**

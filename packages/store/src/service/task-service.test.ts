@@ -422,6 +422,140 @@ describe('submitInputResponses', () => {
   });
 });
 
+describe('tasks/update under concurrency (natural batching)', () => {
+  /** A task of alice's parked in input_required with the given keys. */
+  async function parked(
+    service: ReturnType<typeof createTaskService>,
+    keys: string[],
+  ): Promise<string> {
+    const task = await service.createAndWake(newTask());
+    const fence = (await claimLease(db, task.id, 'w', 30_000))!.fence;
+    const requests = Object.fromEntries(keys.map((key) => [key, { method: 'roots/list', n: key }]));
+    await requestInput(db, fence, requests, null, null);
+    return task.id;
+  }
+
+  it('reads the outstanding requests from the primary, concurrent reads with one statement', async () => {
+    const { wakeUpQueue } = recordingWakeUpQueue();
+    const service = createTaskService({ db: counted.db, wakeUpQueue });
+    const ids = [await parked(service, ['a']), await parked(service, ['a', 'b'])];
+    counted.statements.splice(0);
+    expect(await service.getInputRequests(alice, ids[0]!)).toEqual({
+      a: { method: 'roots/list', n: 'a' },
+    });
+    expect(counted.statements.splice(0)).toHaveLength(1);
+    const eve = { tenant: 'acme', principal: 'eve' };
+    const read = await Promise.all([
+      service.getInputRequests(alice, ids[0]!),
+      service.getInputRequests(alice, ids[1]!),
+      service.getInputRequests(eve, ids[1]!),
+      service.getInputRequests(alice, newTaskId()),
+      service.getInputRequests(alice, 'bogus'),
+    ]);
+    expect(
+      read.map((requests) => (requests === undefined ? undefined : Object.keys(requests))),
+    ).toEqual([['a'], ['a', 'b'], undefined, undefined, undefined]);
+    const statements = counted.statements.splice(0);
+    expect(statements).toHaveLength(1);
+    expect(statements[0]).toMatch(/unnest/);
+  });
+
+  it('writes concurrent answers with one statement, each caller answered on its own and each resumed task woken once', async () => {
+    const { calls, wakeUpQueue } = recordingWakeUpQueue();
+    const service = createTaskService({ db: counted.db, wakeUpQueue });
+    const [one, two, three] = [
+      await parked(service, ['a']),
+      await parked(service, ['a', 'b']),
+      await parked(service, ['a', 'b']),
+    ];
+    await service.settleWakeUps();
+    calls.splice(0);
+    counted.statements.splice(0);
+    const eve = { tenant: 'acme', principal: 'eve' };
+    const outcomes = await Promise.all([
+      service.submitInputResponses(alice, one, { a: { ok: 1 } }),
+      service.submitInputResponses(alice, two, { a: { ok: 2 } }),
+      service.submitInputResponses(eve, three, { a: { ok: 3 } }),
+      service.submitInputResponses(alice, newTaskId(), { a: {} }),
+      // The same task twice in one batch: both answers count, one resumes it.
+      service.submitInputResponses(alice, three, { a: { ok: 4 } }),
+      service.submitInputResponses(alice, three, { b: { ok: 5 } }),
+    ]);
+    expect(outcomes).toEqual([
+      { found: true },
+      { found: true },
+      { found: false },
+      { found: false },
+      { found: true },
+      { found: true },
+    ]);
+    // One shared statement for the first write to each task (eve's, for the third); the repeats
+    // go after it, one round each.
+    const statements = counted.statements.splice(0);
+    expect(statements).toHaveLength(3);
+    expect(statements.every((q) => /unnest/.test(q))).toBe(true);
+    expect(calls.sort((x, y) => (x.taskId < y.taskId ? -1 : 1))).toEqual(
+      [one, three].sort().map((taskId) => ({ taskId, reason: 'resumed' })),
+    );
+    expect(await getTask(db, one)).toMatchObject({
+      status: 'working',
+      inputResponses: { a: { ok: 1 } },
+    });
+    expect(await getTask(db, two)).toMatchObject({
+      status: 'input_required',
+      inputResponses: { a: { ok: 2 } },
+    });
+    expect(await getTask(db, three)).toMatchObject({
+      status: 'working',
+      inputResponses: { a: { ok: 4 }, b: { ok: 5 } },
+    });
+  });
+
+  it('does not hold up the answers behind one whose row another transaction holds', async () => {
+    const { calls, wakeUpQueue } = recordingWakeUpQueue();
+    // No statement timeout: a statement that waited for the held row would wait until the end.
+    const patient = createDb({
+      connectionString: fixture.database.connectionString,
+      max: 4,
+      statementTimeoutMs: 0,
+    });
+    const service = createTaskService({ db: patient, wakeUpQueue });
+    const [held, free, later] = [
+      await parked(service, ['a']),
+      await parked(service, ['a']),
+      await parked(service, ['a']),
+    ];
+    await service.settleWakeUps();
+    calls.splice(0);
+    const holder = await db.startTransaction().execute();
+    try {
+      await holder.selectFrom('tasks').select('id').where('id', '=', held).forUpdate().execute();
+      const heldAnswer = service.submitInputResponses(alice, held, { a: { ok: 1 } });
+      // Shares the first statement with the held one, then a statement of its own.
+      expect(await service.submitInputResponses(alice, free, { a: { ok: 2 } })).toEqual({
+        found: true,
+      });
+      expect(await service.submitInputResponses(alice, later, { a: { ok: 3 } })).toEqual({
+        found: true,
+      });
+      expect((await getTask(db, held))!.status).toBe('input_required');
+      await holder.commit().execute();
+      expect(await heldAnswer).toEqual({ found: true });
+    } finally {
+      await holder
+        .rollback()
+        .execute()
+        .catch(() => undefined);
+      await patient.destroy();
+    }
+    expect(await getTask(db, held)).toMatchObject({
+      status: 'working',
+      inputResponses: { a: { ok: 1 } },
+    });
+    expect(calls.map((c) => c.taskId).sort()).toEqual([held, free, later].sort());
+  });
+});
+
 describe('getTaskView under concurrency (natural batching)', () => {
   it('reads a lone poll with its own statement and concurrent polls with one, each caller getting its own answer', async () => {
     const { wakeUpQueue } = recordingWakeUpQueue();
@@ -498,8 +632,9 @@ describe('reads (the gateway reads only through the service)', () => {
       expect(await service.getTaskViewsFromPrimary([{ ...alice, taskId: task.id }])).toMatchObject([
         { id: task.id },
       ]);
+      expect(await service.getInputRequests(alice, task.id)).toEqual({});
       await service.flagListened([{ owner: alice, taskIds: [task.id] }]);
-      expect([read.length, counted.statements.length]).toEqual([1, 3]);
+      expect([read.length, counted.statements.length]).toEqual([1, 4]);
       expect((await rawRow(db, task.id))!.listened).toBe(true);
       // Foreign owners see nothing, as in the repository functions.
       const mallory = { tenant: 'acme', principal: 'mallory' };
@@ -508,6 +643,7 @@ describe('reads (the gateway reads only through the service)', () => {
       expect(await service.getTaskViewsFromPrimary([{ ...mallory, taskId: task.id }])).toEqual([
         undefined,
       ]);
+      expect(await service.getInputRequests(mallory, task.id)).toBeUndefined();
       expect(service.databaseChecks.map((c) => c.name)).toEqual(['postgres', 'postgres_read']);
       await Promise.all(service.databaseChecks.map((c) => c.check()));
     } finally {

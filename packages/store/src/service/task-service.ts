@@ -1,5 +1,5 @@
 import { createConsoleService, type ConsoleService } from '../console/console-service.js';
-import type { InputResponses, Task, TaskOwner, TaskView } from '@mcp-tasks/tasks';
+import type { InputRequests, InputResponses, Task, TaskOwner, TaskView } from '@mcp-tasks/tasks';
 import { context, trace, SpanStatusCode, type Span } from '@opentelemetry/api';
 import { contextFromCarrier, linkTo } from '@mcp-tasks/tracing';
 import type { Db } from '../db/database.js';
@@ -12,7 +12,6 @@ import {
   createTasks,
   getTaskForPrincipal,
   mayHaveCommitted,
-  recordInputResponses,
   requestCancel,
   type CreatedTask,
   type NewTask,
@@ -23,6 +22,7 @@ import {
   type TaskViewKey,
 } from './task-view.js';
 import { createWithdrawals, type Withdrawals } from './withdrawals.js';
+import { createInputAnswers } from './input-answers.js';
 
 export interface TaskService {
   /**
@@ -36,6 +36,11 @@ export interface TaskService {
    * threw (the caller left before its create was sent).
    */
   createAndWake(input: NewTask, options?: CreateOptions): Promise<Task>;
+  /**
+   * Records the owner's answers to keys still outstanding when the write runs (see
+   * recordInputResponses) and wakes the task if they resumed it; resolves after the write
+   * committed. Concurrent calls share statements (natural batching).
+   */
   submitInputResponses(
     owner: TaskOwner,
     taskId: string,
@@ -51,8 +56,14 @@ export interface TaskService {
     taskId: string,
     options?: ReadOptions,
   ): Promise<TaskView | undefined>;
-  /** The owner's task as the primary has it (tasks/update checks answers against it). */
+  /** The owner's task as the primary has it (the operator console). */
   getTask(owner: TaskOwner, taskId: string): Promise<Task | undefined>;
+  /**
+   * The owner's outstanding input requests as the primary has them (tasks/update checks answers
+   * against them); undefined when the owner has no such task. Concurrent reads share one
+   * statement (natural batching), with polls too when no replica is configured.
+   */
+  getInputRequests(owner: TaskOwner, taskId: string): Promise<InputRequests | undefined>;
   /**
    * What each key's owner may see of its task, from the primary, in ONE statement whatever the
    * owners (listen loads, right after a change: a replica's streams share one); a foreign or
@@ -218,14 +229,15 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
     maxBatchSize,
     maxPendingWakeUps: options.maxPendingWakeUps,
   });
-  const getTaskView = createViewReader(db, readDb, maxBatchSize);
+  const { getTaskView, readOnPrimary } = createViewReader(db, readDb, maxBatchSize);
+  const recordAnswers = createInputAnswers(db, maxBatchSize);
   const databaseChecks = databaseChecksOf(db, readDb);
 
   return {
     createAndWake: (input, createOptions) =>
       createAndWake({ insert, replica, withdrawals, outbox }, input, createOptions),
     async submitInputResponses(owner, taskId, responses) {
-      const { found, resumed } = await recordInputResponses(db, owner, taskId, responses);
+      const { found, resumed } = await recordAnswers(owner, taskId, responses);
       if (resumed) await outbox.wake(taskId, 'resumed');
       return { found };
     },
@@ -236,6 +248,9 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
     },
     getTaskView,
     getTask: (owner, taskId) => getTaskForPrincipal(db, owner.tenant, owner.principal, taskId),
+    getInputRequests: async (owner, taskId) =>
+      (await readOnPrimary({ tenant: owner.tenant, principal: owner.principal, taskId }))
+        ?.inputRequests,
     getTaskViewsFromPrimary: (keys) => getTaskViewsForPrincipals(db, keys),
     flagListened: (requests) => flagListenedTasksOfOwners(db, requests),
     settleWakeUps: async () => {
@@ -345,13 +360,17 @@ async function createAndWake(
 
 /**
  * The task service's poll: reads batched naturally like creates, on the replica when there is one,
- * a replica's miss asked again of the primary.
+ * a replica's miss asked again of the primary. `readOnPrimary` is the primary's reader (the
+ * replica's misses and tasks/update's reads share it).
  */
 function createViewReader(
   db: Db,
   readDb: Db | undefined,
   maxBatchSize: number,
-): TaskService['getTaskView'] {
+): {
+  getTaskView: TaskService['getTaskView'];
+  readOnPrimary: (key: TaskViewKey, readOptions?: ReadOptions) => Promise<TaskView | undefined>;
+} {
   // Polls batched naturally like creates: a lone poll is read at once with its own statement,
   // polls that arrive while a read is in flight share the next one.
   const viewReader = (source: Db) =>
@@ -364,7 +383,7 @@ function createViewReader(
           (await getTaskViewsForPrincipals(source, keys)).map((value) => ({ ok: true, value })),
       }),
     });
-  const readView = viewReader(readDb ?? db);
+  const readOnPrimary = viewReader(db);
   /**
    * A miss on a replica is asked again of the primary (ADR 0007): behind a reader endpoint the
    * next read may reach a replica that lags more than the one the create waited for, and a
@@ -373,18 +392,19 @@ function createViewReader(
    * flight per gateway, however many arrive. A replica that has not replayed the schema the read
    * needs (a migration just ran) counts as a miss too.
    */
-  const readMissOnPrimary = readDb === undefined ? undefined : viewReader(db);
-  return async (owner, taskId, readOptions) => {
+  const readOnReplica = readDb === undefined ? undefined : viewReader(readDb);
+  const getTaskView: TaskService['getTaskView'] = async (owner, taskId, readOptions) => {
     const key = { tenant: owner.tenant, principal: owner.principal, taskId };
-    if (readMissOnPrimary === undefined) return readView(key, readOptions);
+    if (readOnReplica === undefined) return readOnPrimary(key, readOptions);
     let view: TaskView | undefined;
     try {
-      view = await readView(key, readOptions);
+      view = await readOnReplica(key, readOptions);
     } catch (error) {
       if (!replicaNotCaughtUp(error)) throw error;
     }
-    return view ?? readMissOnPrimary(key, readOptions);
+    return view ?? readOnPrimary(key, readOptions);
   };
+  return { getTaskView, readOnPrimary };
 }
 
 /** Readiness checks: the primary, and the read replica when there is one. */

@@ -45,6 +45,48 @@ export const recordInputResponsesStatement = (p: {
     SELECT EXISTS (SELECT 1 FROM current_task) AS found, (SELECT status FROM updated) AS status
   `;
 
+/**
+ * recordInputResponsesStatement for several tasks at once (one per id): the same locks, the same
+ * filter and the same writes row by row, one row out per key found (`status` null where nothing
+ * was recorded). It never waits for a lock (NOWAIT: a row another transaction holds fails it at
+ * once, with nothing written), so the answers batched behind it are never held up by one row.
+ */
+export const RECORD_MANY_INPUT_RESPONSES = `
+    WITH wanted AS (
+      SELECT w.id, w.tenant, w.principal, w.responses
+      FROM unnest($1::text[], $2::text[], $3::text[], $4::text[])
+        AS w(id, tenant, principal, responses)
+    ),
+    current_task AS (
+      SELECT t.id, t.input_requests, w.responses::jsonb AS responses
+      FROM tasks t JOIN wanted w ON t.id = w.id AND t.tenant = w.tenant AND t.principal = w.principal
+      FOR UPDATE OF t NOWAIT
+    ),
+    answered AS (
+      SELECT c.id, jsonb_object_agg(r.key, r.value) AS responses, array_agg(r.key) AS keys
+      FROM current_task c, jsonb_each(c.responses) AS r(key, value)
+      WHERE c.input_requests ? r.key
+      GROUP BY c.id
+    ),
+    updated AS (
+      UPDATE tasks t
+      SET input_responses = t.input_responses || answered.responses,
+          input_requests = t.input_requests - answered.keys,
+          status = CASE WHEN t.input_requests - answered.keys = '{}'::jsonb THEN 'working'
+                        ELSE t.status END,
+          status_message = CASE WHEN t.input_requests - answered.keys = '{}'::jsonb
+                                THEN $5 ELSE t.status_message END,
+          lease_owner = NULL,
+          lease_expires_at = NULL,
+          enqueued_at = CASE WHEN t.input_requests - answered.keys = '{}'::jsonb THEN NULL
+                             ELSE t.enqueued_at END
+      FROM answered
+      WHERE t.id = answered.id AND t.status = 'input_required'
+      RETURNING t.id, t.status
+    )
+    SELECT c.id, u.status FROM current_task c LEFT JOIN updated u ON u.id = c.id
+  `;
+
 export const requestCancelStatement = (p: {
   taskId: string;
   tenant: string;
