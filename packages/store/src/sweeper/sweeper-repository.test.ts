@@ -283,17 +283,20 @@ describe('createLeadershipSession with idleSessionTimeoutMs', () => {
   it('keeps the lock of a leader that is not silent for longer than the bound', async () => {
     const url = fixture.database.connectionString;
     const lockName = `busy-${fixture.database.name}`;
+    // The bound is well above a term: on a starved CI machine a 200 ms term with a 500 ms bound
+    // once stayed idle past the bound (the event loop held back), and the lock went.
     const leader = createLeadershipSession({
       connectionString: url,
       lockName,
-      idleSessionTimeoutMs: 500,
+      idleSessionTimeoutMs: 1_500,
     });
     const other = createLeadershipSession({ connectionString: url, lockName });
     try {
-      // Terms of 200 ms, back to back, for 1.5 s: each acquire is a query on the session.
-      for (let term = 0; term < 7; term += 1) {
+      // Terms of 300 ms, back to back, for 2.4 s (longer than the bound): each acquire is a
+      // query on the session, so it is never idle for long.
+      for (let term = 0; term < 8; term += 1) {
         expect(await leader.acquire()).toBe(true);
-        await new Promise((resolve) => setTimeout(resolve, 200));
+        await new Promise((resolve) => setTimeout(resolve, 300));
         expect(await other.acquire()).toBe(false);
         await leader.release();
         await other.release();
