@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { renderComparisons, renderMeasurements, type BenchResults } from './bench-report.js';
-import { processCpuMs } from './cpu.js';
+import { mainThreadSwitches, processCpuMs } from './cpu.js';
 import { FIGURES, parseFigureList, selectFigures } from './figures.js';
 import { commandDeltas, parseCommandstats } from './redis-commandstats.js';
 
@@ -44,6 +44,8 @@ const results: BenchResults = {
       ],
       gatewayCpuMsPerTask: 5,
       workerCpuMsPerTask: 2.8,
+      gatewaySwitchesPerTask: { sleeps: 0.42, preempted: 0.1 },
+      workerSwitchesPerTask: { sleeps: 0.61, preempted: 0.12 },
       tasks: 1_200,
       failures: 0,
     },
@@ -60,6 +62,8 @@ const results: BenchResults = {
       ],
       gatewayCpuMsPerTask: 6,
       workerCpuMsPerTask: 3.5,
+      gatewaySwitchesPerTask: { sleeps: 1.5, preempted: 0.75 },
+      workerSwitchesPerTask: { sleeps: 2.25, preempted: 0.5 },
       tasks: 1_500,
       failures: 0,
     },
@@ -73,6 +77,8 @@ const results: BenchResults = {
       redisCommands: [{ command: 'evalsha', perTask: 6 }],
       gatewayCpuMsPerTask: 5.5,
       workerCpuMsPerTask: 4,
+      gatewaySwitchesPerTask: { sleeps: 0.8, preempted: 0.4 },
+      workerSwitchesPerTask: { sleeps: 1, preempted: 0.3 },
       tasks: 2_300,
       failures: 0,
     },
@@ -157,6 +163,8 @@ describe('the bench report', () => {
     expect(table).toContain('2 gateways + 2 workers');
     expect(table).toContain('3 (HTTP 503: 2, ECONNRESET: 1)');
     expect(table).toContain('12.5 (evalsha 6.0, set 1.0)');
+    expect(table).toContain('main-thread sleeps / preemptions per task: gateway · worker');
+    expect(table).toMatch(/2 gateways \+ 2 workers.*│ 1\.50 \/ 0\.75 · 2\.25 \/ 0\.50 /);
   });
 
   it('leaves out what a run did not measure, and marks a met target', () => {
@@ -217,6 +225,20 @@ describe('processCpuMs', () => {
     const until = Date.now() + 100;
     while (Date.now() < until); // spin: a CPU-bound wait
     expect(processCpuMs(process.pid)).toBeGreaterThan(before);
+  });
+});
+
+describe('mainThreadSwitches', () => {
+  it('counts the main thread going to sleep: each timer waited for adds at least one', async () => {
+    const before = mainThreadSwitches(process.pid);
+    for (let i = 0; i < 5; i += 1) await new Promise((resolve) => setTimeout(resolve, 5));
+    const after = mainThreadSwitches(process.pid);
+    expect(after.sleeps - before.sleeps).toBeGreaterThanOrEqual(5);
+    expect(after.preempted).toBeGreaterThanOrEqual(before.preempted);
+  });
+
+  it('names the file when the process has no such thread', () => {
+    expect(() => mainThreadSwitches(2 ** 22 + 1)).toThrow(/\/proc\/4194305\/task\/4194305\/status/);
   });
 });
 

@@ -182,6 +182,9 @@ function pushCreateTable(r: BenchResults, tables: Table.Table[]): void {
   }
 }
 
+const switches = (x: { sleeps: number; preempted: number }) =>
+  `${n(x.sleeps, 2)} / ${n(x.preempted, 2)}`;
+
 /** (e) end-to-end, when measured. */
 function pushEndToEndTable(r: BenchResults, tables: Table.Table[]): void {
   if (r.endToEnd !== undefined) {
@@ -194,6 +197,7 @@ function pushEndToEndTable(r: BenchResults, tables: Table.Table[]): void {
         'worker CPU ms/task',
         'PG commits/task',
         'Redis commands/task (busiest)',
+        'main-thread sleeps / preemptions per task: gateway · worker',
         'tasks',
         'failures',
       ],
@@ -211,6 +215,7 @@ function pushEndToEndTable(r: BenchResults, tables: Table.Table[]): void {
           .slice(0, 4)
           .map((c) => `${c.command} ${n(c.perTask, 1)}`)
           .join(', ')})`,
+        `${switches(x.gatewaySwitchesPerTask)} · ${switches(x.workerSwitchesPerTask)}`,
         String(x.tasks),
         String(x.failures),
       ]);

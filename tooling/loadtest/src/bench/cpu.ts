@@ -6,6 +6,26 @@ export function processCpuMs(pid: number): number {
   return statCpuMs(readFileSync(`/proc/${pid}/stat`, 'utf8'));
 }
 
+/**
+ * A process's main thread's context switches so far, from /proc/PID/task/PID/status: `sleeps`
+ * (voluntary: for a Node process about once per event-loop wait that found nothing to do, so per
+ * task the wake-ups a task costs) and `preempted` (involuntary: the scheduler took the core away,
+ * as it does when more processes are runnable than there are cores).
+ */
+export function mainThreadSwitches(pid: number): { sleeps: number; preempted: number } {
+  const path = `/proc/${pid}/task/${pid}/status`;
+  const status = readFileSync(path, 'utf8');
+  const field = (name: string): number => {
+    const match = new RegExp(`^${name}:\\s*(\\d+)$`, 'm').exec(status);
+    if (match === null) throw new Error(`no ${name} in ${path}`);
+    return Number(match[1]);
+  };
+  return {
+    sleeps: field('voluntary_ctxt_switches'),
+    preempted: field('nonvoluntary_ctxt_switches'),
+  };
+}
+
 /** When a process started, ms after boot, from /proc/PID/stat (10 ms steps). */
 export function processStartMs(pid: number): number {
   return (Number(statFields(readFileSync(`/proc/${pid}/stat`, 'utf8'))[19]) * 1_000) / TICKS_PER_S;

@@ -3,7 +3,7 @@ import pg from 'pg';
 import { Pool } from 'undici';
 import { startCompletionWatcher, type CompletionWatcher } from './completion-watcher.js';
 import type { BenchStack } from './bench-stack.js';
-import { processCpuMs } from './cpu.js';
+import { mainThreadSwitches, processCpuMs } from './cpu.js';
 import { createTaskRequest, sendMcp, type HttpRequestSpec } from './mcp-requests.js';
 import { commandDeltas, redisCommandCalls } from './redis-commandstats.js';
 
@@ -22,6 +22,9 @@ export interface EndToEndResult {
   redisCommands: { command: string; perTask: number }[];
   gatewayCpuMsPerTask: number;
   workerCpuMsPerTask: number;
+  /** The gateways' and the workers' main-thread context switches per task (mainThreadSwitches). */
+  gatewaySwitchesPerTask: { sleeps: number; preempted: number };
+  workerSwitchesPerTask: { sleeps: number; preempted: number };
   tasks: number;
   failures: number;
 }
@@ -88,11 +91,24 @@ async function readCounters(
       gateways: stack.gateways.reduce((sum, g) => sum + processCpuMs(g.process.child.pid!), 0),
       workers: stack.workers.reduce((sum, w) => sum + processCpuMs(w.child.pid!), 0),
     },
+    switches: {
+      gateways: sumSwitches(stack.gateways.map((g) => g.process.child.pid!)),
+      workers: sumSwitches(stack.workers.map((w) => w.child.pid!)),
+    },
     finished,
   };
 }
 
 type Counters = Awaited<ReturnType<typeof readCounters>>;
+
+function sumSwitches(pids: number[]): { sleeps: number; preempted: number } {
+  return pids
+    .map(mainThreadSwitches)
+    .reduce(
+      (sum, x) => ({ sleeps: sum.sleeps + x.sleeps, preempted: sum.preempted + x.preempted }),
+      { sleeps: 0, preempted: 0 },
+    );
+}
 
 /**
  * The closed loop: `concurrency` clients, each running one task's lifecycle after the other,
@@ -172,6 +188,14 @@ function endToEndResult(
     redisCommands: redis.map((entry) => ({ command: entry.command, perTask: per(entry.calls) })),
     gatewayCpuMsPerTask: per(after.cpu.gateways - before.cpu.gateways),
     workerCpuMsPerTask: per(after.cpu.workers - before.cpu.workers),
+    gatewaySwitchesPerTask: {
+      sleeps: per(after.switches.gateways.sleeps - before.switches.gateways.sleeps),
+      preempted: per(after.switches.gateways.preempted - before.switches.gateways.preempted),
+    },
+    workerSwitchesPerTask: {
+      sleeps: per(after.switches.workers.sleeps - before.switches.workers.sleeps),
+      preempted: per(after.switches.workers.preempted - before.switches.workers.preempted),
+    },
     tasks,
     failures,
   };
