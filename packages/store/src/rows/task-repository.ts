@@ -15,7 +15,7 @@ import type { TraceContext } from './trace-context.js';
 import {
   RECORD_MANY_INPUT_RESPONSES,
   insertTasksText,
-  recordInputResponsesStatement,
+  RECORD_INPUT_RESPONSES,
   requestCancelStatement,
   withdrawTasksStatement,
 } from '../sql/tasks.js';
@@ -388,14 +388,18 @@ export async function recordInputResponses(
   responses: InputResponses,
 ): Promise<{ found: boolean; resumed: boolean }> {
   if (!isWellFormedTaskId(taskId)) return { found: false, resumed: false };
-  const statement = recordInputResponsesStatement({
+  const statement = CompiledQuery.raw(RECORD_INPUT_RESPONSES, [
     taskId,
-    tenant: owner.tenant,
-    principal: owner.principal,
-    responses: JSON.stringify(responses),
-    resumedMessage: RESUMED_MESSAGE,
-  });
-  const result = await executePrepared(db, 'record_input_responses', statement);
+    owner.tenant,
+    owner.principal,
+    JSON.stringify(responses),
+    RESUMED_MESSAGE,
+  ]);
+  const result = await executePrepared<{ found: boolean; status: string | null }>(
+    db,
+    'record_input_responses',
+    statement,
+  );
   const row = result.rows[0];
   return { found: row?.found === true, resumed: row?.status === 'working' };
 }

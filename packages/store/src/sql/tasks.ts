@@ -1,4 +1,3 @@
-import type { TaskStatus } from '@mcp-tasks/tasks';
 import { sql } from 'kysely';
 
 /** Hand-written statements on `tasks` that the query builder cannot say (rows/ runs them). */
@@ -7,37 +6,43 @@ import { sql } from 'kysely';
 const UNHELD = sql`(t.status = 'input_required'
   OR (t.status = 'working' AND (t.lease_owner IS NULL OR t.lease_expires_at <= now())))`;
 
-export const recordInputResponsesStatement = (p: {
-  taskId: string;
-  tenant: string;
-  principal: string;
-  responses: string;
-  resumedMessage: string;
-}) =>
-  sql<{ found: boolean; status: TaskStatus | null }>`
+/**
+ * What an answer writes, in both record statements below (`t` the row, `answered` its answered
+ * keys and their responses, `$5` the resumed status message): the keys move from the requests to
+ * the responses, and the last one resumes the task — `working`, unheld, to be woken again.
+ */
+const ANSWER_WRITES = `
+      input_responses = t.input_responses || answered.responses,
+      input_requests = t.input_requests - answered.keys,
+      status = CASE WHEN t.input_requests - answered.keys = '{}'::jsonb THEN 'working'
+                    ELSE t.status END,
+      status_message = CASE WHEN t.input_requests - answered.keys = '{}'::jsonb
+                            THEN $5 ELSE t.status_message END,
+      lease_owner = NULL,
+      lease_expires_at = NULL,
+      enqueued_at = CASE WHEN t.input_requests - answered.keys = '{}'::jsonb THEN NULL
+                         ELSE t.enqueued_at END`;
+
+/**
+ * One caller's answers to one task ($1 id, $2 tenant, $3 principal, $4 the responses as JSON, $5
+ * the resumed message): the row locked (waiting for the lock), only keys still outstanding
+ * recorded; `found` whether the owner has the task, `status` the status written (null: nothing).
+ */
+export const RECORD_INPUT_RESPONSES = `
     WITH current_task AS (
       SELECT id, input_requests FROM tasks
-      WHERE id = ${p.taskId} AND tenant = ${p.tenant} AND principal = ${p.principal}
+      WHERE id = $1 AND tenant = $2 AND principal = $3
       FOR UPDATE
     ),
     answered AS (
       SELECT coalesce(jsonb_object_agg(r.key, r.value), '{}'::jsonb) AS responses,
              coalesce(array_agg(r.key), '{}'::text[]) AS keys
-      FROM current_task, jsonb_each(${p.responses}::jsonb) AS r(key, value)
+      FROM current_task, jsonb_each($4::jsonb) AS r(key, value)
       WHERE current_task.input_requests ? r.key
     ),
     updated AS (
       UPDATE tasks t
-      SET input_responses = t.input_responses || answered.responses,
-          input_requests = t.input_requests - answered.keys,
-          status = CASE WHEN t.input_requests - answered.keys = '{}'::jsonb THEN 'working'
-                        ELSE t.status END,
-          status_message = CASE WHEN t.input_requests - answered.keys = '{}'::jsonb
-                                THEN ${p.resumedMessage} ELSE t.status_message END,
-          lease_owner = NULL,
-          lease_expires_at = NULL,
-          enqueued_at = CASE WHEN t.input_requests - answered.keys = '{}'::jsonb THEN NULL
-                             ELSE t.enqueued_at END
+      SET ${ANSWER_WRITES}
       FROM current_task, answered
       WHERE t.id = current_task.id AND t.status = 'input_required' AND cardinality(answered.keys) > 0
       RETURNING t.status
@@ -46,7 +51,7 @@ export const recordInputResponsesStatement = (p: {
   `;
 
 /**
- * recordInputResponsesStatement for several tasks at once (one per id): the same locks, the same
+ * RECORD_INPUT_RESPONSES for several tasks at once (one per id): the same locks, the same
  * filter and the same writes row by row, one row out per key found (`status` null where nothing
  * was recorded). It never waits for a lock (NOWAIT: a row another transaction holds fails it at
  * once, with nothing written), so the answers batched behind it are never held up by one row.
@@ -70,16 +75,7 @@ export const RECORD_MANY_INPUT_RESPONSES = `
     ),
     updated AS (
       UPDATE tasks t
-      SET input_responses = t.input_responses || answered.responses,
-          input_requests = t.input_requests - answered.keys,
-          status = CASE WHEN t.input_requests - answered.keys = '{}'::jsonb THEN 'working'
-                        ELSE t.status END,
-          status_message = CASE WHEN t.input_requests - answered.keys = '{}'::jsonb
-                                THEN $5 ELSE t.status_message END,
-          lease_owner = NULL,
-          lease_expires_at = NULL,
-          enqueued_at = CASE WHEN t.input_requests - answered.keys = '{}'::jsonb THEN NULL
-                             ELSE t.enqueued_at END
+      SET ${ANSWER_WRITES}
       FROM answered
       WHERE t.id = answered.id AND t.status = 'input_required'
       RETURNING t.id, t.status
