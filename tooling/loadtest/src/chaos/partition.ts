@@ -5,7 +5,7 @@ const LINKS = ['postgres', 'redis', 'postgres+redis'] as const;
 
 /**
  * Cut one worker (a busy one when there is one, so it holds leases) off Postgres, Redis or both
- * for twice its lease, then heal. Each worker reaches both through TCP proxies of its own
+ * for twice its lease, once the link carries a connection, then heal. Each worker reaches both through TCP proxies of its own
  * (`startStack`'s `workerConnections`): a cut resets every open connection and refuses new ones,
  * as a partition with resets would; the rest of the stack keeps its links.
  */
@@ -23,6 +23,11 @@ export const partition: ChaosPlan = {
       link === 'postgres+redis' ? [links.postgres, links.redis] : [links[link]];
     const open = () => proxies.reduce((n, p) => n + p.openConnections(), 0);
     const accepted = () => proxies.reduce((n, p) => n + p.acceptedConnections(), 0);
+    // A link with no connection open has nothing to cut: right after a Postgres restart (the
+    // plan before this one) the worker reopens its pool only when it next needs it. Wait for
+    // it, at most a lease; a worker still not connected by then is cut as it is.
+    const connectedBy = performance.now() + ctx.leaseMs;
+    while (open() === 0 && performance.now() < connectedBy) await pause(50);
     const openBefore = open();
     for (const proxy of proxies) {
       proxy.refuse();
