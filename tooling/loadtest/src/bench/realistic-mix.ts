@@ -1,9 +1,8 @@
-import { createClient } from '@mcp-tasks/client';
 import { startBenchStack, type StackCostOptions } from './bench-stack.js';
 import { runConstantRate, type ConstantRateResult } from './constant-rate.js';
 import { runEndToEnd, type EndToEndResult, type TaskLifecycle } from './end-to-end.js';
-import { BENCH_TOKEN, createTaskRequest, sendMcp } from './mcp-requests.js';
-import { approval, creatingCall, labelRound } from './realistic-requests.js';
+import { createTaskRequest, sendMcp } from './mcp-requests.js';
+import { approval, creatingCall, followAndAnswer, labelRound } from './realistic-requests.js';
 import { REALISTIC_TOOL_MODULE } from '@mcp-tasks/tools/bench';
 
 const log = (line: string) => console.error(`[bench] ${line}`);
@@ -38,16 +37,7 @@ export const realisticLifecycle: TaskLifecycle = async ({ gateway, other, watche
   );
   const taskId = created.taskId as string;
   if (turn % 3 === 0) {
-    const client = createClient({ url: `${other.url}/mcp`, token: BENCH_TOKEN });
-    let answered = false;
-    for await (const snapshot of client
-      .task(taskId)
-      .subscribe({ signal: AbortSignal.timeout(60_000) })) {
-      if (snapshot.status === 'input_required' && !answered) {
-        answered = true;
-        await sendMcp(other.url, approval(taskId), other.pool);
-      }
-    }
+    await followAndAnswer(other.url, other.pool, taskId);
     // The stream ends at the terminal snapshot; the watcher makes the count the same as others'.
     await watcher.waitFor(taskId);
     return;

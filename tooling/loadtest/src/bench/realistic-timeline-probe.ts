@@ -18,9 +18,8 @@ import { REALISTIC_TOOL_MODULE } from '@mcp-tasks/tools/bench';
 import pg from 'pg';
 import { Pool } from 'undici';
 import { startCompletionWatcher } from './completion-watcher.js';
-import { createClient } from '@mcp-tasks/client';
-import { BENCH_TOKEN, sendMcp } from './mcp-requests.js';
-import { approval, creatingCall, labelRound } from './realistic-requests.js';
+import { sendMcp } from './mcp-requests.js';
+import { approval, creatingCall, followAndAnswer, labelRound } from './realistic-requests.js';
 import { startProbeStack } from './probe-stack.js';
 import { processCpuNs } from './cpu.js';
 
@@ -131,16 +130,7 @@ async function main(): Promise<void> {
         const taskId = created.taskId as string;
         if (subscribeEvery > 0 && turn % subscribeEvery === 0) {
           // As the bench's line does for one task in three: a listen watcher answers the pause.
-          const listener = createClient({ url: `${gateway.url}/mcp`, token: BENCH_TOKEN });
-          let answered = false;
-          for await (const snapshot of listener
-            .task(taskId)
-            .subscribe({ signal: AbortSignal.timeout(60_000) })) {
-            if (snapshot.status === 'input_required' && !answered) {
-              answered = true;
-              await sendMcp(gateway.url, approval(taskId), http);
-            }
-          }
+          await followAndAnswer(gateway.url, http, taskId);
           subscribed += 1;
           continue;
         }
