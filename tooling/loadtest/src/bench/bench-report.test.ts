@@ -1,6 +1,9 @@
+import { closeSync, openSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { renderComparisons, renderMeasurements, type BenchResults } from './bench-report.js';
-import { mainThreadSwitches, processCpuMs } from './cpu.js';
+import { mainThreadSwitches, processCpuMs, processIoSyscalls } from './cpu.js';
 import { FIGURES, parseFigureList, selectFigures } from './figures.js';
 import { commandDeltas, parseCommandstats } from './redis-commandstats.js';
 
@@ -46,6 +49,8 @@ const results: BenchResults = {
       workerCpuMsPerTask: 2.8,
       gatewaySwitchesPerTask: { sleeps: 0.42, preempted: 0.1 },
       workerSwitchesPerTask: { sleeps: 0.61, preempted: 0.12 },
+      gatewaySyscallsPerTask: { reads: 3.1, writes: 4.2 },
+      workerSyscallsPerTask: { reads: 2.5, writes: 3.3 },
       tasks: 1_200,
       failures: 0,
     },
@@ -64,6 +69,8 @@ const results: BenchResults = {
       workerCpuMsPerTask: 3.5,
       gatewaySwitchesPerTask: { sleeps: 1.5, preempted: 0.75 },
       workerSwitchesPerTask: { sleeps: 2.25, preempted: 0.5 },
+      gatewaySyscallsPerTask: { reads: 6.25, writes: 8.5 },
+      workerSyscallsPerTask: { reads: 5, writes: 7.75 },
       tasks: 1_500,
       failures: 0,
     },
@@ -79,6 +86,8 @@ const results: BenchResults = {
       workerCpuMsPerTask: 4,
       gatewaySwitchesPerTask: { sleeps: 0.8, preempted: 0.4 },
       workerSwitchesPerTask: { sleeps: 1, preempted: 0.3 },
+      gatewaySyscallsPerTask: { reads: 4, writes: 5 },
+      workerSyscallsPerTask: { reads: 3, writes: 4 },
       tasks: 2_300,
       failures: 0,
     },
@@ -165,6 +174,8 @@ describe('the bench report', () => {
     expect(table).toContain('12.5 (evalsha 6.0, set 1.0)');
     expect(table).toContain('main-thread sleeps / preemptions per task: gateway · worker');
     expect(table).toMatch(/2 gateways \+ 2 workers.*│ 1\.50 \/ 0\.75 · 2\.25 \/ 0\.50 /);
+    expect(table).toContain('write / read syscalls per task: gateway · worker');
+    expect(table).toMatch(/2 gateways \+ 2 workers.*│ 8\.5 \/ 6\.3 · 7\.8 \/ 5\.0 /);
   });
 
   it('leaves out what a run did not measure, and marks a met target', () => {
@@ -239,6 +250,25 @@ describe('mainThreadSwitches', () => {
 
   it('names the file when the process has no such thread', () => {
     expect(() => mainThreadSwitches(2 ** 22 + 1)).toThrow(/\/proc\/4194305\/task\/4194305\/status/);
+  });
+});
+
+describe('processIoSyscalls', () => {
+  it('counts each write system call the process makes', () => {
+    const file = openSync(join(tmpdir(), `syscalls-${process.pid}.txt`), 'w');
+    try {
+      const before = processIoSyscalls(process.pid);
+      for (let i = 0; i < 20; i += 1) writeSync(file, 'x');
+      const after = processIoSyscalls(process.pid);
+      expect(after.writes - before.writes).toBeGreaterThanOrEqual(20);
+      expect(after.reads).toBeGreaterThanOrEqual(before.reads);
+    } finally {
+      closeSync(file);
+    }
+  });
+
+  it('names the file when there is no such process', () => {
+    expect(() => processIoSyscalls(2 ** 22 + 1)).toThrow(/\/proc\/4194305\/io/);
   });
 });
 

@@ -184,6 +184,7 @@ function pushCreateTable(r: BenchResults, tables: Table.Table[]): void {
 
 const switches = (x: { sleeps: number; preempted: number }) =>
   `${n(x.sleeps, 2)} / ${n(x.preempted, 2)}`;
+const syscalls = (x: { reads: number; writes: number }) => `${n(x.writes, 1)} / ${n(x.reads, 1)}`;
 
 /** (e) end-to-end, when measured. */
 function pushEndToEndTable(r: BenchResults, tables: Table.Table[]): void {
@@ -198,6 +199,7 @@ function pushEndToEndTable(r: BenchResults, tables: Table.Table[]): void {
         'PG commits/task',
         'Redis commands/task (busiest)',
         'main-thread sleeps / preemptions per task: gateway · worker',
+        'write / read syscalls per task: gateway · worker',
         'tasks',
         'failures',
       ],
@@ -216,6 +218,7 @@ function pushEndToEndTable(r: BenchResults, tables: Table.Table[]): void {
           .map((c) => `${c.command} ${n(c.perTask, 1)}`)
           .join(', ')})`,
         `${switches(x.gatewaySwitchesPerTask)} · ${switches(x.workerSwitchesPerTask)}`,
+        `${syscalls(x.gatewaySyscallsPerTask)} · ${syscalls(x.workerSyscallsPerTask)}`,
         String(x.tasks),
         String(x.failures),
       ]);

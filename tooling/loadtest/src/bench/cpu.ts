@@ -26,6 +26,22 @@ export function mainThreadSwitches(pid: number): { sleeps: number; preempted: nu
   };
 }
 
+/**
+ * A process's read and write system calls so far (all its threads), from /proc/PID/io's `syscr`
+ * and `syscw`. On these VMs a system call is dear, and a socket write on loopback also wakes its
+ * reader: per task, the writes are the round trips and replies the task cost this process.
+ */
+export function processIoSyscalls(pid: number): { reads: number; writes: number } {
+  const path = `/proc/${pid}/io`;
+  const io = readFileSync(path, 'utf8');
+  const field = (name: string): number => {
+    const match = new RegExp(`^${name}:\\s*(\\d+)$`, 'm').exec(io);
+    if (match === null) throw new Error(`no ${name} in ${path}`);
+    return Number(match[1]);
+  };
+  return { reads: field('syscr'), writes: field('syscw') };
+}
+
 /** When a process started, ms after boot, from /proc/PID/stat (10 ms steps). */
 export function processStartMs(pid: number): number {
   return (Number(statFields(readFileSync(`/proc/${pid}/stat`, 'utf8'))[19]) * 1_000) / TICKS_PER_S;

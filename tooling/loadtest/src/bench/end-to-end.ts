@@ -3,7 +3,7 @@ import pg from 'pg';
 import { Pool } from 'undici';
 import { startCompletionWatcher, type CompletionWatcher } from './completion-watcher.js';
 import type { BenchStack } from './bench-stack.js';
-import { mainThreadSwitches, processCpuMs } from './cpu.js';
+import { mainThreadSwitches, processCpuMs, processIoSyscalls } from './cpu.js';
 import { createTaskRequest, sendMcp, type HttpRequestSpec } from './mcp-requests.js';
 import { commandDeltas, redisCommandCalls } from './redis-commandstats.js';
 
@@ -25,6 +25,9 @@ export interface EndToEndResult {
   /** The gateways' and the workers' main-thread context switches per task (mainThreadSwitches). */
   gatewaySwitchesPerTask: { sleeps: number; preempted: number };
   workerSwitchesPerTask: { sleeps: number; preempted: number };
+  /** The gateways' and the workers' read and write system calls per task (processIoSyscalls). */
+  gatewaySyscallsPerTask: { reads: number; writes: number };
+  workerSyscallsPerTask: { reads: number; writes: number };
   tasks: number;
   failures: number;
 }
@@ -95,6 +98,10 @@ async function readCounters(
       gateways: sumSwitches(stack.gateways.map((g) => g.process.child.pid!)),
       workers: sumSwitches(stack.workers.map((w) => w.child.pid!)),
     },
+    syscalls: {
+      gateways: sumSyscalls(stack.gateways.map((g) => g.process.child.pid!)),
+      workers: sumSyscalls(stack.workers.map((w) => w.child.pid!)),
+    },
     finished,
   };
 }
@@ -108,6 +115,15 @@ function sumSwitches(pids: number[]): { sleeps: number; preempted: number } {
       (sum, x) => ({ sleeps: sum.sleeps + x.sleeps, preempted: sum.preempted + x.preempted }),
       { sleeps: 0, preempted: 0 },
     );
+}
+
+function sumSyscalls(pids: number[]): { reads: number; writes: number } {
+  return pids
+    .map(processIoSyscalls)
+    .reduce((sum, x) => ({ reads: sum.reads + x.reads, writes: sum.writes + x.writes }), {
+      reads: 0,
+      writes: 0,
+    });
 }
 
 /**
@@ -195,6 +211,14 @@ function endToEndResult(
     workerSwitchesPerTask: {
       sleeps: per(after.switches.workers.sleeps - before.switches.workers.sleeps),
       preempted: per(after.switches.workers.preempted - before.switches.workers.preempted),
+    },
+    gatewaySyscallsPerTask: {
+      reads: per(after.syscalls.gateways.reads - before.syscalls.gateways.reads),
+      writes: per(after.syscalls.gateways.writes - before.syscalls.gateways.writes),
+    },
+    workerSyscallsPerTask: {
+      reads: per(after.syscalls.workers.reads - before.syscalls.workers.reads),
+      writes: per(after.syscalls.workers.writes - before.syscalls.workers.writes),
     },
     tasks,
     failures,
