@@ -60,7 +60,7 @@ const FETCH_RETRY_MS = 1_000;
 
 /** A BullMQ worker used for fetching by hand, on a connection of its own. */
 interface Fetcher {
-  worker: Worker<unknown>;
+  worker: ChainingWorker;
   connection: RedisClient;
   /** Resolves when this fetcher is retired or closed: a fetch stuck on it is given up. */
   stopped: Promise<undefined>;
@@ -119,8 +119,16 @@ export function createTaskConsumer(options: TaskConsumerOptions): TaskConsumer {
         })
       : undefined;
 
-  /** Starts a job's wake-ups as slots free, then completes the job. */
-  const runJob = async (fetcher: Fetcher, job: Job<unknown>, token: string): Promise<void> => {
+  /**
+   * Starts a job's wake-ups as slots free, then completes the job. With a slot still free the
+   * completion also takes the next waiting job (returned, under the same token), in the same
+   * script: one round trip where a completion and a fetch took two.
+   */
+  const runJob = async (
+    fetcher: Fetcher,
+    job: Job<unknown>,
+    token: string,
+  ): Promise<Job<unknown> | undefined> => {
     taken += 1;
     const parsed = parseWakeUps(job.data);
     if (!parsed.ok) {
@@ -132,21 +140,34 @@ export function createTaskConsumer(options: TaskConsumerOptions): TaskConsumer {
         start(wakeUp);
       }
     }
-    // Not awaited here: the next fetch need not wait for it (close does). A lock that lapsed
-    // meanwhile (the job was handed out again) fails this, harmlessly: claimLease absorbs it.
+    // A lock that lapsed meanwhile (the job was handed out again) fails the completion,
+    // harmlessly: claimLease absorbs it. The fetch then goes as usual.
+    if (!closing && fetcher === current && slots.free() > 0)
+      return await fetcher.worker.completeAndTakeNext(job, token).catch(() => undefined);
+    // Not awaited here: the next fetch, which waits for a slot, need not wait for it (close does).
     const completion = job
       .moveToCompleted(undefined, token, false)
       .then(() => undefined)
       .catch(() => undefined)
       .finally(() => completing.delete(completion));
     completing.add(completion);
+    return undefined;
   };
 
   const loop = (async () => {
     let sequence = 0;
+    // A job a completion took for us, with its fetcher and token (runJob).
+    let next: { fetcher: Fetcher; job: Job<unknown>; token: string } | undefined;
     while (!closing) {
       await slots.untilFree();
       if (closing) break;
+      if (next !== undefined) {
+        const taken = next;
+        next = undefined;
+        const job = await runJob(taken.fetcher, taken.job, taken.token);
+        if (job !== undefined) next = { fetcher: taken.fetcher, job, token: taken.token };
+        continue;
+      }
       const fetcher = current;
       const token = `${fetcher.worker.id}:${sequence++}`;
       let job: Job<unknown> | undefined;
@@ -162,8 +183,13 @@ export function createTaskConsumer(options: TaskConsumerOptions): TaskConsumer {
         await sleep(FETCH_RETRY_MS);
         continue;
       }
-      if (job !== undefined) await runJob(fetcher, job, token);
+      if (job === undefined) continue;
+      const chained = await runJob(fetcher, job, token);
+      if (chained !== undefined) next = { fetcher, job: chained, token };
     }
+    // Taken but not started (the consumer is closing): back to the wait list for another worker,
+    // or, if that fails, redelivered once its lock lapses.
+    if (next !== undefined) await next.job.moveToWait(next.token).catch(() => undefined);
   })();
 
   return {
@@ -237,11 +263,35 @@ function clearPointers(
     .catch(() => undefined);
 }
 
+/**
+ * A BullMQ worker fetched by hand that can also complete a job and take the next waiting one in
+ * one script (moveToFinished's fetchNext), as BullMQ's own processor does after each job.
+ */
+class ChainingWorker extends Worker<unknown> {
+  async completeAndTakeNext(job: Job<unknown>, token: string): Promise<Job<unknown> | undefined> {
+    const completed = await job.moveToCompleted(undefined, token, true);
+    if (!Array.isArray(completed)) return undefined;
+    const [jobData, jobId, rateLimitDelay, delayUntil] = completed as [
+      Parameters<Worker['nextJobFromJobData']>[0],
+      string | undefined,
+      number,
+      number,
+    ];
+    // As Worker.handleCompleted: the delays bound the next blocking fetch (a delayed wake-up's
+    // due time); nextJobFromJobData marks the queue drained when no job came back.
+    (this as unknown as { updateDelays(limit: number, until: number): void }).updateDelays(
+      rateLimitDelay,
+      delayUntil,
+    );
+    return (await this.nextJobFromJobData(jobData, jobId, token)) ?? undefined;
+  }
+}
+
 /** A BullMQ worker without a processor (fetched by hand), on a connection of its own. */
 function startFetcher(options: TaskConsumerOptions, prefix: string, lockDuration: number): Fetcher {
   const connection = createConsumerConnection(options.redis);
   connection.on('error', (error) => options.onError?.(error));
-  const worker = new Worker<unknown>(TASK_QUEUE_NAME, null, {
+  const worker = new ChainingWorker(TASK_QUEUE_NAME, null, {
     connection: asBullConnection(connection),
     prefix,
     lockDuration,

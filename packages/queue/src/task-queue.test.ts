@@ -373,6 +373,61 @@ describe('wakeBatch: one job per batch of wake-ups (ADR 0013)', () => {
     }
   });
 
+  it('completes a job and takes the next waiting one in one script while a slot is free', async () => {
+    // A job taken and finished first on another prefix loads BullMQ's scripts into Redis, so each
+    // script below is one EVALSHA, not an EVALSHA refused (NOSCRIPT) and then an EVAL.
+    const warm = setUp('chain-warm');
+    const warmed: string[] = [];
+    const warmConsumer = consume(warm.prefix, 1, (job) => {
+      warmed.push(job.taskId);
+      return Promise.resolve();
+    });
+    await warm.queue.wake(newTaskId(), 'created');
+    await eventually(() => warmed.length === 1);
+    await warmConsumer.close();
+    await warm.queue.close();
+
+    const { prefix, queue } = setUp('chain');
+    const ids = Array.from({ length: 12 }, () => newTaskId());
+    await queue.wakeMany(ids, 'created'); // twelve jobs of one wake-up each
+    // BullMQ's scripts on this prefix, in order: a finish names the completed set; a take
+    // (moveToActive) names the marker, which a finish does not; the stalled check (named by its
+    // own key) is neither.
+    const monitor = await admin.monitor();
+    const scripts: ('take' | 'finish')[] = [];
+    let watching = false;
+    const sentinel = `${prefix}:monitor-sentinel`;
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (args.includes(sentinel)) watching = true;
+      if (!['evalsha', 'eval'].includes(args[0]?.toLowerCase() ?? '')) return;
+      const keys = args.filter((arg) => arg.startsWith(`${prefix}:`));
+      if (keys.some((key) => key.endsWith(':completed'))) scripts.push('finish');
+      else if (keys.some((key) => key.endsWith(':stalled-check'))) return;
+      else if (keys.some((key) => key.endsWith(':marker'))) scripts.push('take');
+    });
+    // MONITOR is on once it shows a command sent after it.
+    await eventually(async () => (await admin.get(sentinel)) === null && watching);
+    const handled: string[] = [];
+    const consumer = consume(prefix, 4, (job) => {
+      handled.push(job.taskId);
+      return Promise.resolve();
+    });
+    try {
+      const finishes = () => scripts.filter((script) => script === 'finish').length;
+      await eventually(() => handled.length === ids.length && finishes() === ids.length);
+      expect([...handled].sort()).toEqual([...ids].sort());
+      // One take for the first job; each completion took the next (before: a take per job). An
+      // empty take may follow the last finish (a marker left from the adds), not before it.
+      const upToLastFinish = scripts.slice(0, scripts.lastIndexOf('finish') + 1);
+      expect(upToLastFinish).toEqual(['take', ...ids.map(() => 'finish')]);
+      expect(await admin.llen(`${prefix}:mcp-tasks-run:wait`)).toBe(0);
+    } finally {
+      await consumer.close();
+      await queue.close();
+      monitor.disconnect();
+    }
+  });
+
   it('starts every wake-up of a batch at once when slots are free: a long one holds no other', async () => {
     const { prefix, queue } = setUp('long');
     const started: string[] = [];

@@ -21,7 +21,7 @@ import { startCompletionWatcher } from './completion-watcher.js';
 import { sendMcp } from './mcp-requests.js';
 import { approval, creatingCall, followAndAnswer, labelRound } from './realistic-requests.js';
 import { startProbeStack } from './probe-stack.js';
-import { processCpuNs } from './cpu.js';
+import { processCpuNs, processIoSyscalls } from './cpu.js';
 
 const clients = Number(process.env.CLIENTS ?? 32);
 const seconds = Number(process.env.SECONDS ?? 10);
@@ -114,6 +114,8 @@ async function main(): Promise<void> {
   let subscribed = 0;
   const gatewayPid = gateway.process.child.pid!;
   const gatewayCpuAtStart = processCpuNs(gatewayPid);
+  const workerPid = probe.stack.workers[0]!.child.pid!;
+  const syscallsAtStart = [processIoSyscalls(gatewayPid), processIoSyscalls(workerPid)];
   try {
     const deadline = performance.now() + seconds * 1_000;
     const client = async () => {
@@ -146,12 +148,22 @@ async function main(): Promise<void> {
     };
     await Promise.all(Array.from({ length: clients }, client));
     const gatewayCpuMs = (processCpuNs(gatewayPid) - gatewayCpuAtStart) / 1e6;
+    const syscalls = [processIoSyscalls(gatewayPid), processIoSyscalls(workerPid)].map(
+      (now, i) => ({
+        writes: now.writes - syscallsAtStart[i]!.writes,
+        reads: now.reads - syscallsAtStart[i]!.reads,
+      }),
+    );
     await sleep(1_000);
     console.log(`${subscribed} lifecycles with a listen watcher (not timed)`);
     console.log(`${done} lifecycles in ${seconds} s: ${(done / seconds).toFixed(1)}/s`);
     const lifecycles = done + subscribed;
     console.log(
       `all ${lifecycles} lifecycles: ${(lifecycles / seconds).toFixed(1)}/s; gateway CPU ${gatewayCpuMs.toFixed(0)} ms, ${(gatewayCpuMs / lifecycles).toFixed(2)} ms per lifecycle`,
+    );
+    const perLifecycle = (x: number) => (x / lifecycles).toFixed(2);
+    console.log(
+      `write / read syscalls per lifecycle: gateway ${perLifecycle(syscalls[0]!.writes)} / ${perLifecycle(syscalls[0]!.reads)}, worker ${perLifecycle(syscalls[1]!.writes)} / ${perLifecycle(syscalls[1]!.reads)}`,
     );
     for (const stage of STAGES)
       console.log(
