@@ -1,8 +1,9 @@
+import { Socket } from 'node:net';
 import { newTaskId } from '@mcp-tasks/tasks';
 import { createTestRedis, type TestRedis } from '@mcp-tasks/testing';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { MAX_TASKS_PER_JOB, WakeUpJobSchema, jobIdFor, type WakeUpJob } from './wake-up-job.js';
 import { createTaskConsumer, type TaskConsumer } from './task-consumer.js';
 import { createTaskQueue, latestJobKey, type TaskQueue } from './task-queue.js';
@@ -242,6 +243,44 @@ describe('wakeBatch: one job per batch of wake-ups (ADR 0013)', () => {
       await eventually(async () => (await admin.exists(`${prefix}:mcp-tasks-run:${jobId}`)) === 0);
     } finally {
       await consumer?.close();
+      await queue.close();
+    }
+  });
+
+  it('sends a later wake-up or a batch with its pointers in one write to Redis', async () => {
+    const { prefix, queue } = setUp('one-write');
+    const redisPort = Number(new URL(redis.url).port || 6379);
+    // Every write this process makes to Redis while `send` runs (nothing else talks to it then).
+    const writesDuring = async (send: () => Promise<void>): Promise<number> => {
+      const write = vi.spyOn(Socket.prototype, 'write');
+      try {
+        await send();
+        const sockets = write.mock.contexts as Socket[];
+        return sockets.filter((socket) => socket.remotePort === redisPort).length;
+      } finally {
+        write.mockRestore();
+      }
+    };
+    try {
+      // Connected, and BullMQ's add script loaded (a first add may be refused NOSCRIPT, then sent
+      // again as EVAL: two writes that say nothing of ours).
+      await queue.wake(newTaskId(), 'resumed');
+      const lone = newTaskId();
+      expect(await writesDuring(() => queue.wake(lone, 'resumed'))).toBe(1);
+      const loneJob = await admin.get(latestJobKey(prefix, lone));
+      expect(loneJob).toMatch(new RegExp(`^${lone}\\.resumed\\.`));
+      expect(await admin.lrange(`${prefix}:mcp-tasks-run:wait`, 0, 0)).toEqual([loneJob]);
+
+      const ids = [newTaskId(), newTaskId(), newTaskId()];
+      expect(await writesDuring(() => queue.wakeBatch(ids, 'resumed'))).toBe(1);
+      const [batchJob] = await admin.lrange(`${prefix}:mcp-tasks-run:wait`, 0, 0);
+      expect(batchJob).toMatch(new RegExp(`^${ids[0]}\\.resumed-batch\\.`));
+      for (const id of ids) expect(await admin.get(latestJobKey(prefix, id))).toBe(batchJob);
+      // The queue's default options still apply to jobs added this way.
+      expect(await admin.hget(`${prefix}:mcp-tasks-run:${batchJob}`, 'opts')).toContain(
+        '"removeOnComplete":true',
+      );
+    } finally {
       await queue.close();
     }
   });

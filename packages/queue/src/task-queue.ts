@@ -1,4 +1,5 @@
-import { Queue } from 'bullmq';
+import { Queue, type JobsOptions } from 'bullmq';
+import type { ChainableCommander } from 'ioredis';
 import { withDeadline } from './deadline.js';
 import {
   MAX_TASKS_PER_JOB,
@@ -84,7 +85,7 @@ export function createTaskQueue(options: TaskQueueOptions): TaskQueue {
   // Errors surface through the rejected commands; the event only needs a listener so ioredis
   // does not report "unhandled error event" while reconnecting.
   connection.on('error', () => undefined);
-  const queue = new Queue<WakeUpJob | WakeUpBatch, void, string>(TASK_QUEUE_NAME, {
+  const queue = new WakeUpQueue(TASK_QUEUE_NAME, {
     connection: asBullConnection(connection),
     prefix,
     defaultJobOptions: { removeOnComplete: true, removeOnFail: true, attempts: 1 },
@@ -201,7 +202,7 @@ async function pendingJobs(producer: Producer, taskIds: readonly string[]): Prom
 
 /** What the add helpers write with: the BullMQ queue, its Redis connection and key prefix. */
 interface Producer {
-  queue: Queue<WakeUpJob | WakeUpBatch, void, string>;
+  queue: WakeUpQueue;
   connection: ReturnType<typeof createProducerConnection>;
   prefix: string;
   /** Bound on one wake-up or lookup (commandTimeoutMs). */
@@ -210,59 +211,48 @@ interface Producer {
 
 /** Adds one wake-up job and, for a later wake-up (its own job id), the latest-wake-up pointer. */
 async function addWakeUp(
-  { queue, connection, prefix }: Producer,
+  { queue, prefix }: Producer,
   taskId: string,
   reason: WakeUpReason,
   wakeUpOptions: WakeUpOptions,
 ): Promise<void> {
   const jobId = jobIdFor(taskId, reason);
-  const adding = queue.add(
-    WAKE_UP_JOB_NAME,
-    { taskId, reason },
-    { jobId, ...(wakeUpOptions.delayMs ? { delay: wakeUpOptions.delayMs } : {}) },
-  );
+  const job: BulkJob = {
+    name: WAKE_UP_JOB_NAME,
+    data: { taskId, reason },
+    opts: { jobId, ...(wakeUpOptions.delayMs ? { delay: wakeUpOptions.delayMs } : {}) },
+  };
   if (jobId === taskId) {
-    await adding;
+    await queue.add(job.name, job.data, job.opts);
     return;
   }
-  // The pointer goes out with the add, not one round trip after it. If the add fails, the
-  // pointer names a job that does not exist, which lookups read as "not live": at worst
-  // one duplicate wake-up later, which claimLease absorbs.
-  const pointing = queue
-    .waitUntilReady()
-    .then(() => connection.set(latestJobKey(prefix, taskId), jobId, 'PX', LATEST_JOB_TTL_MS));
-  await Promise.all([adding, pointing]);
+  // The pointer goes out with the add, in one write. If the add fails, the pointer names a job
+  // that does not exist, which lookups read as "not live": at worst one duplicate wake-up
+  // later, which claimLease absorbs.
+  await queue.addWithPointers([job], [[taskId, jobId]], prefix);
 }
 
 /** Adds many wake-up jobs in one pipeline, with the pointers of the later ones alongside. */
 async function addWakeUps(
-  { queue, connection, prefix }: Producer,
+  { queue, prefix }: Producer,
   taskIds: readonly string[],
   reason: WakeUpReason,
 ): Promise<void> {
-  const jobs = taskIds.map((taskId) => ({
+  const jobs = taskIds.map((taskId): BulkJob => ({
     name: WAKE_UP_JOB_NAME,
     data: { taskId, reason },
     opts: { jobId: jobIdFor(taskId, reason) },
   }));
-  // `created` wake-ups are found by their id alone: no pointers, no second round trip.
-  const later = jobs.filter((job) => job.opts.jobId !== job.data.taskId);
-  // One pipeline (one write); an id already in Redis (waiting, active, delayed) is left as it
-  // is. The pointers go out alongside, as in addWakeUp.
-  const adding = queue.addBulk(jobs);
-  if (later.length === 0) {
-    await adding;
+  // `created` wake-ups are found by their id alone: no pointers. An id already in Redis
+  // (waiting, active, delayed) is left as it is.
+  const pointers = jobs
+    .filter(({ data, opts }) => 'taskId' in data && opts.jobId !== data.taskId)
+    .map(({ data, opts }): [string, string] => [(data as WakeUpJob).taskId, opts.jobId]);
+  if (pointers.length === 0) {
+    await queue.addBulk(jobs);
     return;
   }
-  // The connection refuses commands until it is ready (no offline queue); BullMQ's add waits
-  // for that, and so must the pointer writes.
-  await queue.waitUntilReady();
-  const pointing = writePointers(
-    connection,
-    prefix,
-    later.map((job) => [job.data.taskId, job.opts.jobId]),
-  );
-  await Promise.all([adding, pointing]);
+  await queue.addWithPointers(jobs, pointers, prefix);
 }
 
 /** Splits ids into runs of at most `size`. */
@@ -280,12 +270,11 @@ function chunks<T>(items: readonly T[], size: number): T[][] {
  * of one is an ordinary job, as `wake` adds it.
  */
 async function addBatchJobs(
-  { queue, connection, prefix }: Producer,
+  { queue, prefix }: Producer,
   taskIds: readonly string[],
   reason: WakeUpReason,
 ): Promise<void> {
-  type Job = { name: string; data: WakeUpJob | WakeUpBatch; opts: { jobId: string } };
-  const jobs = chunks(taskIds, MAX_TASKS_PER_JOB).map((ids): Job =>
+  const jobs = chunks(taskIds, MAX_TASKS_PER_JOB).map((ids): BulkJob =>
     ids.length === 1
       ? {
           name: WAKE_UP_JOB_NAME,
@@ -298,29 +287,46 @@ async function addBatchJobs(
           opts: { jobId: batchJobIdFor(ids[0]!, reason) },
         },
   );
-  // The connection refuses commands until it is ready (no offline queue). The pointers go out
-  // first on the same connection, so a consumer that takes a job at once finds them to delete.
-  await queue.waitUntilReady();
-  const pointing = writePointers(
-    connection,
-    prefix,
-    jobs.flatMap(({ data, opts }) =>
-      ('taskIds' in data ? data.taskIds : [data.taskId])
-        .filter((taskId) => taskId !== opts.jobId)
-        .map((taskId): [string, string] => [taskId, opts.jobId]),
-    ),
+  const pointers = jobs.flatMap(({ data, opts }) =>
+    ('taskIds' in data ? data.taskIds : [data.taskId])
+      .filter((taskId) => taskId !== opts.jobId)
+      .map((taskId): [string, string] => [taskId, opts.jobId]),
   );
-  await Promise.all([pointing, queue.addBulk(jobs)]);
+  await queue.addWithPointers(jobs, pointers, prefix);
 }
 
-/** Latest-wake-up pointers, [task id, job id] each, in one pipeline (one write). */
-function writePointers(
-  connection: Producer['connection'],
-  prefix: string,
-  entries: readonly (readonly [string, string])[],
-): Promise<unknown> {
-  const pointers = connection.pipeline();
-  for (const [taskId, jobId] of entries)
-    pointers.set(latestJobKey(prefix, taskId), jobId, 'PX', LATEST_JOB_TTL_MS);
-  return pointers.exec();
+/** A wake-up job as addBulk takes it, its id always set. */
+interface BulkJob {
+  name: string;
+  data: WakeUpJob | WakeUpBatch;
+  opts: JobsOptions & { jobId: string };
+}
+
+/**
+ * BullMQ's Queue whose adds can carry latest-wake-up pointers: the pointers' SETs and the jobs'
+ * add scripts go in one pipeline — one write where a pipeline of pointers and another of adds
+ * took two — the pointers first, so a consumer that takes a job at once finds them to delete.
+ * Each job gets the queue's default options under its own, as addBulk gives them.
+ */
+class WakeUpQueue extends Queue<WakeUpJob | WakeUpBatch, void, string> {
+  async addWithPointers(
+    jobs: readonly BulkJob[],
+    pointers: readonly (readonly [string, string])[],
+    prefix: string,
+  ): Promise<void> {
+    // Resolves once the connection is ready: it refuses commands before (no offline queue).
+    const client = await this.client;
+    const pipeline = client.pipeline();
+    // On our ioredis connection (asBullConnection) BullMQ's pipeline is ioredis's own.
+    const commands = pipeline as unknown as ChainableCommander;
+    for (const [taskId, jobId] of pointers)
+      commands.set(latestJobKey(prefix, taskId), jobId, 'PX', LATEST_JOB_TTL_MS);
+    for (const { name, data, opts } of jobs) {
+      const job = new this.Job(this, name, data, { ...this.jobsOpts, ...opts }, opts.jobId);
+      // Queued on the pipeline at once, as BullMQ's Job.createBulk does; its outcome is exec's.
+      job.addJob(pipeline, { parentDependenciesKey: '' }).catch(() => undefined);
+    }
+    const results = (await pipeline.exec()) ?? [];
+    for (const [error] of results) if (error) throw error;
+  }
 }
