@@ -1,8 +1,9 @@
 /**
  * What each request of the realistic workflow costs in system calls when it is alone (issue 30):
  * one client sends N of each kind in turn — the MRTR round, the creating call (and the worker's
- * run to the pause), the answer (and the worker's run to the end), then N no-input creates run to
- * their end — and the gateway's and worker's write and read system calls (/proc/PID/io) are
+ * run to the pause), the answer (and the worker's run to the end), a whole lifecycle followed by
+ * a `subscriptions/listen` stream that answers the pause, then N no-input creates run to their
+ * end — and the gateway's and worker's write and read system calls (/proc/PID/io) are
  * counted per request. Alone means no natural batch forms: these are the round trips a request
  * costs before batching shares them, the count that sets its price at low load.
  *
@@ -11,13 +12,14 @@
  *
  * APPS_ROOT=/path/to/another/checkout runs that tree's built gateway and worker instead.
  */
+import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { REALISTIC_TOOL_MODULE } from '@mcp-tasks/tools/bench';
 import { Pool } from 'undici';
 import { startCompletionWatcher } from './completion-watcher.js';
 import { processIoSyscalls } from './cpu.js';
 import { createTaskRequest, sendMcp } from './mcp-requests.js';
-import { approval, creatingCall, labelRound } from './realistic-requests.js';
+import { approval, creatingCall, followAndAnswer, labelRound } from './realistic-requests.js';
 import { startProbeStack } from './probe-stack.js';
 
 const n = Number(process.env.N ?? 200);
@@ -36,13 +38,15 @@ async function main(): Promise<void> {
   const measure = async (label: string, send: (i: number) => Promise<void>) => {
     await sleep(SETTLE_MS);
     const before = pids.map(processIoSyscalls);
+    const startedAt = performance.now();
     for (let i = 0; i < n; i += 1) await send(i);
+    const msEach = (performance.now() - startedAt) / n;
     await sleep(SETTLE_MS);
     const after = pids.map(processIoSyscalls);
     const per = (process: number, kind: 'writes' | 'reads') =>
       ((after[process]![kind] - before[process]![kind]) / n).toFixed(2);
     console.log(
-      `${label.padEnd(34)} gateway ${per(0, 'writes')} / ${per(0, 'reads')}   worker ${per(1, 'writes')} / ${per(1, 'reads')}`,
+      `${label.padEnd(34)} gateway ${per(0, 'writes')} / ${per(0, 'reads')}   worker ${per(1, 'writes')} / ${per(1, 'reads')}   (${msEach.toFixed(1)} ms each)`,
     );
   };
   try {
@@ -60,6 +64,15 @@ async function main(): Promise<void> {
     await measure('answer, worker to the end', async (i) => {
       await sendMcp(gateway.url, approval(ids[i]!), http);
       await watcher.waitFor(ids[i]!);
+    });
+    await measure('watched lifecycle (round to end)', async (i) => {
+      const round = await sendMcp(gateway.url, labelRound(), http);
+      const created = await sendMcp(
+        gateway.url,
+        creatingCall(round.requestState as string, n + i),
+        http,
+      );
+      await followAndAnswer(gateway.url, http, created.taskId as string);
     });
     await measure('no-input create, worker to the end', async () => {
       const created = await sendMcp(gateway.url, createTaskRequest(), http);
