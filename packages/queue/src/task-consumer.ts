@@ -49,8 +49,12 @@ export interface TaskConsumer {
   waitUntilReady(): Promise<void>;
 }
 
-/** Deletes the latest-wake-up pointer only while it still names this job (not a newer one). */
-const CLEAR_POINTER_SCRIPT = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
+/** Deletes each latest-wake-up pointer only while it still names this job (not a newer one). */
+const CLEAR_POINTERS_SCRIPT = `local n = 0
+for _, key in ipairs(KEYS) do
+  if redis.call('GET', key) == ARGV[1] then n = n + redis.call('DEL', key) end
+end
+return n`;
 
 /** How long a replaced worker may take to close before its connection is dropped anyway. */
 const REPLACED_CLOSE_BOUND_MS = 5_000;
@@ -237,11 +241,11 @@ function createSlots(concurrency: number) {
 
 /**
  * A job's latest-wake-up pointers (task-queue.ts) serve to find it while it is pending; once
- * taken it is not pending any more, so they go now instead of living out their 24 h TTL. A lone
- * later wake-up's pointer is deleted only while it still names this job; a batch job's pointers
- * go in one DEL (a newer wake-up of a task in a batch that was never claimed is not sent while
- * the batch is pending, since the sweeper finds the batch). Not awaited: a failure leaves the keys
- * to their TTL, and at worst a sweep adds a wake-up that claimLease absorbs.
+ * taken it is not pending any more, so they go now instead of living out their 24 h TTL: one
+ * script for all of them, each deleted only while it still names this job (a newer wake-up of a
+ * task, a second resume while a batch waits, moved it on, and the sweeper must still find that
+ * one). Not awaited: a failure leaves the keys to their TTL, and at worst a sweep adds a
+ * wake-up that claimLease absorbs.
  */
 function clearPointers(
   connection: RedisClient,
@@ -250,17 +254,12 @@ function clearPointers(
   wakeUps: readonly WakeUpJob[],
 ): void {
   if (jobId === undefined) return;
-  if (wakeUps.length > 1) {
-    connection
-      .del(...wakeUps.map(({ taskId }) => latestJobKey(prefix, taskId)))
-      .catch(() => undefined);
-    return;
-  }
-  const [wakeUp] = wakeUps;
-  if (wakeUp === undefined || jobId === wakeUp.taskId) return;
-  connection
-    .eval(CLEAR_POINTER_SCRIPT, 1, latestJobKey(prefix, wakeUp.taskId), jobId)
-    .catch(() => undefined);
+  // A created job's id is its task's id: it wrote no pointer.
+  const keys = wakeUps
+    .filter(({ taskId }) => taskId !== jobId)
+    .map(({ taskId }) => latestJobKey(prefix, taskId));
+  if (keys.length === 0) return;
+  connection.eval(CLEAR_POINTERS_SCRIPT, keys.length, ...keys, jobId).catch(() => undefined);
 }
 
 /**

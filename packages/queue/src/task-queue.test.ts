@@ -536,6 +536,38 @@ describe('the latest-wake-up pointer', () => {
     }
   });
 
+  it('of a batch is deleted when the batch is taken, but not where a newer wake-up moved it on', async () => {
+    const prefix = `${redis.prefix}-taken-batch`;
+    const queue = createTaskQueue({ redis: { url: redis.url }, prefix });
+    const handled: WakeUpJob[] = [];
+    let consumer: TaskConsumer | undefined;
+    try {
+      const [answered, answeredTwice] = [newTaskId(), newTaskId()];
+      await queue.wakeBatch([answered, answeredTwice], 'resumed');
+      // A second answer's wake-up, added while the batch still waits, moved one pointer on.
+      const newer = jobIdFor(answeredTwice, 'resumed');
+      await admin.set(latestJobKey(prefix, answeredTwice), newer);
+      consumer = createTaskConsumer({
+        redis: { url: redis.url },
+        prefix,
+        concurrency: 2,
+        handle: (job) => {
+          handled.push(job);
+          return Promise.resolve();
+        },
+      });
+      await eventually(() => handled.length === 2);
+      await eventually(async () => (await admin.exists(latestJobKey(prefix, answered))) === 0);
+      // The delete of both went in one script: the other pointer was left as it was.
+      expect(await admin.get(latestJobKey(prefix, answeredTwice))).toBe(newer);
+    } finally {
+      await consumer?.close();
+      await queue.close();
+      const keys = await admin.keys(`${prefix}*`);
+      if (keys.length > 0) await admin.del(...keys);
+    }
+  });
+
   it('is written only for wake-ups whose job id is not the task id, not for the first one', async () => {
     const queue = createTaskQueue({ redis: { url: redis.url }, prefix: `${redis.prefix}-ptr` });
     try {
