@@ -248,10 +248,10 @@ function createSlots(concurrency: number) {
 
 /**
  * A job's latest-wake-up pointers (task-queue.ts) serve to find it while it is pending; once
- * taken it is not pending any more, so they go now instead of living out their 24 h TTL: one
- * script for all of them, each deleted only while it still names this job (a newer wake-up of a
- * task, a second resume while a batch waits, moved it on, and the sweeper must still find that
- * one). Not awaited: a failure leaves the keys to their TTL, and at worst a sweep adds a
+ * taken it is not pending any more, so they go now instead of living out their 24 h TTL, in one
+ * command: a later wake-up's, each deleted only while it still names this job (a newer wake-up
+ * of the task, a second resume while a batch waits, moved it on, and the sweeper must still find
+ * that one). Not awaited: a failure leaves the keys to their TTL, and at worst a sweep adds a
  * wake-up that claimLease absorbs.
  */
 function clearPointers(
@@ -266,7 +266,12 @@ function clearPointers(
     .filter(({ taskId }) => taskId !== jobId)
     .map(({ taskId }) => latestJobKey(prefix, taskId));
   if (keys.length === 0) return;
-  connection.eval(CLEAR_POINTERS_SCRIPT, keys.length, ...keys, jobId).catch(() => undefined);
+  // A created batch's tasks get no other wake-up while it waits (the sweeper finds the batch
+  // through these pointers): one plain DEL, no GET per key.
+  const clearing = wakeUps.every(({ reason }) => reason === 'created')
+    ? connection.del(...keys)
+    : connection.eval(CLEAR_POINTERS_SCRIPT, keys.length, ...keys, jobId);
+  clearing.catch(() => undefined);
 }
 
 /**
