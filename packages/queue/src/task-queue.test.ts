@@ -499,11 +499,9 @@ describe('a producer with Redis unreachable', () => {
 });
 
 describe('the latest-wake-up pointer', () => {
-  it('is deleted when a consumer takes the job it names, and kept when it names a newer one', async () => {
-    const prefix = `${redis.prefix}-taken`;
-    const queue = createTaskQueue({ redis: { url: redis.url }, prefix });
-    const handled: WakeUpJob[] = [];
-    const consumer = createTaskConsumer({
+  /** A consumer on `prefix` that records each wake-up it is handed. */
+  const recordingConsumer = (prefix: string, handled: WakeUpJob[]) =>
+    createTaskConsumer({
       redis: { url: redis.url },
       prefix,
       concurrency: 2,
@@ -512,6 +510,12 @@ describe('the latest-wake-up pointer', () => {
         return Promise.resolve();
       },
     });
+
+  it('is deleted when a consumer takes the job it names, and kept when it names a newer one', async () => {
+    const prefix = `${redis.prefix}-taken`;
+    const queue = createTaskQueue({ redis: { url: redis.url }, prefix });
+    const handled: WakeUpJob[] = [];
+    const consumer = recordingConsumer(prefix, handled);
     try {
       await consumer.waitUntilReady();
       const resumed = newTaskId();
@@ -547,15 +551,7 @@ describe('the latest-wake-up pointer', () => {
       // A second answer's wake-up, added while the batch still waits, moved one pointer on.
       const newer = jobIdFor(answeredTwice, 'resumed');
       await admin.set(latestJobKey(prefix, answeredTwice), newer);
-      consumer = createTaskConsumer({
-        redis: { url: redis.url },
-        prefix,
-        concurrency: 2,
-        handle: (job) => {
-          handled.push(job);
-          return Promise.resolve();
-        },
-      });
+      consumer = recordingConsumer(prefix, handled);
       await eventually(() => handled.length === 2);
       await eventually(async () => (await admin.exists(latestJobKey(prefix, answered))) === 0);
       // The delete of both went in one script: the other pointer was left as it was.

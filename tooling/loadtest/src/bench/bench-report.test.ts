@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { renderComparisons, renderMeasurements, type BenchResults } from './bench-report.js';
-import { mainThreadSwitches, processCpuMs, processIoSyscalls } from './cpu.js';
+import { mainThreadSwitches, processCpuMs, processIoSyscalls, sumOverProcesses } from './cpu.js';
 import { FIGURES, parseFigureList, selectFigures } from './figures.js';
 import { commandDeltas, parseCommandstats } from './redis-commandstats.js';
 
@@ -269,6 +269,17 @@ describe('processIoSyscalls', () => {
 
   it('names the file when there is no such process', () => {
     expect(() => processIoSyscalls(2 ** 22 + 1)).toThrow(/\/proc\/4194305\/io/);
+  });
+});
+
+describe('sumOverProcesses', () => {
+  it('sums each field over the processes, and refuses none', () => {
+    const counts: Record<number, { reads: number; writes: number }> = {
+      1: { reads: 2, writes: 5 },
+      2: { reads: 3, writes: 7 },
+    };
+    expect(sumOverProcesses([1, 2], (pid) => counts[pid]!)).toEqual({ reads: 5, writes: 12 });
+    expect(() => sumOverProcesses([], (pid) => counts[pid]!)).toThrow('no process to count');
   });
 });
 

@@ -42,6 +42,20 @@ export function processIoSyscalls(pid: number): { reads: number; writes: number 
   return { reads: field('syscr'), writes: field('syscw') };
 }
 
+/** `read` of each process, summed field by field (the counts of a stack's gateways, say). */
+export function sumOverProcesses<T extends Record<string, number>>(
+  pids: readonly number[],
+  read: (pid: number) => T,
+): T {
+  if (pids.length === 0) throw new Error('no process to count');
+  return pids
+    .map(read)
+    .reduce(
+      (sum, counts) =>
+        Object.fromEntries(Object.entries(counts).map(([key, n]) => [key, sum[key]! + n])) as T,
+    );
+}
+
 /** When a process started, ms after boot, from /proc/PID/stat (10 ms steps). */
 export function processStartMs(pid: number): number {
   return (Number(statFields(readFileSync(`/proc/${pid}/stat`, 'utf8'))[19]) * 1_000) / TICKS_PER_S;

@@ -3,7 +3,7 @@ import pg from 'pg';
 import { Pool } from 'undici';
 import { startCompletionWatcher, type CompletionWatcher } from './completion-watcher.js';
 import type { BenchStack } from './bench-stack.js';
-import { mainThreadSwitches, processCpuMs, processIoSyscalls } from './cpu.js';
+import { mainThreadSwitches, processCpuMs, processIoSyscalls, sumOverProcesses } from './cpu.js';
 import { createTaskRequest, sendMcp, type HttpRequestSpec } from './mcp-requests.js';
 import { commandDeltas, redisCommandCalls } from './redis-commandstats.js';
 
@@ -86,45 +86,29 @@ async function readCounters(
   finished: number,
 ) {
   const { stack } = options;
+  const gatewayPids = stack.gateways.map((g) => g.process.child.pid!);
+  const workerPids = stack.workers.map((w) => w.child.pid!);
   return {
     commits: await xactCommits(options.statsUrl, options.databaseName),
     redis: await redisCommandCalls(options.redisUrl),
     watcherQueries: watcher.queries(),
     cpu: {
-      gateways: stack.gateways.reduce((sum, g) => sum + processCpuMs(g.process.child.pid!), 0),
-      workers: stack.workers.reduce((sum, w) => sum + processCpuMs(w.child.pid!), 0),
+      gateways: gatewayPids.reduce((sum, pid) => sum + processCpuMs(pid), 0),
+      workers: workerPids.reduce((sum, pid) => sum + processCpuMs(pid), 0),
     },
     switches: {
-      gateways: sumSwitches(stack.gateways.map((g) => g.process.child.pid!)),
-      workers: sumSwitches(stack.workers.map((w) => w.child.pid!)),
+      gateways: sumOverProcesses(gatewayPids, mainThreadSwitches),
+      workers: sumOverProcesses(workerPids, mainThreadSwitches),
     },
     syscalls: {
-      gateways: sumSyscalls(stack.gateways.map((g) => g.process.child.pid!)),
-      workers: sumSyscalls(stack.workers.map((w) => w.child.pid!)),
+      gateways: sumOverProcesses(gatewayPids, processIoSyscalls),
+      workers: sumOverProcesses(workerPids, processIoSyscalls),
     },
     finished,
   };
 }
 
 type Counters = Awaited<ReturnType<typeof readCounters>>;
-
-function sumSwitches(pids: number[]): { sleeps: number; preempted: number } {
-  return pids
-    .map(mainThreadSwitches)
-    .reduce(
-      (sum, x) => ({ sleeps: sum.sleeps + x.sleeps, preempted: sum.preempted + x.preempted }),
-      { sleeps: 0, preempted: 0 },
-    );
-}
-
-function sumSyscalls(pids: number[]): { reads: number; writes: number } {
-  return pids
-    .map(processIoSyscalls)
-    .reduce((sum, x) => ({ reads: sum.reads + x.reads, writes: sum.writes + x.writes }), {
-      reads: 0,
-      writes: 0,
-    });
-}
 
 /**
  * The closed loop: `concurrency` clients, each running one task's lifecycle after the other,
@@ -187,6 +171,9 @@ function endToEndResult(
   const { stack } = options;
   const tasks = after.finished - before.finished;
   const per = (value: number) => (tasks === 0 ? Number.NaN : value / tasks);
+  /** Each counter's growth over the measured phase, per task. */
+  const perTask = <T extends Record<string, number>>(start: T, end: T): T =>
+    Object.fromEntries(Object.keys(start).map((key) => [key, per(end[key]! - start[key]!)])) as T;
   // The bench's own "before" INFO shows in the "after" counts (a command counts once it ran).
   const redis = commandDeltas(before.redis, {
     ...after.redis,
@@ -204,22 +191,10 @@ function endToEndResult(
     redisCommands: redis.map((entry) => ({ command: entry.command, perTask: per(entry.calls) })),
     gatewayCpuMsPerTask: per(after.cpu.gateways - before.cpu.gateways),
     workerCpuMsPerTask: per(after.cpu.workers - before.cpu.workers),
-    gatewaySwitchesPerTask: {
-      sleeps: per(after.switches.gateways.sleeps - before.switches.gateways.sleeps),
-      preempted: per(after.switches.gateways.preempted - before.switches.gateways.preempted),
-    },
-    workerSwitchesPerTask: {
-      sleeps: per(after.switches.workers.sleeps - before.switches.workers.sleeps),
-      preempted: per(after.switches.workers.preempted - before.switches.workers.preempted),
-    },
-    gatewaySyscallsPerTask: {
-      reads: per(after.syscalls.gateways.reads - before.syscalls.gateways.reads),
-      writes: per(after.syscalls.gateways.writes - before.syscalls.gateways.writes),
-    },
-    workerSyscallsPerTask: {
-      reads: per(after.syscalls.workers.reads - before.syscalls.workers.reads),
-      writes: per(after.syscalls.workers.writes - before.syscalls.workers.writes),
-    },
+    gatewaySwitchesPerTask: perTask(before.switches.gateways, after.switches.gateways),
+    workerSwitchesPerTask: perTask(before.switches.workers, after.switches.workers),
+    gatewaySyscallsPerTask: perTask(before.syscalls.gateways, after.syscalls.gateways),
+    workerSyscallsPerTask: perTask(before.syscalls.workers, after.syscalls.workers),
     tasks,
     failures,
   };

@@ -25,6 +25,7 @@ import { startBenchStack } from './bench-stack.js';
 import { deleteRedisPrefix } from './cleanup.js';
 import { median } from './cpu-per-task.js';
 import { statCpuMs } from './cpu-per-task.js';
+import { sumOverProcesses } from './cpu.js';
 import { runEndToEnd } from './end-to-end.js';
 
 const pairs = Number(process.env.PAIRS ?? 3);
@@ -64,15 +65,6 @@ function threadCpu(pid: number): { main: number; other: number } {
     else other += ms;
   }
   return { main, other };
-}
-
-function sumThreads(pids: number[]): { main: number; other: number } {
-  return pids
-    .map(threadCpu)
-    .reduce((sum, t) => ({ main: sum.main + t.main, other: sum.other + t.other }), {
-      main: 0,
-      other: 0,
-    });
 }
 
 type Row = Record<string, number>;
@@ -129,9 +121,15 @@ async function measure(
     await admin.query('SELECT pg_stat_statements_reset()');
     const gwPids = stack.gateways.map((g) => g.process.child.pid!);
     const wkPids = stack.workers.map((w) => w.child.pid!);
-    const before = { gw: sumThreads(gwPids), wk: sumThreads(wkPids) };
+    const before = {
+      gw: sumOverProcesses(gwPids, threadCpu),
+      wk: sumOverProcesses(wkPids, threadCpu),
+    };
     const loaded = await runEndToEnd({ ...e2e, durationS, warmupS: 0.001 });
-    const after = { gw: sumThreads(gwPids), wk: sumThreads(wkPids) };
+    const after = {
+      gw: sumOverProcesses(gwPids, threadCpu),
+      wk: sumOverProcesses(wkPids, threadCpu),
+    };
     const per = (v: number) => v / loaded.tasks;
     const stmts = await statements(admin, database.name);
     const pick = (re: RegExp) => {
