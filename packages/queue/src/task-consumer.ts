@@ -145,10 +145,9 @@ export function createTaskConsumer(options: TaskConsumerOptions): TaskConsumer {
       }
     }
     // A lock that lapsed meanwhile (the job was handed out again) fails the completion,
-    // harmlessly: claimLease absorbs it. The fetch then goes as usual.
-    // Raced as the fetch is: a completion stuck on a dead connection must not hold up the
-    // stall watch's replacement or close (a job it takes meanwhile is redelivered once its lock
-    // lapses).
+    // harmlessly (claimLease absorbs it), and the loop fetches as usual. Raced as the fetch is:
+    // a completion stuck on a dead connection must not hold up the stall watch's replacement or
+    // close (a job it takes meanwhile is redelivered once its lock lapses).
     if (!closing && fetcher === current && slots.free() > 0)
       return await Promise.race([
         fetcher.worker.completeAndTakeNext(job, token).catch(() => undefined),
