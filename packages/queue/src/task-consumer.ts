@@ -56,6 +56,9 @@ for _, key in ipairs(KEYS) do
 end
 return n`;
 
+/** How long close waits for completions still in flight before it drops the connection. */
+const COMPLETIONS_AT_CLOSE_BOUND_MS = 5_000;
+
 /** How long a replaced worker may take to close before its connection is dropped anyway. */
 const REPLACED_CLOSE_BOUND_MS = 5_000;
 
@@ -209,7 +212,13 @@ export function createTaskConsumer(options: TaskConsumerOptions): TaskConsumer {
       endFetch();
       await loop;
       current.stop();
-      await Promise.all(completing);
+      // Bounded: a completion Redis never answers (a dead link) is given up; the disconnect
+      // below fails it, and its job is handed out again once its lock lapses.
+      await Promise.race([
+        Promise.all(completing),
+        // Unref: a normal close must not keep the process up for the bound.
+        sleep(COMPLETIONS_AT_CLOSE_BOUND_MS, undefined, { ref: false }),
+      ]);
       // Forced: nothing runs inside BullMQ's worker (the wake-ups run here), and an unforced
       // close would wait out a blocking fetch (up to 5 s).
       await current.worker.close(true);
