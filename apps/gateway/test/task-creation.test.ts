@@ -63,7 +63,6 @@ describe('creating a task (R10, R11)', () => {
         submitInputResponses: () => Promise.reject(new Error('unused')),
         cancel: () => Promise.reject(new Error('unused')),
         getTaskView: () => Promise.reject(new Error('unused')),
-        getTask: () => Promise.reject(new Error('unused')),
         getTaskViewsFromPrimary: () => Promise.reject(new Error('unused')),
         getInputRequests: () => Promise.reject(new Error('unused')),
         flagListened: () => Promise.reject(new Error('unused')),

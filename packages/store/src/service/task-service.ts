@@ -10,7 +10,6 @@ import { createOutbox, type Outbox, type WakeUpQueue } from '../wake-up/outbox.j
 import { createReplicaWaiter, replicaNotCaughtUp, type ReplicaWaiter } from '../db/replica.js';
 import {
   createTasks,
-  getTaskForPrincipal,
   mayHaveCommitted,
   requestCancel,
   type CreatedTask,
@@ -56,8 +55,6 @@ export interface TaskService {
     taskId: string,
     options?: ReadOptions,
   ): Promise<TaskView | undefined>;
-  /** The owner's task as the primary has it (the operator console). */
-  getTask(owner: TaskOwner, taskId: string): Promise<Task | undefined>;
   /**
    * The owner's outstanding input requests as the primary has them (tasks/update checks answers
    * against them); undefined when the owner has no such task. Concurrent reads share one
@@ -247,7 +244,6 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
       return { found };
     },
     getTaskView,
-    getTask: (owner, taskId) => getTaskForPrincipal(db, owner.tenant, owner.principal, taskId),
     getInputRequests: async (owner, taskId) =>
       (await readOnPrimary({ tenant: owner.tenant, principal: owner.principal, taskId }))
         ?.inputRequests,
