@@ -1,5 +1,10 @@
 import { createDb, migrateToLatest } from '@mcp-tasks/store';
-import { createTestDatabase, createTestRedis, type TestDatabase } from '@mcp-tasks/testing';
+import {
+  createTestDatabase,
+  createTestRedis,
+  type TestDatabase,
+  type TestRedis,
+} from '@mcp-tasks/testing';
 import { startBenchStack, type BenchStack } from './bench-stack.js';
 import { deleteRedisPrefix } from './cleanup.js';
 
@@ -9,6 +14,18 @@ export interface ProbeStack {
   redisUrl: string;
   /** Stops the processes, drops the scratch database and deletes the Redis prefix. */
   close: () => Promise<void>;
+}
+
+/** A scratch database (migrated) and Redis prefix named after `label`, for a probe's stack. */
+export async function createScratch(
+  label: string,
+): Promise<{ database: TestDatabase; redis: TestRedis }> {
+  const database = await createTestDatabase(label);
+  const redis = await createTestRedis(label);
+  const db = createDb({ connectionString: database.connectionString });
+  await migrateToLatest(db);
+  await db.destroy();
+  return { database, redis };
 }
 
 /**
@@ -29,11 +46,7 @@ export async function startProbeStack(
     appsRoot?: string;
   } = {},
 ): Promise<ProbeStack> {
-  const database = await createTestDatabase(label);
-  const redis = await createTestRedis(label);
-  const db = createDb({ connectionString: database.connectionString });
-  await migrateToLatest(db);
-  await db.destroy();
+  const { database, redis } = await createScratch(label);
   await options.beforeStart?.(database.connectionString);
   const stack = await startBenchStack({
     databaseUrl: database.connectionString,

@@ -10,33 +10,21 @@
  *   CLIENTS=16 ROUNDS=2 DURATION_S=8 pnpm exec tsx --conditions=@mcp-tasks/source \
  *     tooling/loadtest/src/bench/shared-cores-probe.ts
  */
-import { createDb, migrateToLatest } from '@mcp-tasks/store';
-import { createTestDatabase, createTestRedis, postgresBaseUrl } from '@mcp-tasks/testing';
+import { postgresBaseUrl } from '@mcp-tasks/testing';
 import { startBenchStack, type BenchStack } from './bench-stack.js';
 import { deleteRedisPrefix } from './cleanup.js';
 import { runEndToEnd, type EndToEndResult } from './end-to-end.js';
+import { createScratch } from './probe-stack.js';
 
 const clients = Number(process.env.CLIENTS ?? 16);
 const rounds = Number(process.env.ROUNDS ?? 2);
 const durationS = Number(process.env.DURATION_S ?? 8);
 const warmupS = Number(process.env.WARMUP_S ?? 2);
 
-interface Side {
-  database: Awaited<ReturnType<typeof createTestDatabase>>;
-  redis: Awaited<ReturnType<typeof createTestRedis>>;
-}
-
-async function side(name: string): Promise<Side> {
-  const database = await createTestDatabase(name);
-  const redis = await createTestRedis(name);
-  const db = createDb({ connectionString: database.connectionString });
-  await migrateToLatest(db);
-  await db.destroy();
-  return { database, redis };
-}
+type Side = Awaited<ReturnType<typeof createScratch>>;
 
 const statsUrl = await postgresBaseUrl();
-const sides = [await side('cores_a'), await side('cores_b')];
+const sides = [await createScratch('cores_a'), await createScratch('cores_b')];
 
 const start = (s: Side, gateways: number, workers: number) =>
   startBenchStack({

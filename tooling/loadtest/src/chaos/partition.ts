@@ -5,9 +5,10 @@ const LINKS = ['postgres', 'redis', 'postgres+redis'] as const;
 
 /**
  * Cut one worker (a busy one when there is one, so it holds leases) off Postgres, Redis or both
- * for twice its lease, once the link carries a connection, then heal. Each worker reaches both through TCP proxies of its own
- * (`startStack`'s `workerConnections`): a cut resets every open connection and refuses new ones,
- * as a partition with resets would; the rest of the stack keeps its links.
+ * for twice its lease, once the link carries a connection, then heal. Each worker reaches both
+ * through TCP proxies of its own (`startStack`'s `workerConnections`): a cut resets every open
+ * connection and refuses new ones, as a partition with resets would; the rest of the stack keeps
+ * its links.
  */
 export const partition: ChaosPlan = {
   name: 'partition',
