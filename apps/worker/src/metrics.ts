@@ -21,6 +21,7 @@ export interface WorkerMetrics {
   steps: Counter<'tool'>;
   stepDuration: Histogram<'tool'>;
   leasesLost: Counter;
+  feedRechecks: Counter;
   toolMismatches: Counter<'tool' | 'reason'>;
   sweeps: Counter<'role'>;
   sweepStepErrors: Counter<'step'>;
@@ -63,6 +64,11 @@ export function createWorkerMetrics(): WorkerMetrics {
     leasesLost: new Counter({
       name: 'mcp_worker_leases_lost_total',
       help: 'Attempts stopped because their lease was superseded (writes rejected by the fence)',
+      registers: [registry],
+    }),
+    feedRechecks: new Counter({
+      name: 'mcp_worker_feed_rechecks_total',
+      help: 'Held tasks re-read because the change feed named them (a cancel request, an expiry)',
       registers: [registry],
     }),
     toolMismatches: new Counter({

@@ -12,6 +12,7 @@ import {
   readReplicationDurability,
   createDb,
   createTaskChangeListener,
+  TASK_LEASE_CHANGES_CHANNEL,
   createOrphanWaker,
   describeConnectionFailure,
   describePoolerRefusal,
@@ -142,13 +143,22 @@ async function startWorker(
   const { config, logger, db, catalogue, queue, metrics, heldTasks, wakeAgain } = built;
   // The listener reports reconnects before the watcher exists; the watcher subscribes to it after.
   // LISTEN and the sweeper's session lock need a session: the direct URL, never a pooler's.
+  // Only cancel requests and expiries: the re-read each notification costs is then never spent on
+  // a listen stream's changes, most of them this worker's own checkpoints (migration 0025).
   const listener = await createTaskChangeListener({
     connectionString: config.database.directUrl,
+    channel: TASK_LEASE_CHANGES_CHANNEL,
     onError: (error) => logger.warn({ err: error }, 'change listener error'),
     onReconnect: () => started.cancelWatcher?.recheckAll(),
   });
   started.listener = listener;
-  started.cancelWatcher = watchForCancellation({ db, listener, heldTasks, logger });
+  started.cancelWatcher = watchForCancellation({
+    db,
+    listener,
+    heldTasks,
+    logger,
+    onRecheck: () => metrics.feedRechecks.inc(),
+  });
 
   const consumer = createWorkerConsumer(config, { runner, wakeAgain, logger, metrics });
   started.consumer = consumer;

@@ -119,9 +119,11 @@ export {
 export {
   CHANGE_LISTENER_APPLICATION_NAME,
   TASK_CHANGES_CHANNEL,
+  TASK_LEASE_CHANGES_CHANNEL,
   createTaskChangeListener,
   type TaskChangeListener,
   type TaskChangeListenerOptions,
+  type TaskChangesChannel,
 } from './db/change-listener.js';
 export {
   DEFAULT_MAX_CREATE_WAIT_MS,

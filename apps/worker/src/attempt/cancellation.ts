@@ -24,14 +24,18 @@ export interface CancelWatcher {
  */
 export function watchForCancellation(options: {
   db: Db;
+  /** On the lease channel (TASK_LEASE_CHANGES_CHANNEL): a listen stream's changes never come. */
   listener: TaskChangeListener;
   heldTasks: HeldTasks;
   logger: Logger;
+  /** Counts each re-read. */
+  onRecheck?: () => void;
 }): CancelWatcher {
   const { db, heldTasks, logger } = options;
   const check = (taskId: string): void => {
     const held = heldTasks.get(taskId);
     if (held === undefined) return;
+    options.onRecheck?.();
     getTask(db, taskId).then(
       (task) => {
         if (heldTasks.get(taskId) !== held) return;

@@ -11,6 +11,7 @@ import {
 } from '../../test/helpers.js';
 import {
   CHANGE_LISTENER_APPLICATION_NAME,
+  TASK_LEASE_CHANGES_CHANNEL,
   createTaskChangeListener,
   type TaskChangeListener,
 } from './change-listener.js';
@@ -134,6 +135,39 @@ describe('change notifications', () => {
     expect(await notificationsFor(watched, 1)).toBe(1);
     await marker();
     expect(countFor(quiet)).toBe(0);
+  });
+
+  it("tell a worker's listener only of a cancel request and an expiry under a lease, never of a listen stream's changes", async () => {
+    const leaseListener = await createTaskChangeListener({
+      connectionString: fixture.database.connectionString,
+      channel: TASK_LEASE_CHANGES_CHANNEL,
+    });
+    const heard: string[] = [];
+    leaseListener.subscribe((taskId) => heard.push(taskId));
+    try {
+      const watched = (await createTask(db, newTask())).task.id;
+      await flagListenedTasks(db, alice, [watched]);
+      const fence = (await claimLease(db, watched, 'w', 30_000))!.fence;
+      await saveCheckpoint(db, fence, { step: 1 }, 'half way'); // visible: streams only
+      await requestInput(db, fence, { a: { m: 1 } }, null, 'need input'); // visible: streams only
+      await recordInputResponses(db, alice, watched, { a: { ok: 1 } }); // resume: streams only
+      const second = (await claimLease(db, watched, 'w', 30_000))!.fence;
+      await requestCancel(db, alice, watched); // held: its worker must hear it
+      const expiring = (await createTask(db, newTask({ ttlMs: 1 }))).task.id;
+      await claimLease(db, expiring, 'w', 30_000);
+      await sleep(5);
+      expect(await expireTasks(db, new Date(Date.now() + 1_000))).toContain(expiring);
+      await completeTask(db, second, { content: [] }); // terminal: streams only
+      // Everything above went on the general channel too, in commit order, the completion last.
+      expect(await notificationsFor(watched, 5)).toBe(5);
+      await eventually(() => heard.includes(expiring), 'the expiry on the lease channel');
+      const last = await marker(); // its cancel is announced on both channels
+      await eventually(() => heard.includes(last), 'the marker on the lease channel');
+      expect(heard).toEqual([watched, expiring, last]);
+      expect(countFor(expiring)).toBe(1);
+    } finally {
+      await leaseListener.close();
+    }
   });
 
   it('stop announcing a listened task once its flag lapsed, until a stream renews it', async () => {

@@ -1,8 +1,18 @@
 import pg from 'pg';
 import { DEFAULT_CONNECTION_TIMEOUT_MS } from './database.js';
 
-/** The channel every committed client-visible transition is announced on; the payload is the task id. */
+/**
+ * The channel every announced change goes on (a listened task's client-visible change, a cancel
+ * request, an expiry under a lease; migrations 0007, 0008); the payload is the task id.
+ */
 export const TASK_CHANGES_CHANNEL = 'mcp_task_changes';
+/**
+ * Only the changes a worker holding the task acts on: a cancel request and an expiry under its
+ * lease (migration 0025). Workers listen here, so a listen stream's traffic costs them nothing.
+ */
+export const TASK_LEASE_CHANGES_CHANNEL = 'mcp_task_lease_changes';
+
+export type TaskChangesChannel = typeof TASK_CHANGES_CHANNEL | typeof TASK_LEASE_CHANGES_CHANNEL;
 
 export const CHANGE_LISTENER_APPLICATION_NAME = 'mcp-tasks change listener';
 
@@ -14,6 +24,8 @@ export interface TaskChangeListener {
 
 export interface TaskChangeListenerOptions {
   connectionString: string;
+  /** Default TASK_CHANGES_CHANNEL (every announced change). */
+  channel?: TaskChangesChannel;
   onError?: (e: unknown) => void;
   /**
    * Called after a dropped connection is back and listening. Notifications sent while it was down
@@ -42,6 +54,7 @@ export async function createTaskChangeListener(
 /** The listener's one connection at a time, and the backoff between reconnects. */
 class ReconnectingListener implements TaskChangeListener {
   private readonly handlers = new Set<(taskId: string) => void>();
+  private readonly channel: TaskChangesChannel;
   private readonly initial: number;
   private readonly max: number;
   private closed = false;
@@ -51,6 +64,7 @@ class ReconnectingListener implements TaskChangeListener {
   private readonly report = (error: unknown): void => reportSafely(this.options, error);
 
   constructor(private readonly options: TaskChangeListenerOptions) {
+    this.channel = options.channel ?? TASK_CHANGES_CHANNEL;
     const { initial, max } = options.reconnectDelayMs ?? { initial: 100, max: 5_000 };
     this.initial = initial;
     this.max = max;
@@ -75,10 +89,12 @@ class ReconnectingListener implements TaskChangeListener {
     };
     next.on('error', onDrop);
     next.on('end', () => onDrop());
-    next.on('notification', (message) => deliver(this.handlers, message, this.report));
+    next.on('notification', (message) => {
+      if (message.channel === this.channel) deliver(this.handlers, message, this.report);
+    });
     try {
       await next.connect();
-      await next.query(`LISTEN ${TASK_CHANGES_CHANNEL}`);
+      await next.query(`LISTEN ${this.channel}`);
     } catch (error) {
       await next.end().catch(() => undefined);
       throw error;
@@ -156,7 +172,7 @@ function deliver(
   message: pg.Notification,
   report: (error: unknown) => void,
 ): void {
-  if (message.channel !== TASK_CHANGES_CHANNEL || message.payload === undefined) return;
+  if (message.payload === undefined) return;
   for (const handler of handlers) {
     try {
       handler(message.payload);

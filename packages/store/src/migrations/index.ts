@@ -15,6 +15,7 @@ import { consoleHistoryAndSweeps } from './0020-console-history-and-sweeps.js';
 import { stepStartsFolded } from './0021-step-starts-folded.js';
 import { tasksUpdateInPlace } from './0022-tasks-update-in-place.js';
 import { taskEventsLighterWrites } from './0024-task-events-lighter-writes.js';
+import { leaseChangesChannel } from './0025-lease-changes-channel.js';
 
 /**
  * Every migration this build knows, by name. Code, not files read at run time, so a bundled build
@@ -40,6 +41,7 @@ export const MIGRATIONS: Readonly<Record<string, StoreMigration>> = {
   '0021_step_starts_folded': stepStartsFolded,
   '0022_tasks_update_in_place': tasksUpdateInPlace,
   '0024_task_events_lighter_writes': taskEventsLighterWrites,
+  '0025_lease_changes_channel': leaseChangesChannel,
 };
 
 export { isTransactional, type StoreMigration } from './online.js';
