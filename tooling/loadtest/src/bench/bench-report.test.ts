@@ -3,7 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { renderComparisons, renderMeasurements, type BenchResults } from './bench-report.js';
-import { mainThreadSwitches, processCpuMs, processIoSyscalls, sumOverProcesses } from './cpu.js';
+import {
+  busyShare,
+  machineCpuTicks,
+  mainThreadSwitches,
+  processCpuMs,
+  processIoSyscalls,
+  sumOverProcesses,
+} from './cpu.js';
 import { FIGURES, parseFigureList, selectFigures } from './figures.js';
 import { commandDeltas, parseCommandstats } from './redis-commandstats.js';
 
@@ -51,6 +58,7 @@ const results: BenchResults = {
       workerSwitchesPerTask: { sleeps: 0.61, preempted: 0.12 },
       gatewaySyscallsPerTask: { reads: 3.1, writes: 4.2 },
       workerSyscallsPerTask: { reads: 2.5, writes: 3.3 },
+      machineBusy: 0.552,
       tasks: 1_200,
       failures: 0,
     },
@@ -71,6 +79,7 @@ const results: BenchResults = {
       workerSwitchesPerTask: { sleeps: 2.25, preempted: 0.5 },
       gatewaySyscallsPerTask: { reads: 6.25, writes: 8.5 },
       workerSyscallsPerTask: { reads: 5, writes: 7.75 },
+      machineBusy: 0.97,
       tasks: 1_500,
       failures: 0,
     },
@@ -88,6 +97,7 @@ const results: BenchResults = {
       workerSwitchesPerTask: { sleeps: 1, preempted: 0.3 },
       gatewaySyscallsPerTask: { reads: 4, writes: 5 },
       workerSyscallsPerTask: { reads: 3, writes: 4 },
+      machineBusy: Number.NaN,
       tasks: 2_300,
       failures: 0,
     },
@@ -175,7 +185,12 @@ describe('the bench report', () => {
     expect(table).toContain('main-thread sleeps / preemptions per task: gateway · worker');
     expect(table).toMatch(/2 gateways \+ 2 workers.*│ 1\.50 \/ 0\.75 · 2\.25 \/ 0\.50 /);
     expect(table).toContain('write / read syscalls per task: gateway · worker');
-    expect(table).toMatch(/2 gateways \+ 2 workers.*│ 8\.5 \/ 6\.3 · 7\.8 \/ 5\.0 /);
+    expect(table).toMatch(
+      /2 gateways \+ 2 workers.*│ 8\.5 \/ 6\.3 · 7\.8 \/ 5\.0 +│ 97 % +│ 1500 /,
+    );
+    expect(table).toContain('machine busy (all processes)');
+    expect(table).toMatch(/1 gateway \+ 1 worker .*│ 55 % +│ 1200 /);
+    expect(table).toMatch(/2 gateways \+ 2 workers .*│ — +│ 2300 /);
   });
 
   it('leaves out what a run did not measure, and marks a met target', () => {
@@ -269,6 +284,29 @@ describe('processIoSyscalls', () => {
 
   it('names the file when there is no such process', () => {
     expect(() => processIoSyscalls(2 ** 22 + 1)).toThrow(/\/proc\/4194305\/io/);
+  });
+});
+
+describe('machineCpuTicks', () => {
+  it("reads the machine's busy and total ticks from /proc/stat's first line", () => {
+    const stat = 'cpu  100 5 40 800 20 3 7 25 0 0\ncpu0 50 2 20 400 10 1 3 12 0 0\n';
+    // busy: user, nice, system, irq, softirq; total adds idle, iowait and steal.
+    expect(machineCpuTicks(stat)).toEqual({ busy: 155, total: 1000 });
+    expect(busyShare({ busy: 155, total: 1000 }, { busy: 255, total: 1400 })).toBe(0.25);
+    expect(busyShare({ busy: 1, total: 10 }, { busy: 1, total: 10 })).toBeNaN();
+  });
+
+  it("grows on this machine's /proc/stat while this process spins", () => {
+    const before = machineCpuTicks();
+    const until = Date.now() + 50;
+    while (Date.now() < until);
+    const after = machineCpuTicks();
+    expect(after.busy).toBeGreaterThan(before.busy);
+    expect(after.total).toBeGreaterThanOrEqual(after.busy - before.busy + before.total);
+  });
+
+  it('refuses a file that is not /proc/stat', () => {
+    expect(() => machineCpuTicks('intr 1 2 3\n')).toThrow(/unexpected \/proc\/stat: intr 1 2 3/);
   });
 });
 

@@ -185,6 +185,7 @@ function pushCreateTable(r: BenchResults, tables: Table.Table[]): void {
 const switches = (x: { sleeps: number; preempted: number }) =>
   `${n(x.sleeps, 2)} / ${n(x.preempted, 2)}`;
 const syscalls = (x: { reads: number; writes: number }) => `${n(x.writes, 1)} / ${n(x.reads, 1)}`;
+const busy = (share: number) => (Number.isNaN(share) ? '—' : `${Math.round(share * 100)} %`);
 
 /** (e) end-to-end, when measured. */
 function pushEndToEndTable(r: BenchResults, tables: Table.Table[]): void {
@@ -200,6 +201,7 @@ function pushEndToEndTable(r: BenchResults, tables: Table.Table[]): void {
         'Redis commands/task (busiest)',
         'main-thread sleeps / preemptions per task: gateway · worker',
         'write / read syscalls per task: gateway · worker',
+        'machine busy (all processes)',
         'tasks',
         'failures',
       ],
@@ -219,6 +221,7 @@ function pushEndToEndTable(r: BenchResults, tables: Table.Table[]): void {
           .join(', ')})`,
         `${switches(x.gatewaySwitchesPerTask)} · ${switches(x.workerSwitchesPerTask)}`,
         `${syscalls(x.gatewaySyscallsPerTask)} · ${syscalls(x.workerSyscallsPerTask)}`,
+        busy(x.machineBusy),
         String(x.tasks),
         String(x.failures),
       ]);
@@ -612,6 +615,7 @@ function realisticTable({ plain: base, realistic, createAtFixedRate: create }: R
       'worker CPU ms/task',
       'PG commits/task',
       'Redis commands/task',
+      'machine busy',
       'tasks',
       'failures',
     ],
@@ -628,12 +632,14 @@ function realisticTable({ plain: base, realistic, createAtFixedRate: create }: R
       n(x.workerCpuMsPerTask, 2),
       n(x.commitsPerTask, 2),
       n(x.redisCommandsPerTask, 1),
+      busy(x.machineBusy),
       String(x.tasks),
       String(x.failures),
     ]);
   t.push([
     `realistic create at ${create.ratePerS}/s: p50 / p99`,
     pcts(create.latency),
+    '',
     '',
     '',
     '',

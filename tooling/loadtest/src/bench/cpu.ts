@@ -56,6 +56,35 @@ export function sumOverProcesses<T extends Record<string, number>>(
     );
 }
 
+/**
+ * The whole machine's CPU time so far, in clock ticks, from the first line of /proc/stat: `busy`
+ * (user, nice, system, irq, softirq) and `total` (those, idle, iowait and steal). Between two
+ * reads, busy ÷ total is the share of all cores that something ran on — a closed loop that leaves
+ * much of it idle is bound by its latency, not by the CPU.
+ */
+export function machineCpuTicks(stat = readFileSync('/proc/stat', 'utf8')): {
+  busy: number;
+  total: number;
+} {
+  const line = stat.split('\n', 1)[0]!;
+  const fields = line.trim().split(/\s+/);
+  if (fields[0] !== 'cpu' || fields.length < 9) throw new Error(`unexpected /proc/stat: ${line}`);
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = fields
+    .slice(1, 9)
+    .map(Number) as [number, number, number, number, number, number, number, number];
+  const busy = user + nice + system + irq + softirq;
+  return { busy, total: busy + idle + iowait + steal };
+}
+
+/** The share of all cores busy between two machineCpuTicks reads (NaN when no tick passed). */
+export function busyShare(
+  before: { busy: number; total: number },
+  after: { busy: number; total: number },
+): number {
+  const total = after.total - before.total;
+  return total <= 0 ? Number.NaN : (after.busy - before.busy) / total;
+}
+
 /** When a process started, ms after boot, from /proc/PID/stat (10 ms steps). */
 export function processStartMs(pid: number): number {
   return (Number(statFields(readFileSync(`/proc/${pid}/stat`, 'utf8'))[19]) * 1_000) / TICKS_PER_S;

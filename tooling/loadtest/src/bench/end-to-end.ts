@@ -3,7 +3,14 @@ import pg from 'pg';
 import { Pool } from 'undici';
 import { startCompletionWatcher, type CompletionWatcher } from './completion-watcher.js';
 import type { BenchStack } from './bench-stack.js';
-import { mainThreadSwitches, processCpuMs, processIoSyscalls, sumOverProcesses } from './cpu.js';
+import {
+  busyShare,
+  machineCpuTicks,
+  mainThreadSwitches,
+  processCpuMs,
+  processIoSyscalls,
+  sumOverProcesses,
+} from './cpu.js';
 import { createTaskRequest, sendMcp, type HttpRequestSpec } from './mcp-requests.js';
 import { commandDeltas, redisCommandCalls } from './redis-commandstats.js';
 
@@ -28,6 +35,11 @@ export interface EndToEndResult {
   /** The gateways' and the workers' read and write system calls per task (processIoSyscalls). */
   gatewaySyscallsPerTask: { reads: number; writes: number };
   workerSyscallsPerTask: { reads: number; writes: number };
+  /**
+   * The share of the machine's cores busy during the measured phase (every process: the bench's
+   * own clients, Postgres and Redis too). Well under 1, the line is bound by its clients' waits.
+   */
+  machineBusy: number;
   tasks: number;
   failures: number;
 }
@@ -124,9 +136,18 @@ function createLoad(
   let turn = 0;
   const counts = { failures: 0, finished: 0 };
 
-  async function phase(seconds: number): Promise<{ finishedInTime: number; seconds: number }> {
+  async function phase(
+    seconds: number,
+  ): Promise<{ finishedInTime: number; seconds: number; machineBusy: number }> {
     const deadline = performance.now() + seconds * 1_000;
     const started = performance.now();
+    // Over the phase's window exactly: after it the clients only finish what they started.
+    const machineAtStart = machineCpuTicks();
+    let machineBusy = Number.NaN;
+    const windowEnd = setTimeout(
+      () => (machineBusy = busyShare(machineAtStart, machineCpuTicks())),
+      seconds * 1_000,
+    );
     let finishedInTime = 0;
     let firstFinishedAt: number | undefined;
     const client = async () => {
@@ -151,19 +172,25 @@ function createLoad(
       }
     };
     await Promise.all(Array.from({ length: options.concurrency }, client));
+    clearTimeout(windowEnd);
+    if (Number.isNaN(machineBusy)) machineBusy = busyShare(machineAtStart, machineCpuTicks());
     // A window shorter than one lifecycle on a starved machine (the CI smoke's 1 s of the
     // realistic mix, beside eight other checks) ends none: the rate is then the first task over
     // the time it took, a longer window, not a zero.
     if (finishedInTime === 0 && firstFinishedAt !== undefined)
-      return { finishedInTime: 1, seconds: (firstFinishedAt - started) / 1_000 };
-    return { finishedInTime, seconds: (Math.min(performance.now(), deadline) - started) / 1_000 };
+      return { finishedInTime: 1, seconds: (firstFinishedAt - started) / 1_000, machineBusy };
+    return {
+      finishedInTime,
+      seconds: (Math.min(performance.now(), deadline) - started) / 1_000,
+      machineBusy,
+    };
   }
   return { phase, counts };
 }
 
 function endToEndResult(
   options: EndToEndOptions,
-  measured: { finishedInTime: number; seconds: number },
+  measured: { finishedInTime: number; seconds: number; machineBusy: number },
   before: Counters,
   after: Counters,
   failures: number,
@@ -195,6 +222,7 @@ function endToEndResult(
     workerSwitchesPerTask: perTask(before.switches.workers, after.switches.workers),
     gatewaySyscallsPerTask: perTask(before.syscalls.gateways, after.syscalls.gateways),
     workerSyscallsPerTask: perTask(before.syscalls.workers, after.syscalls.workers),
+    machineBusy: measured.machineBusy,
     tasks,
     failures,
   };
