@@ -10,6 +10,8 @@
  *
  * APPS_ROOT=/path/to/another/checkout runs that tree's built gateway and worker instead (a
  * baseline, for A/B turns). The gateway's CPU time over the run is printed per lifecycle.
+ * HISTORY=off disables the task history's triggers on the scratch database (what the history
+ * costs this workload; nothing is then printed per event kind).
  */
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
@@ -32,6 +34,19 @@ const profileDir = process.env.CPU_PROF_DIR;
 /** SUBSCRIBE_EVERY=3: one lifecycle in three waits with a listen watcher, as the bench's line. */
 const subscribeEvery = Number(process.env.SUBSCRIBE_EVERY ?? 0);
 const appsRoot = process.env.APPS_ROOT;
+const historyOff = process.env.HISTORY === 'off';
+
+/** HISTORY=off: the scratch database records no task history (its two writing triggers off). */
+async function disableHistory(url: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query('ALTER TABLE tasks DISABLE TRIGGER task_events_on_insert');
+    await client.query('ALTER TABLE tasks DISABLE TRIGGER task_events_on_update');
+  } finally {
+    await client.end();
+  }
+}
 
 async function logEveryStatement(url: string): Promise<void> {
   const client = new pg.Client({ connectionString: url });
@@ -96,7 +111,10 @@ async function main(): Promise<void> {
     workerConcurrency: clients,
     env: { MCP_TOOL_MODULES: REALISTIC_TOOL_MODULE },
     nodeArgs: profileDir === undefined ? undefined : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`],
-    beforeStart: logStatements ? (url) => logEveryStatement(url) : undefined,
+    beforeStart: async (url) => {
+      if (logStatements) await logEveryStatement(url);
+      if (historyOff) await disableHistory(url);
+    },
     appsRoot,
   });
   const gateway = probe.stack.gateways[0]!;
