@@ -5,7 +5,15 @@ import {
   type ConsumerHeartbeatReader,
   type TaskQueue,
 } from '@mcp-tasks/queue';
-import { createDb, requestCancel, type Db } from '@mcp-tasks/store';
+import {
+  claimLease,
+  createDb,
+  createTaskService,
+  getTask,
+  requestCancel,
+  requestInput,
+  type Db,
+} from '@mcp-tasks/store';
 import { startTcpProxy, type TcpProxy } from '@mcp-tasks/testing';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,7 +25,14 @@ import {
   type Infrastructure,
 } from './support/harness.js';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { SMALL_REPORT, rpc, rpcBody, rpcHeaders, sseReader } from './support/rpc.js';
+import {
+  EMPTY_RESULT_REPLY,
+  SMALL_REPORT,
+  rpc,
+  rpcBody,
+  rpcHeaders,
+  sseReader,
+} from './support/rpc.js';
 
 /**
  * /readyz while Postgres or Redis is unreachable: a TCP proxy sits between the gateway and each
@@ -122,6 +137,49 @@ describe('/readyz during an outage', () => {
     expect([read.status, read.result.status]).toEqual([200, 'working']);
     const cancelled = await rpc(gateway.app, 'tasks/cancel', { taskId });
     expect(cancelled.status).toBe(200);
+    redisProxy.heal();
+    expect(await readyAgain()).toEqual(READY);
+  }, 60_000);
+
+  it('answers a tasks/update that resumes its task while Redis is partitioned, before the wake-up gives up', async () => {
+    const lost: string[] = [];
+    const taskService = createTaskService({
+      db,
+      wakeUpQueue: queue,
+      onWakeUpError: (taskId) => lost.push(taskId),
+    });
+    const answering = buildGateway({ ...infra, db, queue }, { taskService });
+    const created = await rpc(answering.app, 'tools/call', SMALL_REPORT);
+    const taskId = created.result.taskId as string;
+    await taskService.settleWakeUps();
+    const claim = await claimLease(db, taskId, 'test-worker', 30_000);
+    const ask = {
+      method: 'elicitation/create',
+      params: {
+        mode: 'form',
+        message: 'Go on?',
+        requestedSchema: {
+          type: 'object',
+          properties: { approved: { type: 'boolean' } },
+          required: ['approved'],
+        },
+      },
+    };
+    await requestInput(db, claim!.fence, { go: ask }, null, 'Go on?');
+    redisProxy.blackhole();
+    const answered = await rpc(answering.app, 'tasks/update', {
+      taskId,
+      inputResponses: { go: { action: 'accept', content: { approved: true } } },
+    });
+    // Acknowledged once the answer committed: its wake-up still waits on the partition (it
+    // would have been reported lost before the reply if the reply had waited for it).
+    expect(answered.body).toEqual(EMPTY_RESULT_REPLY);
+    expect(lost).toEqual([]);
+    await taskService.settleWakeUps();
+    expect(lost).toEqual([taskId]);
+    // The row is the record: working and unheld, what the sweeper wakes after its grace.
+    expect(await getTask(db, taskId)).toMatchObject({ status: 'working', lease: null });
+    redisProxy.cut();
     redisProxy.heal();
     expect(await readyAgain()).toEqual(READY);
   }, 60_000);

@@ -38,7 +38,8 @@ export interface TaskService {
   /**
    * Records the owner's answers to keys still outstanding when the write runs (see
    * recordInputResponses) and wakes the task if they resumed it; resolves after the write
-   * committed. Concurrent calls share statements (natural batching).
+   * committed, the wake-up then sent after the reply (Outbox.wakeAfterReply). Concurrent calls
+   * share statements (natural batching).
    */
   submitInputResponses(
     owner: TaskOwner,
@@ -75,8 +76,9 @@ export interface TaskService {
    */
   flagListened(requests: readonly ListenFlagRequest[]): Promise<TaskView[][]>;
   /**
-   * Resolves when every created task's wake-up has been sent or reported lost. A create returns
-   * before its wake-up is sent (see Outbox.wakeAfterReply); call this before closing the queue.
+   * Resolves when every created or resumed task's wake-up has been sent or reported lost. A
+   * create or an answer returns before its wake-up is sent (see Outbox.wakeAfterReply); call this
+   * before closing the queue.
    */
   settleWakeUps(): Promise<void>;
   /** The operator console's reads and actions (across owners, within an operator's scope). */
@@ -235,7 +237,8 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
       createAndWake({ insert, replica, withdrawals, outbox }, input, createOptions),
     async submitInputResponses(owner, taskId, responses) {
       const { found, resumed } = await recordAnswers(owner, taskId, responses);
-      if (resumed) await outbox.wake(taskId, 'resumed');
+      // Like a create's: after the reply (the row is the record; a lost wake-up is swept).
+      if (resumed) await outbox.wakeAfterReply(taskId, 'resumed');
       return { found };
     },
     async cancel(owner, taskId) {
@@ -349,7 +352,7 @@ async function createAndWake(
   // add is a no-op (BullMQ keeps one job per id while it exists).
   const neverWoken = derivedId && !created && !woken && task.status === 'working';
   if (created || neverWoken) {
-    await outbox.wakeAfterReply(task.id, traced ? endWakeUpSpan(task.id) : undefined);
+    await outbox.wakeAfterReply(task.id, 'created', traced ? endWakeUpSpan(task.id) : undefined);
   }
   return task;
 }

@@ -107,6 +107,43 @@ describe('wake (the task service after a create or a resume)', () => {
     expect(lost).toEqual(ids);
   });
 
+  it('defers wakeAfterReply past the turn, and sends the creates and resumes of a turn in one call each', async () => {
+    const { batches, wakeUpQueue } = batchRecordingWakeUpQueue();
+    const outbox = createOutbox({ db, wakeUpQueue });
+    const told: [string, boolean][] = [];
+    const created = [newTaskId(), newTaskId()];
+    const resumed = [newTaskId(), newTaskId(), newTaskId()];
+    const deferred = [
+      ...created.map((taskId) => outbox.wakeAfterReply(taskId, 'created')),
+      ...resumed.map((taskId) =>
+        outbox.wakeAfterReply(taskId, 'resumed', (sent) => told.push([taskId, sent])),
+      ),
+    ];
+    await Promise.all(deferred);
+    // Resolved, and nothing sent yet: the replies of this turn go first.
+    expect(batches).toEqual([]);
+    await outbox.settle();
+    expect(batches).toEqual(
+      expect.arrayContaining([
+        { taskIds: created, reason: 'created' },
+        { taskIds: resumed, reason: 'resumed' },
+      ]),
+    );
+    expect(batches).toHaveLength(2);
+    expect(told).toEqual(resumed.map((taskId) => [taskId, true]));
+  });
+
+  it('reports a deferred resume lost to onWakeUpError, and its reply never saw the failure', async () => {
+    const { wakeUpQueue } = batchRecordingWakeUpQueue(true);
+    const lost: string[] = [];
+    const outbox = createOutbox({ db, wakeUpQueue, onWakeUpError: (taskId) => lost.push(taskId) });
+    const taskId = newTaskId();
+    await expect(outbox.wakeAfterReply(taskId, 'resumed')).resolves.toBeUndefined();
+    expect(lost).toEqual([]);
+    await outbox.settle();
+    expect(lost).toEqual([taskId]);
+  });
+
   it('wakes resumes one by one through a queue without the batch door', async () => {
     const { calls, wakeUpQueue } = recordingWakeUpQueue();
     const outbox = createOutbox({ db, wakeUpQueue });

@@ -54,8 +54,9 @@ export interface OrphanWakeUp {
  *  - the task service after a create or a resume: no mark. The row itself, `working`, unheld and
  *    last changed more than the sweeper's wake-up grace ago, is what the sweeper wakes again,
  *    so a lost wake-up is recovered from the row alone. A failure is reported, never thrown. For
- *    the same reason a create's reply need not wait for its wake-up: it is sent right after
- *    (wakeAfterReply), and a process killed in between leaves a row the sweeper wakes.
+ *    the same reason neither a create's reply nor an answer's needs to wait for its wake-up: it
+ *    is sent right after (wakeAfterReply), and a process killed in between leaves a row the
+ *    sweeper wakes.
  *  - the sweeper (through its door, createOrphanWaker) for orphans: it marks what it woke, since the
  *    orphan's last change is older than the grace and the next sweep would find it again at once.
  *  - a worker's own wake-up (a retry after backoff, a task given back at shutdown): it marks too,
@@ -70,13 +71,17 @@ export interface Outbox {
    */
   wake(taskId: string, reason: 'created' | 'resumed'): Promise<boolean>;
   /**
-   * Wakes a created task once the current turn of the event loop is over, so the create's reply
-   * (its row committed and readable already) is written before the wake-up goes to Redis: the
-   * client does not wait for a queue round trip, nor for a Redis outage's timeout. Resolves at
-   * once, or, while more than `maxPendingWakeUps` are unsent, when this one has been sent or
+   * Wakes a created or resumed task once the current turn of the event loop is over, so the
+   * reply (its row committed, and readable already) is written before the wake-up goes to Redis:
+   * the client does not wait for a queue round trip, nor for a Redis outage's timeout. Resolves
+   * at once, or, while more than `maxPendingWakeUps` are unsent, when this one has been sent or
    * reported lost (backpressure).
    */
-  wakeAfterReply(taskId: string, onSent?: (sent: boolean) => void): Promise<void>;
+  wakeAfterReply(
+    taskId: string,
+    reason: 'created' | 'resumed',
+    onSent?: (sent: boolean) => void,
+  ): Promise<void>;
   /** Resolves when every wake-up wakeAfterReply has deferred was sent or reported lost. */
   settle(): Promise<void>;
   wakeOrphans(taskIds: readonly string[]): Promise<OrphanWakeUp>;
@@ -96,7 +101,7 @@ export interface OrphanWakeUpOptions {
 export interface OutboxOptions extends OrphanWakeUpOptions {
   /** Wake-ups of one reason (created, resumed) sent together at most; default 256. */
   maxBatchSize?: number;
-  /** Deferred wake-ups (wakeAfterReply) not yet sent beyond which a create waits; default 1024. */
+  /** Deferred wake-ups (wakeAfterReply) not yet sent beyond which a reply waits; default 1024. */
   maxPendingWakeUps?: number;
 }
 
@@ -132,18 +137,24 @@ export function createOutbox(options: OutboxOptions): Outbox {
 
   const pending = new Set<Promise<boolean>>();
   // Deferred in this turn: sent by one setImmediate, which runs after this turn's callbacks and
-  // microtasks (where the replies are written), all in one go so that they share one addBulk.
-  let deferred: { taskId: string; resolve: (sent: Promise<boolean>) => void }[] = [];
+  // microtasks (where the replies are written), all in one go so that those of a reason share
+  // one addBulk.
+  type Deferred = {
+    taskId: string;
+    reason: 'created' | 'resumed';
+    resolve: (sent: Promise<boolean>) => void;
+  };
+  let deferred: Deferred[] = [];
   const sendDeferred = (): void => {
     const due = deferred;
     deferred = [];
-    for (const { taskId, resolve } of due) resolve(wake(taskId, 'created'));
+    for (const { taskId, reason, resolve } of due) resolve(wake(taskId, reason));
   };
   return {
     wake,
-    wakeAfterReply(taskId, onSent) {
+    wakeAfterReply(taskId, reason, onSent) {
       const sent = new Promise<boolean>((resolve) => {
-        deferred.push({ taskId, resolve });
+        deferred.push({ taskId, reason, resolve });
         if (deferred.length === 1) setImmediate(sendDeferred);
       });
       pending.add(sent);
