@@ -137,6 +137,53 @@ describe('a consumer whose fetch loop stopped taking wake-ups', () => {
     240_000,
   );
 
+  it('gives back to the wait list a job that a completion took while the consumer closed', async () => {
+    const prefix = `${redis.prefix}-late-take`;
+    const key = (name: string) => `${prefix}:mcp-tasks-run:${name}`;
+    const [first, second] = [newTaskId(), newTaskId()];
+    // Both wait before the consumer starts: it takes the first, and the completion of the first
+    // (a slot still free) takes the second in the same script.
+    const queue = createTaskQueue({ redis: { url: redis.url }, prefix });
+    await queue.wake(first, 'created');
+    await queue.wake(second, 'created');
+    const started: string[] = [];
+    const consumer = createTaskConsumer({
+      redis: { url: proxy.urlFor(redis.url) },
+      prefix,
+      concurrency: 2,
+      stallCheckMs: 0,
+      handle: (job) => {
+        started.push(job.taskId);
+        // Redis runs the completion (and the take of the second); its reply is held.
+        proxy.holdReplies();
+        return Promise.resolve();
+      },
+    });
+    try {
+      expect(await eventually(() => started.length === 1, 10_000)).toBe(true);
+      let taken = false;
+      const deadline = Date.now() + 10_000;
+      while (!taken && Date.now() < deadline) {
+        taken = (await admin.lrange(key('active'), 0, -1)).includes(second);
+        if (!taken) await sleep(50);
+      }
+      expect(taken, `second never taken: ${await queueContents(prefix)}`).toBe(true);
+      const closing = consumer.close();
+      // The reply comes once close has given up on the take (a late answer, not a dead link).
+      await sleep(300);
+      proxy.heal();
+      await closing;
+      expect(started).toEqual([first]);
+      expect(await admin.lrange(key('active'), 0, -1)).toEqual([]);
+      expect(await admin.lrange(key('wait'), 0, -1)).toEqual([second]);
+    } finally {
+      proxy.heal();
+      await queue.close();
+      const keys = await admin.keys(`${prefix}*`);
+      if (keys.length > 0) await admin.del(...keys);
+    }
+  }, 30_000);
+
   it.each([
     // A slot stays free once the job's wake-up starts: its completion also takes the next job.
     { completion: 'that takes the next job', concurrency: 2 },

@@ -87,6 +87,8 @@ export function createTaskConsumer(options: TaskConsumerOptions): TaskConsumer {
   const slots = createSlots(options.concurrency);
   const running = new Set<Promise<void>>();
   const completing = new Set<Promise<void>>();
+  // Takes (a fetch, a completion that takes the next job) given up on while still in flight.
+  const abandoned = new Set<Promise<void>>();
   let taken = 0;
   let closing = false;
   let endFetch!: () => void;
@@ -103,6 +105,30 @@ export function createTaskConsumer(options: TaskConsumerOptions): TaskConsumer {
         slots.give();
       });
     running.add(run);
+  };
+
+  /**
+   * A take raced with its fetcher's end and with close, so that one stuck on a dead connection
+   * holds up neither. A take that loses may still bring a job (Redis ran it, its reply was late):
+   * that job goes back to the wait list at once, instead of staying active under a lock nobody
+   * renews until the lock lapses.
+   */
+  const takeUnlessStopped = async (
+    fetcher: Fetcher,
+    taking: Promise<Job<unknown> | undefined>,
+    token: string,
+  ): Promise<Job<unknown> | undefined> => {
+    const job = await Promise.race([taking, fetcher.stopped, closed]);
+    if (job !== undefined) return job;
+    const late = taking
+      .then((taken) => taken?.moveToWait(token))
+      .then(
+        () => undefined,
+        () => undefined,
+      )
+      .finally(() => abandoned.delete(late));
+    abandoned.add(late);
+    return undefined;
   };
 
   let current = startFetcher(options, prefix, lockDuration);
@@ -148,15 +174,13 @@ export function createTaskConsumer(options: TaskConsumerOptions): TaskConsumer {
       }
     }
     // A lock that lapsed meanwhile (the job was handed out again) fails the completion,
-    // harmlessly (claimLease absorbs it), and the loop fetches as usual. Raced as the fetch is:
-    // a completion stuck on a dead connection must not hold up the stall watch's replacement or
-    // close (a job it takes meanwhile is redelivered once its lock lapses).
+    // harmlessly (claimLease absorbs it), and the loop fetches as usual. Raced as the fetch is.
     if (!closing && fetcher === current && slots.free() > 0)
-      return await Promise.race([
+      return await takeUnlessStopped(
+        fetcher,
         fetcher.worker.completeAndTakeNext(job, token).catch(() => undefined),
-        fetcher.stopped,
-        closed,
-      ]);
+        token,
+      );
     // Not awaited here: the next fetch, which waits for a slot, need not wait for it (close does).
     const completion = job
       .moveToCompleted(undefined, token, false)
@@ -185,11 +209,11 @@ export function createTaskConsumer(options: TaskConsumerOptions): TaskConsumer {
       const token = `${fetcher.worker.id}:${sequence++}`;
       let job: Job<unknown> | undefined;
       try {
-        job = await Promise.race([
+        job = await takeUnlessStopped(
+          fetcher,
           fetcher.worker.getNextJob(token, { block: true }),
-          fetcher.stopped,
-          closed,
-        ]);
+          token,
+        );
       } catch (error) {
         if (closing) break;
         options.onError?.(error);
@@ -214,14 +238,14 @@ export function createTaskConsumer(options: TaskConsumerOptions): TaskConsumer {
       current.stop();
       // Bounded: a completion Redis never answers (a dead link) is given up; the disconnect
       // below fails it, and its job is handed out again once its lock lapses.
-      await Promise.race([
-        Promise.all(completing),
-        // Unref: a normal close must not keep the process up for the bound.
-        sleep(COMPLETIONS_AT_CLOSE_BOUND_MS, undefined, { ref: false }),
-      ]);
+      // Unref: a normal close must not keep the process up for the bound.
+      const bound = sleep(COMPLETIONS_AT_CLOSE_BOUND_MS, undefined, { ref: false });
+      await Promise.race([Promise.all(completing), bound]);
       // Forced: nothing runs inside BullMQ's worker (the wake-ups run here), and an unforced
-      // close would wait out a blocking fetch (up to 5 s).
+      // close would wait out a blocking fetch (up to 5 s). It ends a blocking fetch at once and
+      // leaves the shared connection open for the late takes' moves back to the wait list.
       await current.worker.close(true);
+      await Promise.race([Promise.all(abandoned), bound]);
       current.connection.disconnect();
       await Promise.all(running);
       await Promise.all(retiring);

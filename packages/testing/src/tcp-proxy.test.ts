@@ -87,6 +87,49 @@ describe('the fault-injecting TCP proxy', () => {
   });
 });
 
+describe('held replies', () => {
+  it('passes the requests on, keeps the replies in order until heal, then delivers them', async () => {
+    const received: string[] = [];
+    const recorder = createServer((socket) => {
+      socket.on('error', () => undefined); // the proxy's close resets it
+      socket.on('data', (chunk) => {
+        received.push(chunk.toString());
+        socket.write(`re:${chunk.toString()};`);
+      });
+    });
+    recorder.listen(0, '127.0.0.1');
+    await once(recorder, 'listening');
+    const port = (recorder.address() as { port: number }).port;
+    const late = await startTcpProxy({ target: { host: '127.0.0.1', port } });
+    try {
+      const socket = createConnection({ host: late.host, port: late.port });
+      await once(socket, 'connect');
+      late.holdReplies();
+      expect(late.mode).toBe('hold-replies');
+      const replies: string[] = [];
+      socket.on('data', (chunk: Buffer) => replies.push(chunk.toString()));
+      socket.write('one');
+      while (received.length < 1) await new Promise((resolve) => setTimeout(resolve, 10));
+      socket.write('two');
+      while (received.join('') !== 'onetwo')
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      // The server acted on both; the client has seen neither answer.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(replies).toEqual([]);
+      late.heal();
+      while (replies.join('') !== 're:one;re:two;')
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      socket.write('three');
+      while (!replies.join('').endsWith('re:three;'))
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      socket.destroy();
+    } finally {
+      await late.close();
+      await new Promise((resolve) => recorder.close(resolve));
+    }
+  });
+});
+
 describe('several targets', () => {
   it('sends each new connection to the next target in turn', async () => {
     const named = await Promise.all(

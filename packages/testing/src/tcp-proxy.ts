@@ -6,9 +6,12 @@ import { createConnection, createServer, type Socket } from 'node:net';
  * - `forward`: pass bytes both ways (the healthy network);
  * - `refuse`: reset every new connection at once (a server that is down: ECONNRESET);
  * - `blackhole`: accept new connections and drop every byte, on new and open connections alike
- *   (a partition or a dead host: the peer only notices through its own timeouts).
+ *   (a partition or a dead host: the peer only notices through its own timeouts);
+ * - `hold-replies`: pass the client's bytes on, keep the server's, in order, until `heal`
+ *   delivers them (a link whose answers come late: the server has acted on a request whose
+ *   reply the client has not seen yet).
  */
-export type TcpProxyMode = 'forward' | 'refuse' | 'blackhole';
+export type TcpProxyMode = 'forward' | 'refuse' | 'blackhole' | 'hold-replies';
 
 export interface TcpProxy {
   readonly host: string;
@@ -20,7 +23,11 @@ export interface TcpProxy {
   cut(): void;
   refuse(): void;
   blackhole(): void;
-  /** Back to `forward`; connections opened in a black hole start passing bytes again. */
+  holdReplies(): void;
+  /**
+   * Back to `forward`; connections opened in a black hole start passing bytes again, and the
+   * replies held are delivered.
+   */
   heal(): void;
   /**
    * New connections go to this target from now on (the DNS name or virtual IP a managed database
@@ -51,6 +58,8 @@ type TcpTarget = { host: string; port: number } | string;
 interface Pair {
   client: Socket;
   upstream: Socket;
+  /** The server's bytes kept while replies are held, in order. */
+  heldReplies: Buffer[];
 }
 
 function targetOf(target: TcpTarget): { host: string; port: number } {
@@ -104,8 +113,15 @@ export async function startTcpProxy(options: TcpProxyOptions): Promise<TcpProxy>
     blackhole() {
       state.mode = 'blackhole';
     },
+    holdReplies() {
+      state.mode = 'hold-replies';
+    },
     heal() {
       state.mode = 'forward';
+      for (const pair of state.pairs) {
+        for (const chunk of pair.heldReplies.splice(0))
+          if (!pair.client.destroyed) pair.client.write(chunk);
+      }
     },
     retarget(next) {
       state.targets = targetsOf(next);
@@ -138,7 +154,7 @@ function accept(state: ProxyState, client: Socket): void {
     return;
   }
   const upstream = createConnection(state.targets[state.turn++ % state.targets.length]!);
-  const pair: Pair = { client, upstream };
+  const pair: Pair = { client, upstream, heldReplies: [] };
   state.pairs.add(pair);
   const close = (): void => {
     if (!state.pairs.delete(pair)) return;
@@ -153,13 +169,21 @@ function accept(state: ProxyState, client: Socket): void {
   client.on('end', close);
   upstream.on('end', close);
   relay(state, client, upstream);
-  relay(state, upstream, client);
+  relay(state, upstream, client, pair.heldReplies);
 }
 
-/** Copies a → b while forwarding, with backpressure; drops the bytes otherwise. */
-function relay(state: ProxyState, from: Socket, to: Socket): void {
+/**
+ * Copies a → b while forwarding, with backpressure; drops the bytes otherwise, except the
+ * server's (`held` given) while replies are held: those are kept for heal.
+ */
+function relay(state: ProxyState, from: Socket, to: Socket, held?: Buffer[]): void {
   from.on('data', (chunk: Buffer) => {
-    if (state.mode !== 'forward' || to.destroyed) return;
+    if (to.destroyed) return;
+    if (held !== undefined && state.mode === 'hold-replies') {
+      held.push(chunk);
+      return;
+    }
+    if (state.mode !== 'forward' && state.mode !== 'hold-replies') return;
     if (!to.write(chunk)) {
       from.pause();
       to.once('drain', () => from.resume());
