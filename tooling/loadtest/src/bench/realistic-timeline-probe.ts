@@ -11,7 +11,8 @@
  * APPS_ROOT=/path/to/another/checkout runs that tree's built gateway and worker instead (a
  * baseline, for A/B turns). The gateway's CPU time over the run is printed per lifecycle.
  * HISTORY=off disables the task history's triggers on the scratch database (what the history
- * costs this workload; nothing is then printed per event kind).
+ * costs this workload; nothing is then printed per event kind). The CPU of the Postgres
+ * backends serving the stack's pools is printed per lifecycle too (steadier than the rate).
  */
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
@@ -24,6 +25,7 @@ import { sendMcp } from './mcp-requests.js';
 import { approval, creatingCall, followAndAnswer, labelRound } from './realistic-requests.js';
 import { startProbeStack } from './probe-stack.js';
 import { processCpuNs, processIoSyscalls } from './cpu.js';
+import { cpuNsBetween, openBackendCpuMeter } from './backend-cpu.js';
 
 const clients = Number(process.env.CLIENTS ?? 32);
 const seconds = Number(process.env.SECONDS ?? 10);
@@ -134,6 +136,11 @@ async function main(): Promise<void> {
   const gatewayCpuAtStart = processCpuNs(gatewayPid);
   const workerPid = probe.stack.workers[0]!.child.pid!;
   const syscallsAtStart = [processIoSyscalls(gatewayPid), processIoSyscalls(workerPid)];
+  // The server's side: the CPU of the backends serving the gateway's and the worker's pools.
+  const backends = await openBackendCpuMeter(probe.database.connectionString, {
+    prefix: 'mcp-tasks',
+  });
+  const backendsAtStart = await backends?.snapshot();
   try {
     const deadline = performance.now() + seconds * 1_000;
     const client = async () => {
@@ -166,6 +173,10 @@ async function main(): Promise<void> {
     };
     await Promise.all(Array.from({ length: clients }, client));
     const gatewayCpuMs = (processCpuNs(gatewayPid) - gatewayCpuAtStart) / 1e6;
+    const backendCpuMs =
+      backends === null || backendsAtStart === undefined
+        ? undefined
+        : cpuNsBetween(backendsAtStart, await backends.snapshot()) / 1e6;
     const syscalls = [processIoSyscalls(gatewayPid), processIoSyscalls(workerPid)].map(
       (now, i) => ({
         writes: now.writes - syscallsAtStart[i]!.writes,
@@ -180,6 +191,10 @@ async function main(): Promise<void> {
       `all ${lifecycles} lifecycles: ${(lifecycles / seconds).toFixed(1)}/s; gateway CPU ${gatewayCpuMs.toFixed(0)} ms, ${(gatewayCpuMs / lifecycles).toFixed(2)} ms per lifecycle`,
     );
     const perLifecycle = (x: number) => (x / lifecycles).toFixed(2);
+    if (backendCpuMs !== undefined)
+      console.log(
+        `Postgres backends of the gateway's and worker's pools: CPU ${backendCpuMs.toFixed(0)} ms, ${perLifecycle(backendCpuMs)} ms per lifecycle`,
+      );
     console.log(
       `write / read syscalls per lifecycle: gateway ${perLifecycle(syscalls[0]!.writes)} / ${perLifecycle(syscalls[0]!.reads)}, worker ${perLifecycle(syscalls[1]!.writes)} / ${perLifecycle(syscalls[1]!.reads)}`,
     );
@@ -219,6 +234,7 @@ async function main(): Promise<void> {
       await monitor.end();
     }
   } finally {
+    await backends?.close();
     await watcher.stop();
     await http.close();
     await probe.close();
