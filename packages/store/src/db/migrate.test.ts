@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { newTaskId } from '@mcp-tasks/tasks';
 import { createTestDatabase, launchProcess, type TestDatabase } from '@mcp-tasks/testing';
@@ -273,6 +274,37 @@ describe('migrations', () => {
 
     await MIGRATIONS['0024_task_events_lighter_writes']!.up(db);
     expect((await shape()).trigger).toBe(listed);
+  });
+
+  it("0025 goes down to one channel and up again: a cancel request reaches the workers' channel only with it", async () => {
+    const { database, db } = await freshDatabase('migrate_0025');
+    await migrateToLatest(db);
+    const listener = new pg.Client({ connectionString: database.connectionString });
+    await listener.connect();
+    cleanups.push(() => listener.end());
+    const heard: string[] = [];
+    listener.on('notification', (message) => heard.push(`${message.channel} ${message.payload}`));
+    await listener.query('LISTEN mcp_task_changes');
+    await listener.query('LISTEN mcp_task_lease_changes');
+    /** Requests the cancel of a new task; resolves with what both channels said of it. */
+    const cancelHeard = async (): Promise<string[]> => {
+      const id = newTaskId();
+      await sql`
+        INSERT INTO tasks (id, tenant, principal, method, tool_name, arguments)
+        VALUES (${id}, 'acme', 'alice', 'tools/call', 'tool', '{}')`.execute(db);
+      await sql`UPDATE tasks SET cancel_requested_at = now() WHERE id = ${id}`.execute(db);
+      // The general channel always announces a cancel request: once it came, the other had too.
+      const deadline = Date.now() + 10_000;
+      while (!heard.includes(`mcp_task_changes ${id}`) && Date.now() < deadline)
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      await listener.query('SELECT 1'); // a round trip: anything sent before it is delivered
+      return heard.filter((line) => line.endsWith(` ${id}`)).map((line) => line.split(' ')[0]!);
+    };
+    expect(await cancelHeard()).toEqual(['mcp_task_changes', 'mcp_task_lease_changes']);
+    await MIGRATIONS['0025_lease_changes_channel']!.down!(db);
+    expect(await cancelHeard()).toEqual(['mcp_task_changes']);
+    await MIGRATIONS['0025_lease_changes_channel']!.up(db);
+    expect(await cancelHeard()).toEqual(['mcp_task_changes', 'mcp_task_lease_changes']);
   });
 
   it('replaces the INVALID index a crashed concurrent build left, and completes', async () => {
