@@ -412,6 +412,34 @@ describe('submitInputResponses', () => {
     );
   });
 
+  it("answers the console's answer before the resume's wake-up went out, which goes after", async () => {
+    const resumes: string[][] = [];
+    const unanswered: (() => void)[] = [];
+    const wakeUpQueue: WakeUpQueue = {
+      wake: () => Promise.reject(new Error('a batch wake-up queue is not called one by one')),
+      wakeBatch(taskIds, reason) {
+        if (reason !== 'resumed') return Promise.resolve();
+        resumes.push([...taskIds]);
+        return new Promise<void>((resolve) => unanswered.push(resolve));
+      },
+    };
+    const service = createTaskService({ db, wakeUpQueue });
+    const task = await service.createAndWake(newTask());
+    await service.settleWakeUps();
+    const fence = (await claimLease(db, task.id, 'w', 30_000))!.fence;
+    await requestInput(db, fence, { a: { m: 1 } }, null, null);
+    const answer = service.console.answer({ tenant: null }, task.id, { a: { ok: 1 } }, 'console:x');
+    const outcome = await Promise.race([
+      answer,
+      new Promise((resolve) => setTimeout(() => resolve('waited for the wake-up'), 3_000)),
+    ]);
+    expect(outcome).toEqual({ found: true, answered: ['a'] });
+    while (unanswered.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    for (const release of unanswered.splice(0)) release();
+    await service.settleWakeUps();
+    expect(resumes).toEqual([[task.id]]);
+  });
+
   it('reports a foreign task as not found and wakes nothing', async () => {
     const { calls, wakeUpQueue } = recordingWakeUpQueue();
     const service = createTaskService({ db, wakeUpQueue });

@@ -259,7 +259,8 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
     console: createConsoleService({
       db,
       readDb,
-      wakeResumed: (taskId) => outbox.wake(taskId, 'resumed'),
+      // After the reply, as tasks/update's: the console never waits for Redis either.
+      wakeResumed: (taskId) => outbox.wakeAfterReply(taskId, 'resumed'),
     }),
   };
 }
