@@ -12,7 +12,8 @@
  * baseline, for A/B turns). The gateway's CPU time over the run is printed per lifecycle.
  * HISTORY=off disables the task history's triggers on the scratch database (what the history
  * costs this workload; nothing is then printed per event kind). The CPU of the Postgres
- * backends serving the stack's pools is printed per lifecycle too (steadier than the rate).
+ * backends serving the stack's pools is printed per lifecycle too: compare two probes run at once
+ * (HISTORY=on beside HISTORY=off), since run in turns the machine's swings move it as well.
  */
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
