@@ -13,6 +13,7 @@
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { Pool } from 'undici';
+import { createLatencyRecorder, type LatencyRecorder } from '../report/latency.js';
 import { startCompletionWatcher } from './completion-watcher.js';
 import { createTaskRequest, sendMcp } from './mcp-requests.js';
 import { startProbeStack } from './probe-stack.js';
@@ -20,10 +21,10 @@ import { startProbeStack } from './probe-stack.js';
 const clients = Number(process.env.CLIENTS ?? 32);
 const seconds = Number(process.env.SECONDS ?? 8);
 
-const quantile = (values: readonly number[], q: number): number =>
-  [...values].sort((a, b) => a - b)[Math.floor(values.length * q)] ?? Number.NaN;
-const describe = (values: readonly number[]): string =>
-  `p50 ${quantile(values, 0.5).toFixed(1)} ms  p90 ${quantile(values, 0.9).toFixed(1)} ms`;
+const describe = (latency: LatencyRecorder): string => {
+  const { p50, p95 } = latency.summary();
+  return `p50 ${p50.toFixed(1)} ms  p95 ${p95.toFixed(1)} ms`;
+};
 
 /** Each task's history events by kind, ms since the epoch (the last of a kind wins). */
 async function eventTimes(databaseUrl: string): Promise<Map<string, Record<string, number>>> {
@@ -53,8 +54,8 @@ async function main(): Promise<void> {
   const gateway = probe.stack.gateways[0]!;
   const http = new Pool(gateway.url, { keepAliveTimeout: 60_000 });
   const watcher = startCompletionWatcher(probe.database.connectionString);
-  const creates: number[] = [];
-  const waits: number[] = [];
+  const creates = createLatencyRecorder();
+  const waits = createLatencyRecorder();
   const seenAt = new Map<string, number>();
   try {
     const deadline = performance.now() + seconds * 1_000;
@@ -66,32 +67,31 @@ async function main(): Promise<void> {
         const taskId = created.taskId as string;
         await watcher.waitFor(taskId);
         seenAt.set(taskId, Date.now());
-        creates.push(answered - sent);
-        waits.push(performance.now() - answered);
+        creates.record(answered - sent);
+        waits.record(performance.now() - answered);
       }
     };
     await Promise.all(Array.from({ length: clients }, client));
-    console.log(
-      `${creates.length} tasks in ${seconds} s: ${(creates.length / seconds).toFixed(1)}/s`,
-    );
+    const tasks = creates.summary().count;
+    console.log(`${tasks} tasks in ${seconds} s: ${(tasks / seconds).toFixed(1)}/s`);
     console.log(`client: create ${describe(creates)}; wait for the end ${describe(waits)}`);
-    const stages: Record<string, number[]> = {
-      'created → claimed': [],
-      'claimed → ended': [],
-      'ended → seen': [],
+    const stages: Record<string, LatencyRecorder> = {
+      'created → claimed': createLatencyRecorder(),
+      'claimed → ended': createLatencyRecorder(),
+      'ended → seen': createLatencyRecorder(),
     };
     for (const [taskId, at] of await eventTimes(probe.database.connectionString)) {
       const ended = at.completed ?? at.failed;
       const seen = seenAt.get(taskId);
       if (at.created !== undefined && at.claimed !== undefined)
-        stages['created → claimed']!.push(at.claimed - at.created);
+        stages['created → claimed']!.record(at.claimed - at.created);
       if (at.claimed !== undefined && ended !== undefined)
-        stages['claimed → ended']!.push(ended - at.claimed);
-      if (ended !== undefined && seen !== undefined) stages['ended → seen']!.push(seen - ended);
+        stages['claimed → ended']!.record(ended - at.claimed);
+      if (ended !== undefined && seen !== undefined) stages['ended → seen']!.record(seen - ended);
     }
     console.log('server (task history; `at` is each transaction’s start):');
-    for (const [stage, values] of Object.entries(stages))
-      console.log(`  ${stage.padEnd(18)} ${describe(values)}  (${values.length} tasks)`);
+    for (const [stage, latency] of Object.entries(stages))
+      console.log(`  ${stage.padEnd(18)} ${describe(latency)}  (${latency.summary().count} tasks)`);
   } finally {
     await watcher.stop();
     await http.close();
