@@ -68,26 +68,45 @@ function batchRecordingWakeUpQueue(fail = false) {
   return { batches, wakeUpQueue };
 }
 
-describe('wake (the task service after a create or a resume)', () => {
+describe('wakeAfterReply (the task service after a create or an answer)', () => {
+  /** Each deferred wake-up's outcome, once `outbox.settle()` resolved. */
+  const deferAll = async (
+    outbox: ReturnType<typeof createOutbox>,
+    taskIds: readonly string[],
+    reason: 'created' | 'resumed',
+  ): Promise<boolean[]> => {
+    const sent: boolean[] = [];
+    await Promise.all(
+      taskIds.map((taskId, index) =>
+        outbox.wakeAfterReply(taskId, reason, (ok) => (sent[index] = ok)),
+      ),
+    );
+    await outbox.settle();
+    return sent;
+  };
+
   it('sends concurrent resumes as one call carrying their reason, each told it was sent', async () => {
     const { batches, wakeUpQueue } = batchRecordingWakeUpQueue();
     const outbox = createOutbox({ db, wakeUpQueue });
     const ids = Array.from({ length: 5 }, () => newTaskId());
-    const sent = await Promise.all(ids.map((taskId) => outbox.wake(taskId, 'resumed')));
-    expect(sent).toEqual(ids.map(() => true));
+    expect(await deferAll(outbox, ids, 'resumed')).toEqual(ids.map(() => true));
     expect(batches).toEqual([{ taskIds: ids, reason: 'resumed' }]);
   });
 
-  it('sends a lone resume at once, and never mixes creates and resumes in one call', async () => {
+  it('sends a lone resume on its own, and never mixes creates and resumes in one call', async () => {
     const { batches, wakeUpQueue } = batchRecordingWakeUpQueue();
     const outbox = createOutbox({ db, wakeUpQueue });
     const lone = newTaskId();
-    expect(await outbox.wake(lone, 'resumed')).toBe(true);
+    expect(await deferAll(outbox, [lone], 'resumed')).toEqual([true]);
     expect(batches).toEqual([{ taskIds: [lone], reason: 'resumed' }]);
 
     batches.splice(0);
     const [created, resumed] = [newTaskId(), newTaskId()];
-    await Promise.all([outbox.wake(created, 'created'), outbox.wake(resumed, 'resumed')]);
+    await Promise.all([
+      outbox.wakeAfterReply(created, 'created'),
+      outbox.wakeAfterReply(resumed, 'resumed'),
+    ]);
+    await outbox.settle();
     expect(batches).toEqual(
       expect.arrayContaining([
         { taskIds: [created], reason: 'created' },
@@ -102,8 +121,7 @@ describe('wake (the task service after a create or a resume)', () => {
     const lost: string[] = [];
     const outbox = createOutbox({ db, wakeUpQueue, onWakeUpError: (taskId) => lost.push(taskId) });
     const ids = [newTaskId(), newTaskId(), newTaskId()];
-    const sent = await Promise.all(ids.map((taskId) => outbox.wake(taskId, 'resumed')));
-    expect(sent).toEqual([false, false, false]);
+    expect(await deferAll(outbox, ids, 'resumed')).toEqual([false, false, false]);
     expect(lost).toEqual(ids);
   });
 
@@ -148,7 +166,7 @@ describe('wake (the task service after a create or a resume)', () => {
     const { calls, wakeUpQueue } = recordingWakeUpQueue();
     const outbox = createOutbox({ db, wakeUpQueue });
     const ids = [newTaskId(), newTaskId()];
-    await Promise.all(ids.map((taskId) => outbox.wake(taskId, 'resumed')));
+    expect(await deferAll(outbox, ids, 'resumed')).toEqual([true, true]);
     expect(calls).toEqual(ids.map((taskId) => [taskId, 'resumed']));
   });
 });

@@ -66,11 +66,6 @@ export interface OrphanWakeUp {
  */
 export interface Outbox {
   /**
-   * Wake-ups of one reason that arrive together go out in one batch (natural batching); resolves
-   * once this one was handed to the queue (true) or reported lost (false).
-   */
-  wake(taskId: string, reason: 'created' | 'resumed'): Promise<boolean>;
-  /**
    * Wakes a created or resumed task once the current turn of the event loop is over, so the
    * reply (its row committed, and readable already) is written before the wake-up goes to Redis:
    * the client does not wait for a queue round trip, nor for a Redis outage's timeout. Resolves
@@ -122,8 +117,10 @@ export function createOutbox(options: OutboxOptions): Outbox {
   const batchers = { created: batcherFor('created'), resumed: batcherFor('resumed') };
 
   /**
-   * A lost wake-up is reported, never thrown: the task is durable and the sweeper finds it. A
-   * batch that fails is lost for each of its tasks.
+   * Wake-ups of one reason that arrive together go out in one batch (natural batching); resolves
+   * once this one was handed to the queue (true) or reported lost (false). A lost wake-up is
+   * reported, never thrown: the task is durable and the sweeper finds it. A batch that fails is
+   * lost for each of its tasks.
    */
   const wake = async (taskId: string, reason: 'created' | 'resumed'): Promise<boolean> => {
     try {
@@ -151,7 +148,6 @@ export function createOutbox(options: OutboxOptions): Outbox {
     for (const { taskId, reason, resolve } of due) resolve(wake(taskId, reason));
   };
   return {
-    wake,
     wakeAfterReply(taskId, reason, onSent) {
       const sent = new Promise<boolean>((resolve) => {
         deferred.push({ taskId, reason, resolve });
