@@ -246,8 +246,8 @@ async function addWakeUps(
   // `created` wake-ups are found by their id alone: no pointers. An id already in Redis
   // (waiting, active, delayed) is left as it is.
   const pointers = jobs
-    .filter(({ data, opts }) => 'taskId' in data && opts.jobId !== data.taskId)
-    .map(({ data, opts }): [string, string] => [(data as WakeUpJob).taskId, opts.jobId]);
+    .map(({ opts }, index): [string, string] => [taskIds[index]!, opts.jobId])
+    .filter(([taskId, jobId]) => jobId !== taskId);
   if (pointers.length === 0) {
     await queue.addBulk(jobs);
     return;
