@@ -13,13 +13,7 @@ export function processCpuMs(pid: number): number {
  * as it does when more processes are runnable than there are cores).
  */
 export function mainThreadSwitches(pid: number): { sleeps: number; preempted: number } {
-  const path = `/proc/${pid}/task/${pid}/status`;
-  const status = readFileSync(path, 'utf8');
-  const field = (name: string): number => {
-    const match = new RegExp(`^${name}:\\s*(\\d+)$`, 'm').exec(status);
-    if (match === null) throw new Error(`no ${name} in ${path}`);
-    return Number(match[1]);
-  };
+  const field = procFields(`/proc/${pid}/task/${pid}/status`);
   return {
     sleeps: field('voluntary_ctxt_switches'),
     preempted: field('nonvoluntary_ctxt_switches'),
@@ -32,14 +26,18 @@ export function mainThreadSwitches(pid: number): { sleeps: number; preempted: nu
  * reader: per task, the writes are the round trips and replies the task cost this process.
  */
 export function processIoSyscalls(pid: number): { reads: number; writes: number } {
-  const path = `/proc/${pid}/io`;
-  const io = readFileSync(path, 'utf8');
-  const field = (name: string): number => {
-    const match = new RegExp(`^${name}:\\s*(\\d+)$`, 'm').exec(io);
+  const field = procFields(`/proc/${pid}/io`);
+  return { reads: field('syscr'), writes: field('syscw') };
+}
+
+/** Reads a /proc file of `name: value` lines; the reader names the path of a missing field. */
+function procFields(path: string): (name: string) => number {
+  const text = readFileSync(path, 'utf8');
+  return (name) => {
+    const match = new RegExp(`^${name}:\\s*(\\d+)$`, 'm').exec(text);
     if (match === null) throw new Error(`no ${name} in ${path}`);
     return Number(match[1]);
   };
-  return { reads: field('syscr'), writes: field('syscw') };
 }
 
 /** `read` of each process, summed field by field (the counts of a stack's gateways, say). */
