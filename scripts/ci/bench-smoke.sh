@@ -17,6 +17,8 @@ node -e '
     "(a) pgbench 1 client tps": r.pgbench.one.tps,
     "(a) pgbench 8 clients tps": r.pgbench.eight.tps,
     "(b) BullMQ jobs/s": r.bullmq.jobsPerS,
+    "(b) BullMQ jobs/s right before the 1+1 line": r.bullmqBesideEndToEnd?.before.jobsPerS,
+    "(b) BullMQ jobs/s right after the 1+1 line": r.bullmqBesideEndToEnd?.after.jobsPerS,
     ...Object.fromEntries(
       [["hono json", r.hono.json], ["hono + pg", r.hono.pg], ["tasks/get", r.tasksGet]].flatMap(
         ([label, runs]) => (runs ?? []).map((x) => [`(c) ${label} ${x.connections} conn req/s`, x.requestsPerS]))),

@@ -158,6 +158,26 @@ describe('the bench report', () => {
     expect(row('end-to-end no-input tasks/s, 2+2 ')).toMatch(/0\.038×.*—.*—/);
   });
 
+  it('divides the 1 + 1 line by raw BullMQ measured beside it when it was', () => {
+    const beside = {
+      before: { jobsPerS: 1_000, concurrency: 32 },
+      after: { jobsPerS: 600, concurrency: 32 },
+    };
+    const table = renderComparisons({ ...results, bullmqBesideEndToEnd: beside });
+    const row = (label: string) => table.split('\n').find((line) => line.includes(label)) ?? '';
+    // 120 ÷ mean(1,000, 600) = 0.150: met, where (b)'s 4,000 gives 0.030.
+    expect(row('end-to-end no-input tasks/s, 1+1 ')).toMatch(
+      /raw BullMQ no-op beside it: 1,000 before, 600 after \(mean\).*0\.150×.*≥ 0\.15×.*│ met/,
+    );
+    // The 2 + 2 line ran minutes later: it keeps (b).
+    expect(row('end-to-end no-input tasks/s, 2+2 ')).toMatch(
+      /raw BullMQ no-op: 4,000 jobs\/s.*0\.038×/,
+    );
+    const measured = renderMeasurements({ ...results, bullmqBesideEndToEnd: beside });
+    expect(measured).toMatch(/right before the 1\+1 end-to-end line\s*│ 1,000/);
+    expect(measured).toMatch(/right after it\s*│ 600/);
+  });
+
   it('judges a 2 + 2 line that costs over 1.3× per task as not met', () => {
     const [one, two] = results.endToEnd!;
     const table = renderComparisons({

@@ -10,6 +10,9 @@
  * workers' share of the cores). TRACE_GC=1 runs gateway and workers with `--trace-gc-nvp` and
  * prints, after warm-up, each one's scavenges (count, pauses, the share of allocated bytes they
  * promoted) and every mark-compact on the probe's clock, next to the slow quarter-seconds.
+ * REQUEST=realistic sends the realistic workflow's task-creating call (the MRTR retry, one round
+ * first) instead of the no-input task, as the bench's realistic create line does: each task then
+ * runs its first step and parks at its pause.
  *
  *   RATE=200 SECONDS=13 WORKERS=1 pnpm exec tsx --conditions=@mcp-tasks/source \
  *     tooling/loadtest/src/bench/create-stall-probe.ts
@@ -21,7 +24,9 @@ import { postgresBaseUrl } from '@mcp-tasks/testing';
 import pg from 'pg';
 import { Pool } from 'undici';
 import { startProbeStack } from './probe-stack.js';
-import { createTaskRequest } from './mcp-requests.js';
+import { createTaskRequest, sendMcp } from './mcp-requests.js';
+import { creatingCall, labelRound } from './realistic-requests.js';
+import { REALISTIC_TOOL_MODULE } from '@mcp-tasks/tools/bench';
 import { processCpuMs, processStartMs } from './cpu.js';
 import { parseGcTrace, summarizeGc } from './gc-trace.js';
 
@@ -33,8 +38,10 @@ const WARM_UP_MS = 3_000;
 const SAMPLING_FROM_MS = 9_000;
 
 const traceGc = process.env.TRACE_GC === '1';
+const realistic = process.env.REQUEST === 'realistic';
 const { stack, database, close } = await startProbeStack('stall', workers, {
   nodeArgs: traceGc ? ['--trace-gc-nvp'] : [],
+  env: realistic ? { MCP_TOOL_MODULES: REALISTIC_TOOL_MODULE } : {},
 });
 const workerNice = process.env.WORKER_NICE;
 if (workerNice !== undefined)
@@ -108,12 +115,18 @@ const sampling = (async () => {
   }
 })();
 
+// A requestState serves every create (bound to caller, tool and arguments), as in the bench.
+const requestState = realistic
+  ? ((await sendMcp(stack.gateways[0]!.url, labelRound())).requestState as string)
+  : undefined;
+const nextRequest = (turn: number) =>
+  requestState === undefined ? createTaskRequest() : creatingCall(requestState, turn);
 const inFlight: Promise<void>[] = [];
 for (let i = 0; i < rate * seconds; i += 1) {
   const scheduled = start + (i * 1_000) / rate;
   const wait = scheduled - performance.now();
   if (wait > 1) await sleep(wait);
-  const spec = createTaskRequest();
+  const spec = nextRequest(i);
   const lateMs = performance.now() - scheduled;
   inFlight.push(
     http

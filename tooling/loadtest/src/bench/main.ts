@@ -147,7 +147,7 @@ interface BenchRun {
 
 /** (a) pgbench and (b) raw BullMQ: the baselines that need no server of ours. */
 async function measureRawBaselines(run: BenchRun): Promise<void> {
-  const { figures, database, redis, durationS, warmupS, options, results } = run;
+  const { figures, database, durationS, results } = run;
   if (figures.has('pgbench')) {
     const one = await runPgbenchInsert(database.connectionString, 1, durationS);
     log(`(a) pgbench INSERT 1 client: ${one.tps.toFixed(0)} tps`);
@@ -157,15 +157,20 @@ async function measureRawBaselines(run: BenchRun): Promise<void> {
   }
 
   if (figures.has('bullmq')) {
-    results.bullmq = await runBullmqNoop({
-      redisUrl: redis.url,
-      prefix: `${redis.prefix}-raw`,
-      durationS,
-      warmupS,
-      concurrency: options.concurrency,
-    });
+    results.bullmq = await measureRawBullmq(run);
     log(`(b) raw BullMQ no-op: ${results.bullmq.jobsPerS.toFixed(0)} jobs/s`);
   }
+}
+
+/** (b) raw BullMQ no-op jobs on the run's Redis, a prefix of its own. */
+function measureRawBullmq(run: BenchRun) {
+  return runBullmqNoop({
+    redisUrl: run.redis.url,
+    prefix: `${run.redis.prefix}-raw`,
+    durationS: run.durationS,
+    warmupS: run.warmupS,
+    concurrency: run.options.concurrency,
+  });
 }
 
 const rpcResult = (body: string) => body.includes('"result":{');
@@ -292,8 +297,17 @@ async function measureCreateAtFixedRate(run: BenchRun, gatewayUrl: string): Prom
  */
 async function measureEndToEnd(run: BenchRun, small: BenchStack): Promise<void> {
   const e2eOptions = stackCost(run);
+  const besides = run.figures.has('bullmq');
+  const before = besides ? await measureRawBullmq(run) : undefined;
   const endToEnd = [await runEndToEnd({ ...e2eOptions, stack: small })];
   log(`(e) end-to-end 1+1: ${endToEnd[0]!.tasksPerS.toFixed(1)} tasks/s`);
+  if (before !== undefined) {
+    const after = await measureRawBullmq(run);
+    run.results.bullmqBesideEndToEnd = { before, after };
+    log(
+      `(b) raw BullMQ no-op beside the 1+1 line: ${before.jobsPerS.toFixed(0)} before, ${after.jobsPerS.toFixed(0)} after`,
+    );
+  }
   log(`(e) Redis commands per task, 1+1: ${redisBreakdown(endToEnd[0]!)}`);
   await small.stop();
   const large = await startBenchStack({ ...benchStackOptions(run), gateways: 2, workers: 2 });
