@@ -2,7 +2,8 @@
 # One image for every role: `gateway` (default), `worker` or `migrate` as the command.
 # Checked in CI by tooling/deploy-checks/test/dockerfile.test.ts (hadolint is not in Debian).
 
-ARG NODE_IMAGE=node:22-bookworm-slim
+# Node 24, the active LTS (docs/adr/0014); the code runs on 22 too (`engines.node`, tested in CI).
+ARG NODE_IMAGE=node:24-bookworm-slim
 
 # --- build: full install, compile every runtime package ---------------------------------------
 FROM ${NODE_IMAGE} AS build
@@ -37,7 +38,7 @@ FROM build AS prod-deps
 RUN rm -rf node_modules packages/*/node_modules apps/*/node_modules \
   && pnpm install --frozen-lockfile --prod --filter @mcp-tasks/gateway... --filter @mcp-tasks/worker...
 
-# --- runtime: Node 22 slim, tini as PID 1, non-root ------------------------------------------
+# --- runtime: Node 24 slim, tini as PID 1, non-root ------------------------------------------
 FROM ${NODE_IMAGE} AS runtime
 RUN apt-get update \
   && apt-get install -y --no-install-recommends tini \

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `pnpm conformance`: starts the built stack (one gateway, one worker) on a fresh database and a
-# private Redis prefix, runs the official MCP conformance suite against it (on the workspace's Node 22: `pnpm conformance`
+# private Redis prefix, runs the official MCP conformance suite against it (on the workspace's Node 24: `pnpm conformance`
 # puts node_modules/.bin, with the root devDependency `node`, first on PATH), stops the stack.
 # Scenarios that cannot pass are listed with their reasons in conformance/expected-failures.yml.
 set -euo pipefail

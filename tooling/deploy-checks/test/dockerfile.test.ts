@@ -1,6 +1,6 @@
 // hadolint is not in Debian, so this is the Dockerfile's documented check: every path and script
 // it names exists, the stages reference each other correctly, the install covers the workspace,
-// and the runtime stage is Node 22 slim, non-root, with tini, a HEALTHCHECK and the three roles.
+// and the runtime stage is Node 24 slim, non-root, with tini, a HEALTHCHECK and the three roles.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -136,12 +136,12 @@ describe('Dockerfile', () => {
     }
   });
 
-  it('runs Node 22 slim as a non-root user under tini, with a HEALTHCHECK', () => {
+  it('runs Node 24 slim as a non-root user under tini, with a HEALTHCHECK', () => {
     const runtime = instructions.slice(instructions.findLastIndex((i) => i.keyword === 'FROM'));
     const nodeImage = instructions.find(
       (i) => i.keyword === 'ARG' && i.args.startsWith('NODE_IMAGE='),
     );
-    expect(nodeImage?.args).toMatch(/^NODE_IMAGE=node:22-[a-z]+-slim$/);
+    expect(nodeImage?.args).toMatch(/^NODE_IMAGE=node:24-[a-z]+-slim$/);
     const user = runtime.filter((i) => i.keyword === 'USER').map((i) => i.args);
     expect(user).toEqual(['node']);
     expect(

@@ -10,6 +10,7 @@
  * workers' share of the cores). TRACE_GC=1 runs gateway and workers with `--trace-gc-nvp` and
  * prints, after warm-up, each one's scavenges (count, pauses, the share of allocated bytes they
  * promoted) and every mark-compact on the probe's clock, next to the slow quarter-seconds.
+ * NODE_ARGS='--flag …' passes more flags to the gateway's and workers' node (a V8 tiering flag, say).
  * REQUEST=realistic sends the realistic workflow's task-creating call (the MRTR retry, one round
  * first) instead of the no-input task, as the bench's realistic create line does: each task then
  * runs its first step and parks at its pause.
@@ -40,7 +41,10 @@ const SAMPLING_FROM_MS = 9_000;
 const traceGc = process.env.TRACE_GC === '1';
 const realistic = process.env.REQUEST === 'realistic';
 const { stack, database, close } = await startProbeStack('stall', workers, {
-  nodeArgs: traceGc ? ['--trace-gc-nvp'] : [],
+  nodeArgs: [
+    ...(traceGc ? ['--trace-gc-nvp'] : []),
+    ...(process.env.NODE_ARGS ?? '').split(' ').filter(Boolean),
+  ],
   env: realistic ? { MCP_TOOL_MODULES: REALISTIC_TOOL_MODULE } : {},
 });
 const workerNice = process.env.WORKER_NICE;
