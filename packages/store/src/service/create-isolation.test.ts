@@ -234,12 +234,14 @@ describe('one create never fails another', () => {
     await service.settleWakeUps();
   });
   it('fails only the raced creates when the late re-read of their twins fails', async () => {
-    // A statement timeout short enough for the test to make the re-read time out.
+    // A statement timeout short enough for the test to make the re-read time out, and long
+    // enough for the shared INSERT, which waits on the rival while the test queues the lock
+    // (1 s timed that INSERT out on a loaded machine, before the rival committed).
     const impatient = createDb({
       connectionString: fixture.database.connectionString,
       max: 2,
       applicationName: 'create-isolation-reread',
-      statementTimeoutMs: 1_000,
+      statementTimeoutMs: 3_000,
     });
     const twin = newTask();
     const fresh = newTask();
