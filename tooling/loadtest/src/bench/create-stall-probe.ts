@@ -22,12 +22,12 @@ import { execFileSync } from 'node:child_process';
 import { setPriority } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { postgresBaseUrl } from '@mcp-tasks/testing';
+import { REALISTIC_TOOL_MODULE } from '@mcp-tasks/tools/bench';
 import pg from 'pg';
 import { Pool } from 'undici';
 import { startProbeStack } from './probe-stack.js';
 import { createTaskRequest, sendMcp } from './mcp-requests.js';
 import { creatingCall, labelRound } from './realistic-requests.js';
-import { REALISTIC_TOOL_MODULE } from '@mcp-tasks/tools/bench';
 import { processCpuMs, processStartMs } from './cpu.js';
 import { parseGcTrace, summarizeGc } from './gc-trace.js';
 

@@ -297,8 +297,7 @@ async function measureCreateAtFixedRate(run: BenchRun, gatewayUrl: string): Prom
  */
 async function measureEndToEnd(run: BenchRun, small: BenchStack): Promise<void> {
   const e2eOptions = stackCost(run);
-  const besides = run.figures.has('bullmq');
-  const before = besides ? await measureRawBullmq(run) : undefined;
+  const before = run.figures.has('bullmq') ? await measureRawBullmq(run) : undefined;
   const endToEnd = [await runEndToEnd({ ...e2eOptions, stack: small })];
   log(`(e) end-to-end 1+1: ${endToEnd[0]!.tasksPerS.toFixed(1)} tasks/s`);
   if (before !== undefined) {
