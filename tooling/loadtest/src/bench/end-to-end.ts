@@ -53,7 +53,11 @@ export type TaskLifecycle = (context: {
   turn: number;
 }) => Promise<void>;
 
-/** Postgres flushes a backend's statistics within about a second of it going idle. */
+/**
+ * A busy backend flushes its statistics to pg_stat_database at most once a second; the stack's
+ * backends keep working (sweeper, heartbeats) and flush within this. The watcher, idle once a
+ * phase ends, is flushed on demand (CompletionWatcher.flushStats).
+ */
 const STATS_SETTLE_MS = 2_000;
 
 async function xactCommits(statsUrl: string, database: string): Promise<number> {
@@ -98,6 +102,7 @@ async function readCounters(
   finished: number,
 ) {
   const { stack } = options;
+  await watcher.flushStats();
   const gatewayPids = stack.gateways.map((g) => g.process.child.pid!);
   const workerPids = stack.workers.map((w) => w.child.pid!);
   return {
