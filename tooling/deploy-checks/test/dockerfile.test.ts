@@ -142,6 +142,10 @@ describe('Dockerfile', () => {
       (i) => i.keyword === 'ARG' && i.args.startsWith('NODE_IMAGE='),
     );
     expect(nodeImage?.args).toMatch(/^NODE_IMAGE=node:24-[a-z]+-slim$/);
+    // Node 24's young generation held to Node 22's size (docs/adr/0014).
+    expect(runtime.filter((i) => i.keyword === 'ENV').map((i) => i.args)).toContain(
+      'NODE_OPTIONS=--max-semi-space-size=16',
+    );
     const user = runtime.filter((i) => i.keyword === 'USER').map((i) => i.args);
     expect(user).toEqual(['node']);
     expect(

@@ -1,13 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { parseGcTrace, summarizeGc } from './gc-trace.js';
 
-// Lines as Node's --trace-gc-nvp prints them, cut after the fields read here.
+// Lines as Node's --trace-gc-nvp prints them, cut after the fields read here (the last as Node 24
+// does, with a thread after the isolate).
 const OUTPUT = [
   '{"level":40,"msg":"a log line in between"}',
   '[14620:0x18bb1c60]     3006 ms: pause=5.2 mutator=610.3 gc=s reduce_memory=0 scavenge=4.9 allocated=13726232 promoted=2528488 nodes_promoted=9',
   '[14620:0x18bb1c60]     3097 ms: pause=8.0 mutator=624.8 gc=mc reduce_memory=0 allocated=1222000 promoted=0',
   '[14620:0x18bb1c60]     3700 ms: pause=3.1 mutator=600.0 gc=s reduce_memory=0 allocated=12771104 promoted=2117872',
-  '[14620:0x18bb1c60]     9000 ms: pause=9.9 mutator=600.0 gc=s reduce_memory=0 allocated=100 promoted=100',
+  '[14620:0x18bb1c60:0]     9000 ms: pause=9.9 mutator=600.0 gc=s reduce_memory=0 allocated=100 promoted=100',
 ].join('\n');
 
 describe('GC trace', () => {

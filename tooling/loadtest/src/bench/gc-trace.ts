@@ -14,7 +14,8 @@ export interface GcEvent {
   promotedBytes: number;
 }
 
-const LINE = /^\[\d+:0x[0-9a-f]+\]\s+(\d+) ms: (.*)$/;
+// Node 22 prints `[pid:0xisolate]`, Node 24 `[pid:0xisolate:thread]`.
+const LINE = /^\[\d+:0x[0-9a-f]+(?::\d+)?\]\s+(\d+) ms: (.*)$/;
 const KINDS: Record<string, GcEvent['kind']> = { s: 'scavenge', mc: 'mark-compact' };
 
 /** Every collection in a process's output; other lines are skipped. */
