@@ -2,20 +2,9 @@ import { createTestDatabase, type TestDatabase } from '@mcp-tasks/testing';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCompletionWatcher } from './completion-watcher.js';
+import { xactCommits } from './end-to-end.js';
 
-async function committed(database: TestDatabase): Promise<number> {
-  const client = new pg.Client({ connectionString: database.connectionString });
-  await client.connect();
-  try {
-    const { rows } = await client.query<{ xact_commit: string }>(
-      'SELECT xact_commit FROM pg_stat_database WHERE datname = $1',
-      [database.name],
-    );
-    return Number(rows[0]!.xact_commit);
-  } finally {
-    await client.end();
-  }
-}
+const committed = (database: TestDatabase) => xactCommits(database.connectionString, database.name);
 
 describe('the completion watcher', () => {
   let database: TestDatabase;

@@ -60,7 +60,8 @@ export type TaskLifecycle = (context: {
  */
 const STATS_SETTLE_MS = 2_000;
 
-async function xactCommits(statsUrl: string, database: string): Promise<number> {
+/** Transactions committed in `database` so far, as pg_stat_database counts them. */
+export async function xactCommits(statsUrl: string, database: string): Promise<number> {
   const client = new pg.Client({ connectionString: statsUrl });
   await client.connect();
   try {
