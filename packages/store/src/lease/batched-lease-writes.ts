@@ -64,8 +64,8 @@ export interface BatchedLeaseWritesOptions {
 export function createBatchedLeaseWrites(options: BatchedLeaseWritesOptions): BatchedLeaseWrites {
   const { db, workerId, leaseMs, maxBatchSize = 64 } = options;
 
-  // The same statement for one wake-up or many; a shared one the database refuses (a lost
-  // deadlock) goes again one wake-up at a time, so each caller gets its own answer.
+  // The same statement for one wake-up or many; a shared one the database refuses goes again
+  // one wake-up at a time, so each caller gets its own answer.
   const claim = createNaturalBatcher<string, Claim | null>({
     maxBatchSize,
     run: singleOrShared({
@@ -80,8 +80,7 @@ export function createBatchedLeaseWrites(options: BatchedLeaseWritesOptions): Ba
     run: singleOrShared({
       single: ({ fence, write }) => writeFinal(db, fence, write),
       shared: async (entries) => {
-        const sorted = [...entries].sort((a, b) => (a.fence.taskId < b.fence.taskId ? -1 : 1));
-        const held = await writeFinals(db, sorted);
+        const held = await writeFinals(db, entries);
         return entries.map(({ fence }): BatchOutcome<void> =>
           held.has(`${fence.taskId}:${fence.epoch}`)
             ? { ok: true, value: undefined }
@@ -97,8 +96,7 @@ export function createBatchedLeaseWrites(options: BatchedLeaseWritesOptions): Ba
       single: ({ fence, checkpoint, statusMessage, toolVersion }) =>
         saveCheckpoint(db, fence, checkpoint, statusMessage, { toolVersion, leaseMs }),
       shared: async (entries) => {
-        const sorted = [...entries].sort((a, b) => (a.fence.taskId < b.fence.taskId ? -1 : 1));
-        const held = await saveCheckpoints(db, sorted, leaseMs);
+        const held = await saveCheckpoints(db, entries, leaseMs);
         return entries.map(({ fence }): BatchOutcome<{ cancelRequested: boolean }> => {
           const saved = held.get(`${fence.taskId}:${fence.epoch}`);
           return saved === undefined
@@ -118,8 +116,7 @@ export function createBatchedLeaseWrites(options: BatchedLeaseWritesOptions): Ba
     run: singleOrShared({
       single,
       shared: async (entries) => {
-        const sorted = [...entries].sort((a, b) => (a.fence.taskId < b.fence.taskId ? -1 : 1));
-        const parked = await requestInputs(db, sorted);
+        const parked = await requestInputs(db, entries);
         // One that lost changed nothing: its own statement then says why (a reused key, a
         // fence that no longer holds), as a lone pause's would.
         return await Promise.all(

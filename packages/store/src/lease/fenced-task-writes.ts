@@ -1,4 +1,4 @@
-import { sql, type SqlBool, type UpdateObject } from 'kysely';
+import { sql, type RawBuilder, type SqlBool, type UpdateObject } from 'kysely';
 import {
   InputKeyReusedError,
   type InputRequests,
@@ -8,9 +8,17 @@ import {
 } from '@mcp-tasks/tasks';
 import { jsonb, type Database, type Db } from '../db/database.js';
 import { StaleLeaseError } from '../errors.js';
-import { HOLDS_EACH_FENCE, cancelIfRequested, holds, leaseExpiry, type Fence } from './lease.js';
+import {
+  HOLDS_EACH_FENCE,
+  HOLDS_EACH_FENCE_TEXT,
+  cancelIfRequested,
+  holds,
+  leaseExpiry,
+  type Fence,
+} from './lease.js';
 import { executePrepared } from '../db/prepared-statements.js';
 import { CANCELLED_BY_REQUEST } from '../rows/task-repository.js';
+import { lockInIdOrder } from '../sql/row-locks.js';
 
 // The task writes a lease holder makes: each one is a conditional UPDATE on holds(fence), so a
 // worker whose lease was superseded (or whose task ended) changes nothing and gets StaleLeaseError.
@@ -25,6 +33,14 @@ async function updateHeld(
   const result = await executePrepared(db, statementName, update);
   if (result.numAffectedRows !== 1n) throw new StaleLeaseError(fence.taskId, fence.epoch);
 }
+
+/**
+ * The head of a shared write under many fences: `rows` as `s` (one row per fence, with `id` and
+ * `epoch`), and the held rows among them locked in id order as `locked` (sql/row-locks.ts). The
+ * UPDATE that follows reads `FROM s JOIN locked USING (id)`, so it never waits for a row itself.
+ */
+const withHeldRowsLocked = (rows: RawBuilder<unknown>) => sql`WITH s AS (${rows}),
+    locked AS MATERIALIZED (${sql.raw(lockInIdOrder({ from: 'tasks AS t JOIN s ON t.id = s.id', where: HOLDS_EACH_FENCE_TEXT }))})`;
 
 /** What else a checkpoint write may carry, so the step boundary costs one round trip. */
 export interface CheckpointOptions {
@@ -76,7 +92,8 @@ export interface CheckpointWrite {
  * Several checkpoints in one statement, each under its own fence (the same rule as holds()), each
  * renewing its lease for `leaseMs` from the statement's start as saveCheckpoint does. Resolves
  * with the fences that held, as `taskId:epoch`, each with whether a cancel was requested; the
- * caller turns the others into StaleLeaseError. Pass them sorted by task id (see writeFinals).
+ * caller turns the others into StaleLeaseError. The rows are locked in id order, whatever the
+ * order of `writes` (withHeldRowsLocked).
  */
 export async function saveCheckpoints(
   db: Db,
@@ -85,19 +102,22 @@ export async function saveCheckpoints(
 ): Promise<Map<string, { cancelRequested: boolean }>> {
   const column = <T>(pick: (write: CheckpointWrite) => T): T[] => writes.map(pick);
   const save = sql<{ id: string; lease_epoch: number; cancel_requested: boolean }>`
+    ${withHeldRowsLocked(sql`
+      SELECT s.id, s.epoch, s.checkpoint, s.status_message, s.tool_version
+      FROM unnest(
+      ${column((w) => w.fence.taskId)}::text[],
+      ${column((w) => w.fence.epoch)}::int[],
+      ${column((w) => (w.checkpoint === null ? null : JSON.stringify(w.checkpoint)))}::text[],
+      ${column((w) => w.statusMessage)}::text[],
+      ${column((w) => w.toolVersion ?? null)}::int[]
+    ) AS s(id, epoch, checkpoint, status_message, tool_version)`)}
     UPDATE tasks AS t SET
       checkpoint = s.checkpoint::jsonb,
       status_message = s.status_message,
       steps_saved = t.steps_saved + 1,
       tool_version = coalesce(s.tool_version, t.tool_version),
       lease_expires_at = ${leaseExpiry(leaseMs)}
-    FROM unnest(
-      ${column((w) => w.fence.taskId)}::text[],
-      ${column((w) => w.fence.epoch)}::int[],
-      ${column((w) => (w.checkpoint === null ? null : JSON.stringify(w.checkpoint)))}::text[],
-      ${column((w) => w.statusMessage)}::text[],
-      ${column((w) => w.toolVersion ?? null)}::int[]
-    ) AS s(id, epoch, checkpoint, status_message, tool_version)
+    FROM s JOIN locked USING (id)
     WHERE ${HOLDS_EACH_FENCE}
     RETURNING t.id, t.lease_epoch, t.cancel_requested_at IS NOT NULL AS cancel_requested`;
   const { rows } = await executePrepared(db, 'save_checkpoints', save);
@@ -168,7 +188,7 @@ export interface InputPauseWrite {
  * if any of its keys was issued before (R16), each cancelled instead of parked when a cancel was
  * requested, as requestInput does. Resolves with the fences whose pause was written, as
  * `taskId:epoch`; the caller learns why the others lost from requestInput's own second look.
- * Pass them sorted by task id (see writeFinals).
+ * The rows are locked in id order (withHeldRowsLocked).
  */
 export async function requestInputs(
   db: Db,
@@ -178,6 +198,18 @@ export async function requestInputs(
   // Keys as a JSON array each: an array of arrays would not unnest row by row. Their order is
   // requestInput's (the requests' own), appended to what was issued before.
   const park = sql<{ id: string; lease_epoch: number }>`
+    ${withHeldRowsLocked(sql`
+      SELECT u.id, u.epoch, u.requests, u.checkpoint, u.status_message, u.tool_version,
+             ARRAY(SELECT jsonb_array_elements_text(u.key_list::jsonb)) AS keys
+      FROM unnest(
+        ${column((w) => w.fence.taskId)}::text[],
+        ${column((w) => w.fence.epoch)}::int[],
+        ${column((w) => JSON.stringify(w.requests))}::text[],
+        ${column((w) => JSON.stringify(Object.keys(w.requests)))}::text[],
+        ${column((w) => (w.checkpoint === null ? null : JSON.stringify(w.checkpoint)))}::text[],
+        ${column((w) => w.statusMessage)}::text[],
+        ${column((w) => w.toolVersion ?? null)}::int[]
+      ) AS u(id, epoch, requests, key_list, checkpoint, status_message, tool_version)`)}
     UPDATE tasks AS t SET
       status = CASE WHEN t.cancel_requested_at IS NULL THEN 'input_required' ELSE 'cancelled' END,
       input_requests = CASE WHEN t.cancel_requested_at IS NULL THEN s.requests::jsonb
@@ -191,19 +223,7 @@ export async function requestInputs(
       lease_owner = NULL,
       lease_expires_at = NULL,
       enqueued_at = NULL
-    FROM (
-      SELECT u.id, u.epoch, u.requests, u.checkpoint, u.status_message, u.tool_version,
-             ARRAY(SELECT jsonb_array_elements_text(u.key_list::jsonb)) AS keys
-      FROM unnest(
-        ${column((w) => w.fence.taskId)}::text[],
-        ${column((w) => w.fence.epoch)}::int[],
-        ${column((w) => JSON.stringify(w.requests))}::text[],
-        ${column((w) => JSON.stringify(Object.keys(w.requests)))}::text[],
-        ${column((w) => (w.checkpoint === null ? null : JSON.stringify(w.checkpoint)))}::text[],
-        ${column((w) => w.statusMessage)}::text[],
-        ${column((w) => w.toolVersion ?? null)}::int[]
-      ) AS u(id, epoch, requests, key_list, checkpoint, status_message, tool_version)
-    ) AS s
+    FROM s JOIN locked USING (id)
     WHERE ${HOLDS_EACH_FENCE} AND NOT (t.issued_input_keys && s.keys)
     RETURNING t.id, t.lease_epoch`;
   const { rows } = await executePrepared(db, 'request_inputs', park);
@@ -275,9 +295,8 @@ export async function writeFinal(db: Db, fence: Fence, write: FinalWrite): Promi
 /**
  * Several FinalWrites in one statement, each under its own fence (the same rule as holds()).
  * Resolves with the fences that held, as `taskId:epoch`; the caller turns the others into
- * StaleLeaseError. Pass them sorted by task id: the plan walks `unnest` in order, so the rows
- * are locked in the order `= ANY` updates take. Postgres does not promise that order; a deadlock
- * it does cause is refused like any other error (the batcher then writes each on its own).
+ * StaleLeaseError. The rows are locked in id order (withHeldRowsLocked), as every statement
+ * that waits for several rows locks them, so none of those can deadlock with this one.
  */
 export async function writeFinals(
   db: Db,
@@ -286,6 +305,16 @@ export async function writeFinals(
   const column = <T>(pick: (entry: { fence: Fence; write: FinalWrite }) => T): T[] =>
     writes.map(pick);
   const settle = sql<{ id: string; lease_epoch: number }>`
+    ${withHeldRowsLocked(sql`
+      SELECT s.id, s.epoch, s.status, s.result, s.error, s.status_message
+      FROM unnest(
+      ${column((e) => e.fence.taskId)}::text[],
+      ${column((e) => e.fence.epoch)}::int[],
+      ${column((e) => e.write.status)}::text[],
+      ${column((e) => (e.write.status === 'completed' ? JSON.stringify(e.write.result) : null))}::text[],
+      ${column((e) => (e.write.status === 'failed' ? JSON.stringify(e.write.error) : null))}::text[],
+      ${column((e) => e.write.statusMessage)}::text[]
+    ) AS s(id, epoch, status, result, error, status_message)`)}
     UPDATE tasks AS t SET
       status = s.status,
       result = CASE WHEN s.status = 'completed' THEN s.result::jsonb ELSE t.result END,
@@ -293,14 +322,7 @@ export async function writeFinals(
       status_message = s.status_message,
       lease_owner = NULL,
       lease_expires_at = NULL
-    FROM unnest(
-      ${column((e) => e.fence.taskId)}::text[],
-      ${column((e) => e.fence.epoch)}::int[],
-      ${column((e) => e.write.status)}::text[],
-      ${column((e) => (e.write.status === 'completed' ? JSON.stringify(e.write.result) : null))}::text[],
-      ${column((e) => (e.write.status === 'failed' ? JSON.stringify(e.write.error) : null))}::text[],
-      ${column((e) => e.write.statusMessage)}::text[]
-    ) AS s(id, epoch, status, result, error, status_message)
+    FROM s JOIN locked USING (id)
     WHERE ${HOLDS_EACH_FENCE}
     RETURNING t.id, t.lease_epoch`;
   const { rows } = await executePrepared(db, 'write_finals', settle);

@@ -4,7 +4,7 @@ import type { Db, TaskRow } from '../db/database.js';
 import { StaleLeaseError } from '../errors.js';
 import { CANCELLED_BY_REQUEST } from '../rows/task-repository.js';
 import { executePrepared } from '../db/prepared-statements.js';
-import { CLAIMABLE, claimFairText, claimText } from '../sql/lease.js';
+import { CLAIMABLE, CLAIM_MANY_WHERE, claimFairText, claimText } from '../sql/lease.js';
 import { TASK_ROW_COLUMNS, taskRowToTask } from '../rows/task-row.js';
 import type { ClaimTrace } from '../rows/trace-context.js';
 
@@ -42,8 +42,9 @@ export function holds(fence: Fence): Expression<SqlBool> {
  * The same rule for a batch: each row of `tasks AS t` against the fence in the columns `id` and
  * `epoch` of a source relation `s` (batched-lease-writes.ts).
  */
-export const HOLDS_EACH_FENCE = sql<SqlBool>`(t.id = s.id AND t.lease_epoch = s.epoch
+export const HOLDS_EACH_FENCE_TEXT = `(t.id = s.id AND t.lease_epoch = s.epoch
     AND t.status = 'working' AND t.lease_owner IS NOT NULL)`;
+export const HOLDS_EACH_FENCE = sql.raw<SqlBool>(HOLDS_EACH_FENCE_TEXT);
 
 /**
  * From the statement's own start, not `now()` (the transaction's): a checkpoint written in a
@@ -73,7 +74,7 @@ export interface Claim {
 
 const ROW_COLUMN_LIST = TASK_ROW_COLUMNS.join(', ');
 const CLAIM_ONE = claimText('id = $3', ROW_COLUMN_LIST);
-const CLAIM_MANY = claimText('id = ANY($3::text[])', ROW_COLUMN_LIST);
+const CLAIM_MANY = claimText(CLAIM_MANY_WHERE, ROW_COLUMN_LIST);
 
 function claimOf(row: TaskRow): Claim {
   return {
@@ -110,9 +111,9 @@ export async function claimLease(
 }
 
 /**
- * claimLease for several tasks in one statement: the claims won, by task id. `= ANY` walks the
- * primary key in id order, so two such batches (or one and the sweeper's `= ANY` updates) lock
- * the rows they share in the same order and cannot deadlock each other.
+ * claimLease for several tasks in one statement: the claims won, by task id. The rows are
+ * locked in id order (CLAIM_MANY_WHERE), as every statement that waits for several rows locks
+ * them, so two such batches cannot deadlock each other or the workers' shared writes.
  */
 export async function claimLeases(
   db: Db,

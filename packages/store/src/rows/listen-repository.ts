@@ -2,6 +2,7 @@ import { isWellFormedTaskId, type TaskOwner, type TaskView } from '@mcp-tasks/ta
 import { CompiledQuery } from 'kysely';
 import type { Db } from '../db/database.js';
 import { executePrepared } from '../db/prepared-statements.js';
+import { lockInIdOrder } from '../sql/row-locks.js';
 import { TASK_VIEW_COLUMNS, taskViewRowToView, type TaskViewRow } from './task-row.js';
 
 /** How long a listen flag lasts unless renewed (MCP_LISTEN_FLAG_TTL_MS's default). */
@@ -14,20 +15,33 @@ export interface ListenFlagRequest {
   ttlMs?: number;
 }
 
+/** A flag that needs writing: active, and not flagged with half of `f.ttl_ms` left or more. */
+const FLAG_DUE = `t.status IN ('working', 'input_required')
+        AND (t.listened_until IS NULL
+             OR t.listened_until < now() + floor(f.ttl_ms / 2) * interval '1 millisecond')`;
+
 /**
  * Every request's flags in ONE statement, whatever their owners: the owner check stays in SQL
- * (a foreign id matches no row). The keys go in id order, so two such statements lock shared
- * rows in the same order. RETURNING gives each flagged row as this statement left it: the
- * newest committed version (an UPDATE waits for a concurrent writer and re-reads the row), and
- * any change after it waits for this commit and sees the flag.
+ * (a foreign id matches no row). The rows are locked in id order first (sql/row-locks.ts), so
+ * this never deadlocks with a worker's shared writes. RETURNING gives each flagged row as this
+ * statement left it: the newest committed version (the lock waits for a concurrent writer and
+ * re-reads the row), and any change after it waits for this commit and sees the flag.
  */
-const FLAG_LISTENED = `UPDATE tasks AS t
+const FLAG_LISTENED = `WITH f AS (
+    SELECT f.id, f.tenant, f.principal, f.ttl_ms
+    FROM unnest($1::text[], $2::text[], $3::text[], $4::float8[])
+      AS f(id, tenant, principal, ttl_ms)
+  ), locked AS MATERIALIZED (
+    ${lockInIdOrder({
+      columns: 't.id, f.ttl_ms',
+      from: 'tasks AS t JOIN f ON t.id = f.id AND t.tenant = f.tenant AND t.principal = f.principal',
+      where: FLAG_DUE,
+    })}
+  )
+  UPDATE tasks AS t
    SET listened = true, listened_until = now() + f.ttl_ms * interval '1 millisecond'
-  FROM unnest($1::text[], $2::text[], $3::text[], $4::float8[]) AS f(id, tenant, principal, ttl_ms)
- WHERE t.id = f.id AND t.tenant = f.tenant AND t.principal = f.principal
-   AND t.status IN ('working', 'input_required')
-   AND (t.listened_until IS NULL
-        OR t.listened_until < now() + floor(f.ttl_ms / 2) * interval '1 millisecond')
+  FROM locked AS f
+ WHERE t.id = f.id AND ${FLAG_DUE}
 RETURNING ${TASK_VIEW_COLUMNS.map((column) => `t.${column}`).join(', ')}, t.tenant, t.principal`;
 
 /**
@@ -73,7 +87,7 @@ export async function flagListenedTasksOfOwners(
     }
   }
   if (longest.size === 0) return requests.map(() => []);
-  const keys = [...longest.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const keys = [...longest.values()];
   const query = CompiledQuery.raw(FLAG_LISTENED, [
     keys.map((key) => key.id),
     keys.map((key) => key.owner.tenant),

@@ -483,7 +483,10 @@ export async function requestCancel(
  */
 export async function withdrawTasks(db: Db, inputs: readonly NewTask[]): Promise<void> {
   if (inputs.length === 0) return;
-  const column = <T>(pick: (input: NewTask) => T): T[] => inputs.map(pick);
+  // ON CONFLICT locks the rows it meets in the order of its input: id order, as every statement
+  // that waits for several rows locks them (sql/row-locks.ts).
+  const sorted = [...inputs].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const column = <T>(pick: (input: NewTask) => T): T[] => sorted.map(pick);
   await withdrawTasksStatement({
     withdrawnMessage: WITHDRAWN_MESSAGE,
     ids: column((i) => i.id),

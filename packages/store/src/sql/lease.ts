@@ -1,3 +1,5 @@
+import { lockInIdOrder } from './row-locks.js';
+
 /**
  * The lease's claim statements (lease/lease.ts runs them as the named prepared statements
  * claim_lease, claim_leases and claim_fair). `returning` is the row's column list.
@@ -13,6 +15,13 @@
  */
 /** A task a claim may take: `working`, and nobody holds a live lease on it (isClaimable too). */
 export const CLAIMABLE = `status = 'working' AND (lease_owner IS NULL OR lease_expires_at <= now())`;
+const CLAIMABLE_T = `t.status = 'working' AND (t.lease_owner IS NULL OR t.lease_expires_at <= now())`;
+
+/**
+ * The claim of several tasks by id (`$3`): the claimable ones among them, locked in id order
+ * (sql/row-locks.ts) before the claim writes them.
+ */
+export const CLAIM_MANY_WHERE = `id IN (${lockInIdOrder({ where: `t.id = ANY($3::text[]) AND ${CLAIMABLE_T}` })})`;
 
 export const claimText = (which: string, returning: string): string => `UPDATE tasks SET
     lease_owner = $1,
@@ -44,10 +53,10 @@ const FAIR_QUEUE = `status = 'working' AND lease_owner IS NULL AND attempts = 0`
  * one index head.
  */
 export const claimFairText = (returning: string): string => `WITH claimed_before AS (
-    SELECT id FROM tasks
-    WHERE id = ANY($3::text[]) AND ${CLAIMABLE}
-      AND NOT (lease_owner IS NULL AND attempts = 0)
-    FOR UPDATE
+    ${lockInIdOrder({
+      where: `t.id = ANY($3::text[]) AND ${CLAIMABLE_T}
+      AND NOT (t.lease_owner IS NULL AND t.attempts = 0)`,
+    })}
   ), in_round AS (
     SELECT id FROM tasks
     WHERE id = ANY($3::text[]) AND ${FAIR_QUEUE}

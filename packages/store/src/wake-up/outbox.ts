@@ -1,6 +1,7 @@
-import { sql } from 'kysely';
+import { CompiledQuery } from 'kysely';
 import type { Db } from '../db/database.js';
 import { createNaturalBatcher, type BatchOutcome } from '../db/natural-batcher.js';
+import { lockInIdOrder } from '../sql/row-locks.js';
 
 /** The queue seen from here: a wake-up that may be lost (Postgres stays the record). */
 export interface WakeUpQueue {
@@ -29,15 +30,17 @@ export interface WakeUpQueue {
  */
 export type WakeUpReason = 'created' | 'resumed' | 'swept' | 'retry' | 'released';
 
-/** The outbox mark: a wake-up for these tasks reached the queue (only `working` rows take it). */
+/**
+ * The outbox mark: a wake-up for these tasks reached the queue (only `working` rows take it).
+ * The rows are locked in id order first (sql/row-locks.ts): a sweep marks many at once.
+ */
+const MARK_WAKE_UP_SENT = `UPDATE tasks SET enqueued_at = now()
+  WHERE id IN (${lockInIdOrder({ where: `t.id = ANY($1::text[]) AND t.status = 'working'` })})
+    AND status = 'working'`;
+
 export async function markWakeUpSent(db: Db, taskIds: readonly string[]): Promise<void> {
   if (taskIds.length === 0) return;
-  await db
-    .updateTable('tasks')
-    .set({ enqueued_at: sql<Date>`now()` })
-    .where('id', '=', sql<string>`ANY(${[...taskIds]}::text[])`)
-    .where('status', '=', 'working')
-    .execute();
+  await db.executeQuery(CompiledQuery.raw(MARK_WAKE_UP_SENT, [[...taskIds]]));
 }
 
 /** One batch of orphans woken by the sweeper. */

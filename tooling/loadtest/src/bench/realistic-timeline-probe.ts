@@ -14,8 +14,11 @@
  * costs this workload; nothing is then printed per event kind). The CPU of the Postgres
  * backends serving the stack's pools is printed per lifecycle too: compare two probes run at once
  * (HISTORY=on beside HISTORY=off), since run in turns the machine's swings move it as well.
+ * So is the whole machine's (the worker, Redis, every Postgres process, the probe itself: with
+ * two probes at once, Redis and Postgres are both stacks'), and the deadlocks Postgres broke in
+ * the scratch database, counted in its log.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { REALISTIC_TOOL_MODULE } from '@mcp-tasks/tools/bench';
@@ -25,7 +28,7 @@ import { startCompletionWatcher } from './completion-watcher.js';
 import { sendMcp } from './mcp-requests.js';
 import { approval, creatingCall, followAndAnswer, labelRound } from './realistic-requests.js';
 import { startProbeStack } from './probe-stack.js';
-import { processCpuNs, processIoSyscalls } from './cpu.js';
+import { busyShare, machineCpuTicks, processCpuNs, processIoSyscalls } from './cpu.js';
 import { cpuNsBetween, openBackendCpuMeter } from './backend-cpu.js';
 
 const clients = Number(process.env.CLIENTS ?? 32);
@@ -62,8 +65,77 @@ async function logEveryStatement(url: string): Promise<void> {
   }
 }
 
+/** Every process's pids whose command name is `comm` (Postgres' processes, redis-server). */
+function pidsNamed(comm: string): number[] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === comm;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+/** CPU ns of each pid that is still there (a backend may have ended). */
+function cpuNsOf(pids: number[]): Map<number, number> {
+  const cpu = new Map<number, number>();
+  for (const pid of pids) {
+    try {
+      cpu.set(pid, processCpuNs(pid));
+    } catch {
+      // gone
+    }
+  }
+  return cpu;
+}
+
+/**
+ * The CPU the worker, Redis, every Postgres process and this probe spent from now to read(),
+ * and the machine's busy share: what a lifecycle costs the whole 2-core machine.
+ */
+function openMachineCpuMeter(workerPid: number) {
+  const postgres = () => cpuNsOf(pidsNamed('postgres'));
+  const redis = pidsNamed('redis-server');
+  const start = {
+    ticks: machineCpuTicks(),
+    worker: processCpuNs(workerPid),
+    redis: cpuNsOf(redis),
+    postgres: postgres(),
+    probe: process.cpuUsage(),
+  };
+  return {
+    read() {
+      const probe = process.cpuUsage(start.probe);
+      return {
+        busy: busyShare(start.ticks, machineCpuTicks()),
+        ms: {
+          worker: (processCpuNs(workerPid) - start.worker) / 1e6,
+          redis: cpuNsBetween(start.redis, cpuNsOf(redis)) / 1e6,
+          'all postgres': cpuNsBetween(start.postgres, postgres()) / 1e6,
+          probe: (probe.user + probe.system) / 1e3,
+        },
+      };
+    },
+  };
+}
+
 /** Where the server writes its log (Debian's default for the local cluster). */
 const logFile = process.env.PG_LOG_FILE ?? '/var/log/postgresql/postgresql-15-main.log';
+
+/** How many deadlocks the server broke in `database`, as its log says (0 without the log). */
+function deadlocksLogged(database: string): number {
+  let log: string;
+  try {
+    log = readFileSync(logFile, 'utf8');
+  } catch {
+    return 0;
+  }
+  const marker = `@${database} ERROR:  deadlock detected`;
+  return log.split('\n').filter((line) => line.includes(marker)).length;
+}
 
 /**
  * The statements the server logged for `database`, by their text (parameters and literals
@@ -142,6 +214,8 @@ async function main(): Promise<void> {
     prefix: 'mcp-tasks',
   });
   const backendsAtStart = await backends?.snapshot();
+  // The whole machine's CPU, by process, to see what a lifecycle costs and who spends it.
+  const machine = openMachineCpuMeter(workerPid);
   try {
     const deadline = performance.now() + seconds * 1_000;
     const client = async () => {
@@ -178,6 +252,7 @@ async function main(): Promise<void> {
       backends === null || backendsAtStart === undefined
         ? undefined
         : cpuNsBetween(backendsAtStart, await backends.snapshot()) / 1e6;
+    const machineCpu = machine.read();
     const syscalls = [processIoSyscalls(gatewayPid), processIoSyscalls(workerPid)].map(
       (now, i) => ({
         writes: now.writes - syscallsAtStart[i]!.writes,
@@ -197,8 +272,17 @@ async function main(): Promise<void> {
         `Postgres backends of the gateway's and worker's pools: CPU ${backendCpuMs.toFixed(0)} ms, ${perLifecycle(backendCpuMs)} ms per lifecycle`,
       );
     console.log(
+      `machine ${(machineCpu.busy * 100).toFixed(0)} % busy; CPU ms per lifecycle: ${Object.entries(
+        machineCpu.ms,
+      )
+        .map(([name, ms]) => `${name} ${perLifecycle(ms)}`)
+        .join(', ')}`,
+    );
+    console.log(
       `write / read syscalls per lifecycle: gateway ${perLifecycle(syscalls[0]!.writes)} / ${perLifecycle(syscalls[0]!.reads)}, worker ${perLifecycle(syscalls[1]!.writes)} / ${perLifecycle(syscalls[1]!.reads)}`,
     );
+    const databaseName = probe.database.connectionString.split('/').pop()!;
+    console.log(`deadlocks (the server log's, this database): ${deadlocksLogged(databaseName)}`);
     for (const stage of STAGES)
       console.log(
         `  ${stage.padEnd(9)} p50 ${median(times[stage]).toFixed(1)} ms  p90 ${p90(times[stage]).toFixed(1)} ms`,
@@ -222,8 +306,7 @@ async function main(): Promise<void> {
           `  ${row.kind.padEnd(16)} ${(Number(row.n) / tasks).toFixed(2)}  ${Number(row.gap_ms).toFixed(1)} ms`,
         );
       if (logStatements) {
-        const name = probe.database.connectionString.split('/').pop()!;
-        const logged = loggedStatements(name);
+        const logged = loggedStatements(databaseName);
         const total = logged.reduce((sum, [, n]) => sum + n, 0);
         console.log(
           `statements per task: ${(total / tasks).toFixed(2)} in all (the watcher's "SELECT id, status" is the probe's own):`,
