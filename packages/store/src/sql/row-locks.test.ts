@@ -33,6 +33,7 @@ beforeAll(async () => {
   scanningDb = createDb({ connectionString: url.toString(), applicationName: 'scanning' });
   monitor = new pg.Client({ connectionString: fixture.database.connectionString });
   await monitor.connect();
+  await sql`CREATE INDEX tasks_by_id_descending ON tasks (id DESC)`.execute(fixture.db);
   // Enough rows that the planner hashes the id list, not the table, in every statement.
   await sql`
     INSERT INTO tasks (id, tenant, principal, method, tool_name, arguments, ttl_ms, poll_interval_ms)
@@ -46,7 +47,7 @@ afterAll(async () => {
   await fixture.close();
 });
 
-/** Two new tasks, the higher id written first: a scan meets `high` before `low`. */
+/** Two new tasks (inScanOrder stores them so that a scan meets `high` before `low`). */
 async function reversedPair(): Promise<{ low: string; high: string }> {
   const [low, high] = [newTaskId(), newTaskId()].sort();
   await createTask(fixture.db, newTask({ id: high! }));
@@ -55,13 +56,12 @@ async function reversedPair(): Promise<{ low: string; high: string }> {
 }
 
 /**
- * Writes a new version of `high`, then of `low`, and checks that a scan now meets `high` first:
- * an update puts the row's new version after the others on its page (or on a later page), so
- * the preparation's own writes (claims, releases) cannot have reordered the pair.
+ * Rewrites the table in descending id order (CLUSTER) and checks that a scan now meets `high`
+ * first: the preparation's own writes (claims, releases) put new row versions wherever a page
+ * had room.
  */
 async function inScanOrder(pair: { low: string; high: string }): Promise<void> {
-  for (const id of [pair.high, pair.low])
-    await sql`UPDATE tasks SET arguments = arguments WHERE id = ${id}`.execute(fixture.db);
+  await sql`CLUSTER tasks USING tasks_by_id_descending`.execute(fixture.db);
   const { rows } = await sql<{ id: string }>`
     SELECT id FROM tasks WHERE id = ANY(${[pair.low, pair.high]}::text[])
   `.execute(scanningDb);
