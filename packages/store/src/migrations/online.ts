@@ -71,9 +71,12 @@ export async function hasConstraint(
 }
 
 /**
- * Updates the rows `select` finds (ids, read without locking anything) `batchSize` at a time, each
- * batch its own short transaction: a row lock lasts one batch, not one scan of a big table.
- * `update` gets the batch's ids and must re-check its own condition (a row may have moved on).
+ * Updates the task rows `select` finds (ids, read without locking anything) `batchSize` at a
+ * time, each batch its own short transaction: a row lock lasts one batch, not one scan of a big
+ * table. `update` gets the batch's ids and must re-check its own condition (a row may have moved
+ * on). The batch's rows are locked in id order first, as every statement of the running service
+ * that waits for several task rows locks them (sql/row-locks.ts): an UPDATE of a thousand ids
+ * through a bitmap scan would lock them in the table's order and could deadlock with them.
  */
 export async function updateInBatches(
   db: Kysely<unknown>,
@@ -82,8 +85,15 @@ export async function updateInBatches(
   batchSize = 1_000,
 ): Promise<void> {
   const ids = (await select.execute(db)).rows.map((row) => row.id);
-  for (let from = 0; from < ids.length; from += batchSize)
-    await update(ids.slice(from, from + batchSize)).execute(db);
+  for (let from = 0; from < ids.length; from += batchSize) {
+    const batch = ids.slice(from, from + batchSize);
+    await inTransaction(db, async (trx) => {
+      await sql`
+        SELECT t.id FROM tasks AS t WHERE t.id = ANY(${batch}::text[]) ORDER BY t.id FOR UPDATE OF t
+      `.execute(trx);
+      await update(batch).execute(trx);
+    });
+  }
 }
 
 /**

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import pg from 'pg';
 import { newTaskId } from '@mcp-tasks/tasks';
 import { alice, createStoreFixture, newTask, type StoreFixture } from '../../test/helpers.js';
@@ -9,6 +9,7 @@ import { requestInputs, saveCheckpoints, writeFinals } from '../lease/fenced-tas
 import { flagListenedTasksOfOwners } from '../rows/listen-repository.js';
 import { createTask, withdrawTasks } from '../rows/task-repository.js';
 import { markWakeUpSent } from '../wake-up/outbox.js';
+import { updateInBatches } from '../migrations/online.js';
 
 // Every statement that may wait for several `tasks` rows must take their locks in id order,
 // whatever plan Postgres picks: two that took them in different orders deadlock, and Postgres
@@ -205,5 +206,17 @@ describe('statements that lock several tasks take the locks in id order, whateve
     const withdraw = () =>
       withdrawTasks(scanningDb, [newTask({ id: withdrawn.high }), newTask({ id: withdrawn.low })]);
     expect(await lowLockedWhileWaitingForHigh(withdrawn, withdraw)).toBe(true);
+  });
+
+  it("an online migration's backfill batch (it runs beside the service)", async () => {
+    const pair = await reversedPair();
+    const backfill = () =>
+      updateInBatches(
+        // Migrations see the database untyped (they run before and across schema versions).
+        scanningDb as unknown as Kysely<unknown>,
+        sql<{ id: string }>`SELECT unnest(${[pair.high, pair.low]}::text[]) AS id`,
+        (ids) => sql`UPDATE tasks SET enqueued_at = now() WHERE id = ANY(${ids}::text[])`,
+      );
+    expect(await lowLockedWhileWaitingForHigh(pair, backfill)).toBe(true);
   });
 });
