@@ -1,7 +1,3 @@
-import { defineProject } from 'vitest/config';
+import { sourceProject } from '../../vitest.project.js';
 
-export default defineProject({
-  resolve: { conditions: ['@mcp-tasks/source'] },
-  ssr: { resolve: { conditions: ['@mcp-tasks/source'] } },
-  test: { name: 'loadtest', isolate: false, testTimeout: 30_000, hookTimeout: 60_000 },
-});
+export default sourceProject('loadtest');

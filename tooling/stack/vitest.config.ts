@@ -1,7 +1,3 @@
-import { defineProject } from 'vitest/config';
+import { sourceProject } from '../../vitest.project.js';
 
-export default defineProject({
-  resolve: { conditions: ['@mcp-tasks/source'] },
-  ssr: { resolve: { conditions: ['@mcp-tasks/source'] } },
-  test: { name: 'stack', isolate: false, testTimeout: 120_000, hookTimeout: 180_000 },
-});
+export default sourceProject('stack', { testTimeout: 120_000, hookTimeout: 180_000 });
