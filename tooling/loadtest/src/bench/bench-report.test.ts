@@ -54,6 +54,7 @@ const results: BenchResults = {
       ],
       gatewayCpuMsPerTask: 5,
       workerCpuMsPerTask: 2.8,
+      clientCpuMsPerTask: 0.4,
       gatewaySwitchesPerTask: { sleeps: 0.42, preempted: 0.1 },
       workerSwitchesPerTask: { sleeps: 0.61, preempted: 0.12 },
       gatewaySyscallsPerTask: { reads: 3.1, writes: 4.2 },
@@ -75,6 +76,7 @@ const results: BenchResults = {
       ],
       gatewayCpuMsPerTask: 6,
       workerCpuMsPerTask: 3.5,
+      clientCpuMsPerTask: 0.5,
       gatewaySwitchesPerTask: { sleeps: 1.5, preempted: 0.75 },
       workerSwitchesPerTask: { sleeps: 2.25, preempted: 0.5 },
       gatewaySyscallsPerTask: { reads: 6.25, writes: 8.5 },
@@ -93,6 +95,7 @@ const results: BenchResults = {
       redisCommands: [{ command: 'evalsha', perTask: 6 }],
       gatewayCpuMsPerTask: 5.5,
       workerCpuMsPerTask: 4,
+      clientCpuMsPerTask: 0.45,
       gatewaySwitchesPerTask: { sleeps: 0.8, preempted: 0.4 },
       workerSwitchesPerTask: { sleeps: 1, preempted: 0.3 },
       gatewaySyscallsPerTask: { reads: 4, writes: 5 },
@@ -227,6 +230,31 @@ describe('the bench report', () => {
     expect(measured).toContain('(a) pgbench');
     expect(measured).not.toContain('(b) raw BullMQ');
     expect(measured).not.toContain('(e) ours');
+  });
+});
+
+describe('the realistic mix table', () => {
+  const [plain, realistic] = [results.endToEnd![0]!, results.endToEnd![1]!];
+  const mix: BenchResults = {
+    realisticMix: {
+      plain,
+      realistic: { ...realistic, tasksPerS: 40, clientCpuMsPerTask: 1.25 },
+      createAtFixedRate: {
+        ratePerS: 200,
+        sent: 2_000,
+        latency: { count: 2_000, p50: 2, p95: 5, p99: 11, max: 14 },
+        failures: 0,
+        failureReasons: {},
+      },
+    },
+  };
+
+  it("shows the bench client's own CPU per task beside the gateway's and the worker's", () => {
+    const table = renderMeasurements(mix);
+    const row = (label: string) => table.split('\n').find((line) => line.includes(label)) ?? '';
+    expect(table).toMatch(/gateway CPU ms\/task.*worker CPU ms\/task.*bench client's CPU ms\/task/);
+    expect(row('no input (failing_job)')).toMatch(/120\.0.*5\.00.*2\.80.*0\.40.*8\.00/);
+    expect(row('realistic (realistic_workflow)')).toMatch(/40\.0.*6\.00.*3\.50.*1\.25.*8\.00/);
   });
 });
 

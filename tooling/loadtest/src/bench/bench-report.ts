@@ -644,6 +644,7 @@ function realisticTable({ plain: base, realistic, createAtFixedRate: create }: R
       'tasks/s',
       'gateway CPU ms/task',
       'worker CPU ms/task',
+      "bench client's CPU ms/task",
       'PG commits/task',
       'Redis commands/task',
       'machine busy',
@@ -661,6 +662,7 @@ function realisticTable({ plain: base, realistic, createAtFixedRate: create }: R
       n(x.tasksPerS, 1),
       n(x.gatewayCpuMsPerTask, 2),
       n(x.workerCpuMsPerTask, 2),
+      n(x.clientCpuMsPerTask, 2),
       n(x.commitsPerTask, 2),
       n(x.redisCommandsPerTask, 1),
       busy(x.machineBusy),
@@ -670,6 +672,7 @@ function realisticTable({ plain: base, realistic, createAtFixedRate: create }: R
   t.push([
     `realistic create at ${create.ratePerS}/s: p50 / p99`,
     pcts(create.latency),
+    '',
     '',
     '',
     '',

@@ -29,6 +29,11 @@ export interface EndToEndResult {
   redisCommands: { command: string; perTask: number }[];
   gatewayCpuMsPerTask: number;
   workerCpuMsPerTask: number;
+  /**
+   * The bench process's own CPU per task: its clients (requests, listen streams) and the
+   * completion watcher. On a 2-core machine these cycles come out of what the service could use.
+   */
+  clientCpuMsPerTask: number;
   /** The gateways' and the workers' main-thread context switches per task (mainThreadSwitches). */
   gatewaySwitchesPerTask: { sleeps: number; preempted: number };
   workerSwitchesPerTask: { sleeps: number; preempted: number };
@@ -113,6 +118,7 @@ async function readCounters(
     cpu: {
       gateways: gatewayPids.reduce((sum, pid) => sum + processCpuMs(pid), 0),
       workers: workerPids.reduce((sum, pid) => sum + processCpuMs(pid), 0),
+      client: processCpuMs(process.pid),
     },
     switches: {
       gateways: sumOverProcesses(gatewayPids, mainThreadSwitches),
@@ -224,6 +230,7 @@ function endToEndResult(
     redisCommands: redis.map((entry) => ({ command: entry.command, perTask: per(entry.calls) })),
     gatewayCpuMsPerTask: per(after.cpu.gateways - before.cpu.gateways),
     workerCpuMsPerTask: per(after.cpu.workers - before.cpu.workers),
+    clientCpuMsPerTask: per(after.cpu.client - before.cpu.client),
     gatewaySwitchesPerTask: perTask(before.switches.gateways, after.switches.gateways),
     workerSwitchesPerTask: perTask(before.switches.workers, after.switches.workers),
     gatewaySyscallsPerTask: perTask(before.syscalls.gateways, after.syscalls.gateways),
