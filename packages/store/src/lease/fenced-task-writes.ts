@@ -40,7 +40,7 @@ async function updateHeld(
  * UPDATE that follows reads `FROM s JOIN locked USING (id)`, so it never waits for a row itself.
  */
 const withHeldRowsLocked = (rows: RawBuilder<unknown>) => sql`WITH s AS (${rows}),
-    locked AS MATERIALIZED (${sql.raw(lockInIdOrder({ from: 'tasks AS t JOIN s ON t.id = s.id', where: HOLDS_EACH_FENCE_TEXT }))})`;
+    locked AS MATERIALIZED (${sql.raw(lockInIdOrder({ from: 'tasks AS t, s', where: HOLDS_EACH_FENCE_TEXT }))})`;
 
 /** What else a checkpoint write may carry, so the step boundary costs one round trip. */
 export interface CheckpointOptions {

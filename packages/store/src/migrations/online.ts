@@ -1,4 +1,5 @@
-import { sql, type Kysely, type Migration, type RawBuilder } from 'kysely';
+import { CompiledQuery, sql, type Kysely, type Migration, type RawBuilder } from 'kysely';
+import { lockInIdOrder } from '../sql/row-locks.js';
 
 /**
  * A migration step that must not run inside a transaction: migrate.ts runs it on a plain
@@ -70,6 +71,9 @@ export async function hasConstraint(
   return found.rows.length > 0;
 }
 
+/** A backfill batch's task rows ($1, ids), locked in id order (updateInBatches). */
+const LOCK_BATCH = lockInIdOrder({ where: 't.id = ANY($1::text[])' });
+
 /**
  * Updates the task rows `select` finds (ids, read without locking anything) `batchSize` at a
  * time, each batch its own short transaction: a row lock lasts one batch, not one scan of a big
@@ -88,9 +92,7 @@ export async function updateInBatches(
   for (let from = 0; from < ids.length; from += batchSize) {
     const batch = ids.slice(from, from + batchSize);
     await inTransaction(db, async (trx) => {
-      await sql`
-        SELECT t.id FROM tasks AS t WHERE t.id = ANY(${batch}::text[]) ORDER BY t.id FOR UPDATE OF t
-      `.execute(trx);
+      await trx.executeQuery(CompiledQuery.raw(LOCK_BATCH, [batch]));
       await update(batch).execute(trx);
     });
   }

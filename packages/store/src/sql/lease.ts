@@ -14,8 +14,11 @@ import { lockInIdOrder } from './row-locks.js';
  * `working` task nobody holds a live lease on.
  */
 /** A task a claim may take: `working`, and nobody holds a live lease on it (isClaimable too). */
-export const CLAIMABLE = `status = 'working' AND (lease_owner IS NULL OR lease_expires_at <= now())`;
-const CLAIMABLE_T = `t.status = 'working' AND (t.lease_owner IS NULL OR t.lease_expires_at <= now())`;
+const claimable = (row = '') =>
+  `${row}status = 'working' AND (${row}lease_owner IS NULL OR ${row}lease_expires_at <= now())`;
+export const CLAIMABLE = claimable();
+/** CLAIMABLE for `tasks AS t` (the row locks of sql/row-locks.ts name the table so). */
+const CLAIMABLE_T = claimable('t.');
 
 /**
  * The claim of several tasks by id (`$3`): the claimable ones among them, locked in id order
