@@ -49,6 +49,15 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+/** How many of this database's backends carry `applicationName` (a backend leaves at its exit). */
+export async function backendsNamed(db: Db, applicationName: string): Promise<number> {
+  const { rows } = await sql<{ n: number }>`
+    SELECT count(*)::int AS n FROM pg_stat_activity
+    WHERE datname = current_database() AND application_name = ${applicationName}
+  `.execute(db);
+  return rows[0]!.n;
+}
+
 /** Kills this database's backends with the given application_name: a dropped connection, on demand. */
 export async function terminateConnections(db: Db, applicationName: string): Promise<number> {
   const result = await sql<{ terminated: boolean }>`

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sql } from 'kysely';
 import {
   alice,
+  backendsNamed,
   createStoreFixture,
   newTask,
   rawRow,
@@ -249,7 +249,7 @@ describe('tryAcquireLeadership', () => {
     // The client hears of the end from the backend's FATAL message, sent before that backend
     // releases its session locks on its way out: the lock is free once the backend is gone.
     await expect
-      .poll(() => backendsNamed(LEADERSHIP_APPLICATION_NAME), { timeout: 5_000, interval: 20 })
+      .poll(() => backendsNamed(db, LEADERSHIP_APPLICATION_NAME), { timeout: 5_000, interval: 20 })
       .toBe(0);
     const next = await tryAcquireLeadership(url, name);
     expect(next).not.toBeNull();
@@ -257,15 +257,6 @@ describe('tryAcquireLeadership', () => {
     await leader.release();
   });
 });
-
-/** This database's backends with the given application_name (a backend leaves at its exit). */
-async function backendsNamed(applicationName: string): Promise<number> {
-  const { rows } = await sql<{ n: number }>`
-    SELECT count(*)::int AS n FROM pg_stat_activity
-    WHERE datname = current_database() AND application_name = ${applicationName}
-  `.execute(db);
-  return rows[0]!.n;
-}
 
 describe('createLeadershipSession with idleSessionTimeoutMs', () => {
   it('frees the lock of a leader gone silent mid-term, and tells that leader once it looks', async () => {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
-import { processCpuNs } from './cpu.js';
+import { cpuNsOfRunning } from './cpu.js';
 
 /**
  * The Postgres server's work for one client pool, as the CPU time of its backends: the pids
@@ -60,17 +60,7 @@ export async function openBackendCpuMeter(
     return null;
   }
   return {
-    async snapshot() {
-      const cpu = new Map<number, number>();
-      for (const pid of await pids()) {
-        try {
-          cpu.set(pid, processCpuNs(pid));
-        } catch {
-          // Exited between the list and the read: its work is lost to this count.
-        }
-      }
-      return cpu;
-    },
+    snapshot: async () => cpuNsOfRunning(await pids()),
     close: () => client.end(),
   };
 }

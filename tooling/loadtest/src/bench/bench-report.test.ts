@@ -1,11 +1,13 @@
-import { closeSync, openSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { renderComparisons, renderMeasurements, type BenchResults } from './bench-report.js';
 import {
   busyShare,
+  cpuNsOfRunning,
   machineCpuTicks,
+  pidsNamed,
   mainThreadSwitches,
   processCpuMs,
   processIoSyscalls,
@@ -290,6 +292,18 @@ describe('Redis round trips', () => {
       { command: 'set', calls: 2 },
       { command: 'client|setname', calls: 1 },
     ]);
+  });
+});
+
+describe('pidsNamed and cpuNsOfRunning', () => {
+  it('finds this process by its command name and reads its CPU, leaving out a pid that is gone', () => {
+    const name = readFileSync(`/proc/${process.pid}/comm`, 'utf8').trim();
+    expect(pidsNamed(name)).toContain(process.pid);
+    expect(pidsNamed('no-such-process-name')).toEqual([]);
+    const gone = 2 ** 22 + 1; // above the kernel's largest pid
+    const cpu = cpuNsOfRunning([process.pid, gone]);
+    expect([...cpu.keys()]).toEqual([process.pid]);
+    expect(cpu.get(process.pid)).toBeGreaterThan(0);
   });
 });
 

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { statCpuMs, statFields, TICKS_PER_S } from './cpu-per-task.js';
 
 /** CPU time (user + system) a process has used so far, ms, from /proc/PID/stat (10 ms steps). */
@@ -101,4 +101,31 @@ export function processCpuNs(pid: number): number {
     // No schedstat (a kernel without it): the coarser stat below.
   }
   return processCpuMs(pid) * 1_000_000;
+}
+
+/** This host's processes named `name` (their /proc comm, as `pgrep -x` matches): postgres, redis-server. */
+export function pidsNamed(name: string): number[] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === name;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+/** processCpuNs of each of `pids` still running; one that exited meanwhile is left out. */
+export function cpuNsOfRunning(pids: Iterable<number>): Map<number, number> {
+  const cpu = new Map<number, number>();
+  for (const pid of pids) {
+    try {
+      cpu.set(pid, processCpuNs(pid));
+    } catch {
+      // Exited between the list and the read: its work is lost to this count.
+    }
+  }
+  return cpu;
 }

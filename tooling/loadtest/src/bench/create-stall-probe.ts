@@ -18,7 +18,6 @@
  *   RATE=200 SECONDS=13 WORKERS=1 pnpm exec tsx --conditions=@mcp-tasks/source \
  *     tooling/loadtest/src/bench/create-stall-probe.ts
  */
-import { execFileSync } from 'node:child_process';
 import { setPriority } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { postgresBaseUrl } from '@mcp-tasks/testing';
@@ -28,7 +27,7 @@ import { Pool } from 'undici';
 import { startProbeStack } from './probe-stack.js';
 import { createTaskRequest, sendMcp } from './mcp-requests.js';
 import { creatingCall, labelRound } from './realistic-requests.js';
-import { processCpuMs, processStartMs } from './cpu.js';
+import { pidsNamed, processCpuMs, processStartMs } from './cpu.js';
 import { parseGcTrace, summarizeGc } from './gc-trace.js';
 
 const rate = Number(process.env.RATE ?? 200);
@@ -51,21 +50,11 @@ const workerNice = process.env.WORKER_NICE;
 if (workerNice !== undefined)
   for (const worker of stack.workers) setPriority(worker.child.pid!, Number(workerNice));
 
-const pidsOf = (name: string): number[] => {
-  try {
-    return execFileSync('pgrep', ['-x', name], { encoding: 'utf8' })
-      .split('\n')
-      .filter(Boolean)
-      .map(Number);
-  } catch {
-    return [];
-  }
-};
 const cpuGroups: Record<string, number[]> = {
   gateway: [stack.gateways[0]!.process.child.pid!],
   workers: stack.workers.map((worker) => worker.child.pid!),
-  postgres: pidsOf('postgres'),
-  redis: pidsOf('redis-server'),
+  postgres: pidsNamed('postgres'),
+  redis: pidsNamed('redis-server'),
 };
 const cpuSnapshot = (): Record<string, number> => {
   const snapshot: Record<string, number> = {};

@@ -18,7 +18,7 @@
  * two probes at once, Redis and Postgres are both stacks'), and the deadlocks Postgres broke in
  * the scratch database, counted in its log.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { REALISTIC_TOOL_MODULE } from '@mcp-tasks/tools/bench';
@@ -28,7 +28,14 @@ import { startCompletionWatcher } from './completion-watcher.js';
 import { sendMcp } from './mcp-requests.js';
 import { approval, creatingCall, followAndAnswer, labelRound } from './realistic-requests.js';
 import { startProbeStack } from './probe-stack.js';
-import { busyShare, machineCpuTicks, processCpuNs, processIoSyscalls } from './cpu.js';
+import {
+  busyShare,
+  cpuNsOfRunning,
+  machineCpuTicks,
+  pidsNamed,
+  processCpuNs,
+  processIoSyscalls,
+} from './cpu.js';
 import { cpuNsBetween, openBackendCpuMeter } from './backend-cpu.js';
 
 const clients = Number(process.env.CLIENTS ?? 32);
@@ -65,44 +72,17 @@ async function logEveryStatement(url: string): Promise<void> {
   }
 }
 
-/** Every process's pids whose command name is `comm` (Postgres' processes, redis-server). */
-function pidsNamed(comm: string): number[] {
-  return readdirSync('/proc')
-    .filter((entry) => /^\d+$/.test(entry))
-    .filter((pid) => {
-      try {
-        return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === comm;
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
-
-/** CPU ns of each pid that is still there (a backend may have ended). */
-function cpuNsOf(pids: number[]): Map<number, number> {
-  const cpu = new Map<number, number>();
-  for (const pid of pids) {
-    try {
-      cpu.set(pid, processCpuNs(pid));
-    } catch {
-      // gone
-    }
-  }
-  return cpu;
-}
-
 /**
  * The CPU the worker, Redis, every Postgres process and this probe spent from now to read(),
  * and the machine's busy share: what a lifecycle costs the whole 2-core machine.
  */
 function openMachineCpuMeter(workerPid: number) {
-  const postgres = () => cpuNsOf(pidsNamed('postgres'));
+  const postgres = () => cpuNsOfRunning(pidsNamed('postgres'));
   const redis = pidsNamed('redis-server');
   const start = {
     ticks: machineCpuTicks(),
     worker: processCpuNs(workerPid),
-    redis: cpuNsOf(redis),
+    redis: cpuNsOfRunning(redis),
     postgres: postgres(),
     probe: process.cpuUsage(),
   };
@@ -113,7 +93,7 @@ function openMachineCpuMeter(workerPid: number) {
         busy: busyShare(start.ticks, machineCpuTicks()),
         ms: {
           worker: (processCpuNs(workerPid) - start.worker) / 1e6,
-          redis: cpuNsBetween(start.redis, cpuNsOf(redis)) / 1e6,
+          redis: cpuNsBetween(start.redis, cpuNsOfRunning(redis)) / 1e6,
           'all postgres': cpuNsBetween(start.postgres, postgres()) / 1e6,
           probe: (probe.user + probe.system) / 1e3,
         },
