@@ -1,4 +1,5 @@
 import { Worker, type Job } from 'bullmq';
+import { Redis } from 'ioredis';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TASK_QUEUE_NAME, parseWakeUps, type WakeUpJob } from './wake-up-job.js';
 import {
@@ -167,14 +168,29 @@ export function createTaskConsumer(options: TaskConsumerOptions): TaskConsumer {
     if (!parsed.ok) {
       options.onInvalidPayload?.(job.id, parsed.issues);
     } else {
-      clearPointers(fetcher.connection, prefix, job.id, parsed.wakeUps);
       for (const wakeUp of parsed.wakeUps) {
         await slots.untilFree();
         start(wakeUp);
       }
     }
-    // A lock that lapsed meanwhile (the job was handed out again) fails the completion,
-    // harmlessly (claimLease absorbs it), and the loop fetches as usual. Raced as the fetch is.
+    // The job's pointers are deleted with its completion, in one write (inOneWrite): an active
+    // job is not pending, so until then a lookup through them finds nothing pending either.
+    return inOneWrite(fetcher.connection, () => {
+      if (parsed.ok) clearPointers(fetcher.connection, prefix, job.id, parsed.wakeUps);
+      return complete(fetcher, job, token);
+    });
+  };
+
+  /**
+   * Completes a job. A lock that lapsed meanwhile (the job was handed out again) fails the
+   * completion, harmlessly (claimLease absorbs it), and the loop fetches as usual.
+   */
+  const complete = async (
+    fetcher: Fetcher,
+    job: Job<unknown>,
+    token: string,
+  ): Promise<Job<unknown> | undefined> => {
+    // Raced as the fetch is.
     if (!closing && fetcher === current && slots.free() > 0)
       return await takeUnlessStopped(
         fetcher,
@@ -279,9 +295,26 @@ function createSlots(concurrency: number) {
 }
 
 /**
+ * Runs `send` with the connection's socket corked until this turn of the event loop ends, so the
+ * commands it issues (through however many promise steps, as BullMQ's scripts take) leave in one
+ * write: on small VMs a write to a socket costs far more than a small command (issue 30). A
+ * cluster connection, one socket per node, sends as it always does.
+ */
+function inOneWrite<T>(connection: RedisClient, send: () => T): T {
+  const socket = connection instanceof Redis ? connection.stream : undefined;
+  if (socket === undefined || !socket.writable) return send();
+  socket.cork();
+  try {
+    return send();
+  } finally {
+    setImmediate(() => socket.uncork());
+  }
+}
+
+/**
  * A job's latest-wake-up pointers (task-queue.ts) serve to find it while it is pending; once
- * taken it is not pending any more, so they go now instead of living out their 24 h TTL, in one
- * command: a later wake-up's, each deleted only while it still names this job (a newer wake-up
+ * taken it is not pending any more, so they go with its completion instead of living out their
+ * 24 h TTL, in one command: a later wake-up's, each deleted only while it still names this job (a newer wake-up
  * of the task, a second resume while a batch waits, moved it on, and the sweeper must still find
  * that one). Not awaited: a failure leaves the keys to their TTL, and at worst a sweep adds a
  * wake-up that claimLease absorbs.

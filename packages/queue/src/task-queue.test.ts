@@ -216,7 +216,7 @@ describe('wakeBatch: one job per batch of wake-ups (ADR 0013)', () => {
     return data.map((json) => JSON.parse(json!) as unknown);
   };
 
-  it('adds one job for a batch, with a pointer per task that a lookup follows and a take deletes', async () => {
+  it('adds one job for a batch, with a pointer per task that a lookup follows and the completion of the job deletes', async () => {
     const { prefix, queue } = setUp('batch');
     const handled: WakeUpJob[] = [];
     let consumer: TaskConsumer | undefined;
@@ -521,7 +521,7 @@ describe('the latest-wake-up pointer', () => {
       },
     });
 
-  it('is deleted when a consumer takes the job it names, and kept when it names a newer one', async () => {
+  it('is deleted when a consumer has taken and completed the job it names, and kept when it names a newer one', async () => {
     const prefix = `${redis.prefix}-taken`;
     const queue = createTaskQueue({ redis: { url: redis.url }, prefix });
     const handled: WakeUpJob[] = [];
@@ -544,6 +544,61 @@ describe('the latest-wake-up pointer', () => {
       expect(await admin.get(latestJobKey(prefix, superseded))).toBe(newer);
     } finally {
       await consumer.close();
+      await queue.close();
+      const keys = await admin.keys(`${prefix}*`);
+      if (keys.length > 0) await admin.del(...keys);
+    }
+  });
+
+  it('is deleted in the same write to Redis as the completion of the job it names', async () => {
+    const prefix = `${redis.prefix}-one-flush`;
+    const queue = createTaskQueue({ redis: { url: redis.url }, prefix });
+    const handled: WakeUpJob[] = [];
+    const redisPort = Number(new URL(redis.url).port || 6379);
+    // What this process hands the kernel for Redis, one entry per system call: corked commands
+    // leave as one _writev, a command sent alone as a _write.
+    const writev = vi.spyOn(Socket.prototype, '_writev');
+    const write = vi.spyOn(Socket.prototype, '_write');
+    const flushesToRedis = (): string[] => {
+      const flushes = [
+        ...writev.mock.calls.map((args, index) => ({
+          socket: writev.mock.contexts[index] as Socket,
+          text: args[0].map(({ chunk }) => String(chunk)).join(''),
+        })),
+        ...write.mock.calls.map((args, index) => ({
+          socket: write.mock.contexts[index] as Socket,
+          text: String(args[0]),
+        })),
+      ];
+      // The consumer's: not this test's own reads through `admin`.
+      return flushes
+        .filter(({ socket }) => socket.remotePort === redisPort && socket !== admin.stream)
+        .map(({ text }) => text);
+    };
+    let consumer: TaskConsumer | undefined;
+    try {
+      const resumed = newTaskId();
+      await queue.wake(resumed, 'resumed');
+      const pointer = latestJobKey(prefix, resumed);
+      const jobId = await admin.get(pointer);
+      expect(jobId).toMatch(new RegExp(`^${resumed}\\.resumed\\.`));
+      // From here on only the consumer writes to Redis (and `admin`, left out).
+      writev.mockClear();
+      write.mockClear();
+      consumer = recordingConsumer(prefix, handled);
+      await eventually(() => handled.some((job) => job.taskId === resumed));
+      await eventually(async () => (await admin.exists(pointer)) === 0);
+      await eventually(async () => (await admin.exists(`${prefix}:mcp-tasks-run:${jobId}`)) === 0);
+      const withPointer = flushesToRedis().filter((text) => text.includes(pointer));
+      expect(withPointer).toHaveLength(1);
+      // The same write carries the completion: BullMQ's moveToFinished script (EVAL the first
+      // time on a connection, EVALSHA after) on the job's key and the completed set.
+      expect(withPointer[0]).toContain(`${prefix}:mcp-tasks-run:${jobId}`);
+      expect(withPointer[0]).toContain(`${prefix}:mcp-tasks-run:completed`);
+    } finally {
+      writev.mockRestore();
+      write.mockRestore();
+      await consumer?.close();
       await queue.close();
       const keys = await admin.keys(`${prefix}*`);
       if (keys.length > 0) await admin.del(...keys);

@@ -64,8 +64,8 @@ export interface TaskQueueOptions {
  * exists so the sweeper can find a pending later wake-up (its job id is random, see jobIdFor) and
  * not add a duplicate; the first wake-up's id is the task id, found without it, so `created`
  * writes none (at 10M tasks a day that key alone was ~1 GB of Redis). The consumer deletes it
- * when it takes the job it names (task-consumer.ts); the TTL only bounds what a lost delete
- * leaves behind.
+ * with the completion of the job it names, in the same write (task-consumer.ts); the TTL only
+ * bounds what a lost delete leaves behind.
  */
 const LATEST_JOB_TTL_MS = 24 * 60 * 60 * 1_000;
 const PENDING_STATES = new Set(['waiting', 'delayed', 'prioritized', 'waiting-children']);
