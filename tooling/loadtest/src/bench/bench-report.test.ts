@@ -1,4 +1,5 @@
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { createServer, connect, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -12,6 +13,7 @@ import {
   processCpuMs,
   processIoSyscalls,
   sumOverProcesses,
+  tcpSegmentsSent,
 } from './cpu.js';
 import { FIGURES, parseFigureList, selectFigures } from './figures.js';
 import { commandDeltas, parseCommandstats } from './redis-commandstats.js';
@@ -61,6 +63,7 @@ const results: BenchResults = {
       workerSwitchesPerTask: { sleeps: 0.61, preempted: 0.12 },
       gatewaySyscallsPerTask: { reads: 3.1, writes: 4.2 },
       workerSyscallsPerTask: { reads: 2.5, writes: 3.3 },
+      tcpSegmentsPerTask: 9.5,
       machineBusy: 0.552,
       tasks: 1_200,
       failures: 0,
@@ -83,6 +86,7 @@ const results: BenchResults = {
       workerSwitchesPerTask: { sleeps: 2.25, preempted: 0.5 },
       gatewaySyscallsPerTask: { reads: 6.25, writes: 8.5 },
       workerSyscallsPerTask: { reads: 5, writes: 7.75 },
+      tcpSegmentsPerTask: 19,
       machineBusy: 0.97,
       tasks: 1_500,
       failures: 0,
@@ -102,6 +106,7 @@ const results: BenchResults = {
       workerSwitchesPerTask: { sleeps: 1, preempted: 0.3 },
       gatewaySyscallsPerTask: { reads: 4, writes: 5 },
       workerSyscallsPerTask: { reads: 3, writes: 4 },
+      tcpSegmentsPerTask: 11.4,
       machineBusy: Number.NaN,
       tasks: 2_300,
       failures: 0,
@@ -155,6 +160,13 @@ describe('the bench report', () => {
     const wide = '2+2 ÷ 1+1, 64 ÷ 32 clients';
     expect(row(`scale-out: end-to-end tasks/s, ${wide}`)).toMatch(/230\.0.*1\.917×.*—.*—/);
     expect(row(`scale-out: worker CPU ms/task, ${wide}`)).toMatch(/4\.00.*1\.429×.*—.*—/);
+    // The messages per task, shown at both shapes, never judged.
+    expect(row(`scale-out: TCP segments/task (whole machine), ${same}`)).toMatch(
+      /19\.0.*1\+1: 9\.5.*2\.000×.*—.*—/,
+    );
+    expect(row(`scale-out: TCP segments/task (whole machine), ${wide}`)).toMatch(
+      /11\.4.*1\+1: 9\.5.*1\.200×.*—.*—/,
+    );
     expect(row('Redis commands per task, 1+1')).toMatch(/12\.5.*≤ 15.*│ met/);
     expect(table).not.toContain('Redis commands per task, 2+2');
     expect(row('end-to-end no-input tasks/s, 1+1 ')).toMatch(
@@ -211,11 +223,12 @@ describe('the bench report', () => {
     expect(table).toMatch(/2 gateways \+ 2 workers.*│ 1\.50 \/ 0\.75 · 2\.25 \/ 0\.50 /);
     expect(table).toContain('write / read syscalls per task: gateway · worker');
     expect(table).toMatch(
-      /2 gateways \+ 2 workers.*│ 8\.5 \/ 6\.3 · 7\.8 \/ 5\.0 +│ 97 % +│ 1500 /,
+      /2 gateways \+ 2 workers.*│ 8\.5 \/ 6\.3 · 7\.8 \/ 5\.0 +│ 19\.0 +│ 97 % +│ 1500 /,
     );
+    expect(table).toContain('TCP segments per task (whole machine)');
     expect(table).toContain('machine busy (all processes)');
-    expect(table).toMatch(/1 gateway \+ 1 worker .*│ 55 % +│ 1200 /);
-    expect(table).toMatch(/2 gateways \+ 2 workers .*│ — +│ 2300 /);
+    expect(table).toMatch(/1 gateway \+ 1 worker .*│ 9\.5 +│ 55 % +│ 1200 /);
+    expect(table).toMatch(/2 gateways \+ 2 workers .*│ 11\.4 +│ — +│ 2300 /);
   });
 
   it('leaves out what a run did not measure, and marks a met target', () => {
@@ -240,7 +253,7 @@ describe('the realistic mix table', () => {
   const mix: BenchResults = {
     realisticMix: {
       plain,
-      realistic: { ...realistic, tasksPerS: 40, clientCpuMsPerTask: 1.25 },
+      realistic: { ...realistic, tasksPerS: 40, clientCpuMsPerTask: 1.25, tcpSegmentsPerTask: 38 },
       createAtFixedRate: {
         ratePerS: 200,
         sent: 2_000,
@@ -257,6 +270,19 @@ describe('the realistic mix table', () => {
     expect(table).toMatch(/gateway CPU ms\/task.*worker CPU ms\/task.*bench client's CPU ms\/task/);
     expect(row('no input (failing_job)')).toMatch(/120\.0.*5\.00.*2\.80.*0\.40.*8\.00/);
     expect(row('realistic (realistic_workflow)')).toMatch(/40\.0.*6\.00.*3\.50.*1\.25.*8\.00/);
+  });
+
+  it('shows the messages a task costs the whole machine, and their ratio beside the rate ratio', () => {
+    const measured = renderMeasurements(mix);
+    const line = (table: string, label: string) =>
+      table.split('\n').find((text) => text.includes(label)) ?? '';
+    expect(measured).toContain('TCP segments/task (whole machine)');
+    expect(line(measured, 'no input (failing_job)')).toMatch(/12\.5 +│ 9\.5 /);
+    expect(line(measured, 'realistic (realistic_workflow)')).toMatch(/12\.5 +│ 38\.0 /);
+    const compared = renderComparisons(mix);
+    expect(line(compared, 'TCP segments/task (whole machine), no-input ÷ realistic')).toMatch(
+      /38\.0.*no-input, same stack: 9\.5.*0\.250×.*—.*—/,
+    );
   });
 });
 
@@ -304,6 +330,27 @@ describe('pidsNamed and cpuNsOfRunning', () => {
     const cpu = cpuNsOfRunning([process.pid, gone]);
     expect([...cpu.keys()]).toEqual([process.pid]);
     expect(cpu.get(process.pid)).toBeGreaterThan(0);
+  });
+});
+
+describe('tcpSegmentsSent', () => {
+  it("reads Tcp OutSegs by its column's name, and grows once this process talks TCP", async () => {
+    const snmp =
+      'Ip: Forwarding DefaultTTL\nIp: 1 64\n' +
+      'Tcp: RtoAlgorithm ActiveOpens InSegs OutSegs RetransSegs\nTcp: 1 7204 1888245 1883848 409\n';
+    expect(tcpSegmentsSent(snmp)).toBe(1_883_848);
+    expect(() => tcpSegmentsSent('Ip: Forwarding\nIp: 1\n')).toThrow(
+      'no Tcp OutSegs in /proc/net/snmp',
+    );
+    const before = tcpSegmentsSent();
+    const server = createServer((socket) => socket.end('pong'));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const socket = connect(port, '127.0.0.1');
+    await new Promise((resolve) => socket.on('close', resolve).resume());
+    server.close();
+    // The handshake, the pong and the closing FINs: several segments, both ends on this machine.
+    expect(tcpSegmentsSent() - before).toBeGreaterThanOrEqual(4);
   });
 });
 

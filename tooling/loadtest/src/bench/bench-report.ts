@@ -211,6 +211,7 @@ function pushEndToEndTable(r: BenchResults, tables: Table.Table[]): void {
         'Redis commands/task (busiest)',
         'main-thread sleeps / preemptions per task: gateway · worker',
         'write / read syscalls per task: gateway · worker',
+        'TCP segments per task (whole machine)',
         'machine busy (all processes)',
         'tasks',
         'failures',
@@ -231,6 +232,7 @@ function pushEndToEndTable(r: BenchResults, tables: Table.Table[]): void {
           .join(', ')})`,
         `${switches(x.gatewaySwitchesPerTask)} · ${switches(x.workerSwitchesPerTask)}`,
         `${syscalls(x.gatewaySyscallsPerTask)} · ${syscalls(x.workerSyscallsPerTask)}`,
+        n(x.tcpSegmentsPerTask, 1),
         busy(x.machineBusy),
         String(x.tasks),
         String(x.failures),
@@ -509,6 +511,14 @@ function pushScaleOutComparisons(
         ratio(ours, base),
         ...target(`≤ ${TARGETS.scaleOutCpu}×`, atMost(ours / base, TARGETS.scaleOutCpu)),
       ]);
+    // Shown, not judged: the messages a task costs, which the CPU per task follows.
+    t.push([
+      `scale-out: TCP segments/task (whole machine), ${shape}`,
+      n(x.tcpSegmentsPerTask, 1),
+      `1+1: ${n(one.tcpSegmentsPerTask, 1)}`,
+      ratio(x.tcpSegmentsPerTask, one.tcpSegmentsPerTask),
+      ...none,
+    ]);
   }
 }
 
@@ -523,6 +533,15 @@ function pushRealisticComparisons(t: Table.Table, r: BenchResults): void {
       ratio(mix.realistic.tasksPerS, mix.plain.tasksPerS),
       `≥ ${TARGETS.realisticVsNoInput}×`,
       verdict(atLeast(mix.realistic.tasksPerS / mix.plain.tasksPerS, TARGETS.realisticVsNoInput)),
+    ]);
+    // Shown, not judged: no-input ÷ realistic messages per task, the rate ratio a line bound by
+    // its messages alone would reach.
+    t.push([
+      'realistic mix: TCP segments/task (whole machine), no-input ÷ realistic',
+      n(mix.realistic.tcpSegmentsPerTask, 1),
+      `no-input, same stack: ${n(mix.plain.tcpSegmentsPerTask, 1)}`,
+      ratio(mix.plain.tcpSegmentsPerTask, mix.realistic.tcpSegmentsPerTask),
+      ...none,
     ]);
     t.push([
       `realistic mix: task-creating call p99 at ${mix.createAtFixedRate.ratePerS}/s`,
@@ -647,6 +666,7 @@ function realisticTable({ plain: base, realistic, createAtFixedRate: create }: R
       "bench client's CPU ms/task",
       'PG commits/task',
       'Redis commands/task',
+      'TCP segments/task (whole machine)',
       'machine busy',
       'tasks',
       'failures',
@@ -665,6 +685,7 @@ function realisticTable({ plain: base, realistic, createAtFixedRate: create }: R
       n(x.clientCpuMsPerTask, 2),
       n(x.commitsPerTask, 2),
       n(x.redisCommandsPerTask, 1),
+      n(x.tcpSegmentsPerTask, 1),
       busy(x.machineBusy),
       String(x.tasks),
       String(x.failures),
@@ -672,6 +693,7 @@ function realisticTable({ plain: base, realistic, createAtFixedRate: create }: R
   t.push([
     `realistic create at ${create.ratePerS}/s: p50 / p99`,
     pcts(create.latency),
+    '',
     '',
     '',
     '',

@@ -129,3 +129,19 @@ export function cpuNsOfRunning(pids: Iterable<number>): Map<number, number> {
   }
   return cpu;
 }
+
+/**
+ * TCP segments this machine (its network namespace) has sent so far, from /proc/net/snmp's
+ * `Tcp: OutSegs`. Every hop of the stack is loopback TCP (client → gateway → Postgres, Redis;
+ * worker → both), so between two reads this counts the messages the line exchanged, each
+ * process's replies included (Postgres's `send` calls are not in /proc/PID/io), plus the bare
+ * ACKs: on these VMs each is a dear system call and most wake their reader.
+ */
+export function tcpSegmentsSent(snmp = readFileSync('/proc/net/snmp', 'utf8')): number {
+  const lines = snmp.split('\n').filter((line) => line.startsWith('Tcp:'));
+  const [names, values] = lines.map((line) => line.trim().split(/\s+/));
+  const index = names?.indexOf('OutSegs') ?? -1;
+  const value = index > 0 ? Number(values?.[index]) : Number.NaN;
+  if (!Number.isFinite(value)) throw new Error('no Tcp OutSegs in /proc/net/snmp');
+  return value;
+}

@@ -10,6 +10,7 @@ import {
   processCpuMs,
   processIoSyscalls,
   sumOverProcesses,
+  tcpSegmentsSent,
 } from './cpu.js';
 import { createTaskRequest, sendMcp, type HttpRequestSpec } from './mcp-requests.js';
 import { commandDeltas, redisCommandCalls } from './redis-commandstats.js';
@@ -40,6 +41,12 @@ export interface EndToEndResult {
   /** The gateways' and the workers' read and write system calls per task (processIoSyscalls). */
   gatewaySyscallsPerTask: { reads: number; writes: number };
   workerSyscallsPerTask: { reads: number; writes: number };
+  /**
+   * TCP segments the whole machine sent per task (tcpSegmentsSent): the messages a task costs
+   * end to end — requests, replies, Postgres's and Redis's answers, the bench client's own — and
+   * bare ACKs, whatever the machine's speed. Anything else talking TCP meanwhile counts too.
+   */
+  tcpSegmentsPerTask: number;
   /**
    * The share of the machine's cores busy during the measured phase (every process: the bench's
    * own clients, Postgres and Redis too). Well under 1, the line is bound by its clients' waits.
@@ -108,6 +115,8 @@ async function readCounters(
   finished: number,
 ) {
   const { stack } = options;
+  // First: the reads below talk TCP themselves, and the after-phase ones must not count.
+  const tcpSegments = tcpSegmentsSent();
   await watcher.flushStats();
   const gatewayPids = stack.gateways.map((g) => g.process.child.pid!);
   const workerPids = stack.workers.map((w) => w.child.pid!);
@@ -128,6 +137,7 @@ async function readCounters(
       gateways: sumOverProcesses(gatewayPids, processIoSyscalls),
       workers: sumOverProcesses(workerPids, processIoSyscalls),
     },
+    tcpSegments,
     finished,
   };
 }
@@ -235,6 +245,7 @@ function endToEndResult(
     workerSwitchesPerTask: perTask(before.switches.workers, after.switches.workers),
     gatewaySyscallsPerTask: perTask(before.syscalls.gateways, after.syscalls.gateways),
     workerSyscallsPerTask: perTask(before.syscalls.workers, after.syscalls.workers),
+    tcpSegmentsPerTask: per(after.tcpSegments - before.tcpSegments),
     machineBusy: measured.machineBusy,
     tasks,
     failures,
