@@ -15,8 +15,9 @@
  * backends serving the stack's pools is printed per lifecycle too: compare two probes run at once
  * (HISTORY=on beside HISTORY=off), since run in turns the machine's swings move it as well.
  * So is the whole machine's (the worker, Redis, every Postgres process, the probe itself: with
- * two probes at once, Redis and Postgres are both stacks'), and the deadlocks Postgres broke in
- * the scratch database, counted in its log.
+ * two probes at once, Redis and Postgres are both stacks'), the TCP segments a lifecycle sends
+ * hop by hop (tcp-hops.ts: client → gateway, worker → postgres, …; run it alone, or both probes'
+ * hops count), and the deadlocks Postgres broke in the scratch database, counted in its log.
  */
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
@@ -37,6 +38,7 @@ import {
   processIoSyscalls,
 } from './cpu.js';
 import { cpuNsBetween, openBackendCpuMeter } from './backend-cpu.js';
+import { openSegmentMeter, stackRoles } from './tcp-hops.js';
 
 const clients = Number(process.env.CLIENTS ?? 32);
 const seconds = Number(process.env.SECONDS ?? 10);
@@ -196,6 +198,8 @@ async function main(): Promise<void> {
   const backendsAtStart = await backends?.snapshot();
   // The whole machine's CPU, by process, to see what a lifecycle costs and who spends it.
   const machine = openMachineCpuMeter(workerPid);
+  // And the messages it costs, hop by hop.
+  const segments = await openSegmentMeter();
   try {
     const deadline = performance.now() + seconds * 1_000;
     const client = async () => {
@@ -233,6 +237,9 @@ async function main(): Promise<void> {
         ? undefined
         : cpuNsBetween(backendsAtStart, await backends.snapshot()) / 1e6;
     const machineCpu = machine.read();
+    const hops = (await segments.stop()).byHop(
+      stackRoles({ gateway: [gatewayPid], worker: [workerPid], probe: [process.pid] }),
+    );
     const syscalls = [processIoSyscalls(gatewayPid), processIoSyscalls(workerPid)].map(
       (now, i) => ({
         writes: now.writes - syscallsAtStart[i]!.writes,
@@ -260,6 +267,13 @@ async function main(): Promise<void> {
     );
     console.log(
       `write / read syscalls per lifecycle: gateway ${perLifecycle(syscalls[0]!.writes)} / ${perLifecycle(syscalls[0]!.reads)}, worker ${perLifecycle(syscalls[1]!.writes)} / ${perLifecycle(syscalls[1]!.reads)}`,
+    );
+    console.log(
+      `TCP segments per lifecycle by hop (with data / all; the probe's are its clients' and watcher's): ${hops
+        .map((h) => `${h.hop} ${perLifecycle(h.dataSegments)} / ${perLifecycle(h.segments)}`)
+        .join(
+          ', ',
+        )}; total ${perLifecycle(hops.reduce((sum, h) => sum + h.dataSegments, 0))} / ${perLifecycle(hops.reduce((sum, h) => sum + h.segments, 0))}`,
     );
     const databaseName = probe.database.connectionString.split('/').pop()!;
     console.log(`deadlocks (the server log's, this database): ${deadlocksLogged(databaseName)}`);
