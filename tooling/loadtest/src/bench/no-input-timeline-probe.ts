@@ -3,7 +3,8 @@
  * create the one-step task and wait for its end through the bench's Postgres watcher, against one
  * gateway and one worker for SECONDS; then, per task, the client's create and wait, and from the
  * task history the server's stages: created → claimed, claimed → ended, and ended → seen by the
- * watcher (the client's clock against the history's `at`, one machine).
+ * watcher (the client's clock against the history's `at`, one machine); and the TCP segments a
+ * task sends hop by hop (tcp-hops.ts; run it alone, or another run's hops count too).
  *
  *   CLIENTS=32 SECONDS=8 pnpm exec tsx --conditions=@mcp-tasks/source \
  *     tooling/loadtest/src/bench/no-input-timeline-probe.ts
@@ -17,6 +18,7 @@ import { createLatencyRecorder, type LatencyRecorder } from '../report/latency.j
 import { startCompletionWatcher } from './completion-watcher.js';
 import { createTaskRequest, sendMcp } from './mcp-requests.js';
 import { startProbeStack } from './probe-stack.js';
+import { openSegmentMeter, stackRoles } from './tcp-hops.js';
 
 const clients = Number(process.env.CLIENTS ?? 32);
 const seconds = Number(process.env.SECONDS ?? 8);
@@ -57,6 +59,8 @@ async function main(): Promise<void> {
   const creates = createLatencyRecorder();
   const waits = createLatencyRecorder();
   const seenAt = new Map<string, number>();
+  // The messages a task costs, hop by hop (tcp-hops.ts).
+  const segments = await openSegmentMeter();
   try {
     const deadline = performance.now() + seconds * 1_000;
     const client = async () => {
@@ -72,8 +76,23 @@ async function main(): Promise<void> {
       }
     };
     await Promise.all(Array.from({ length: clients }, client));
+    const hops = (await segments.stop()).byHop(
+      stackRoles({
+        gateway: [gateway.process.child.pid!],
+        worker: [probe.stack.workers[0]!.child.pid!],
+        probe: [process.pid],
+      }),
+    );
     const tasks = creates.summary().count;
     console.log(`${tasks} tasks in ${seconds} s: ${(tasks / seconds).toFixed(1)}/s`);
+    const perTask = (n: number) => (n / tasks).toFixed(2);
+    const total = (pick: (h: (typeof hops)[number]) => number) =>
+      perTask(hops.reduce((sum, h) => sum + pick(h), 0));
+    console.log(
+      `TCP segments per task by hop (with data / all; the probe's are its clients' and watcher's): ${hops
+        .map((h) => `${h.hop} ${perTask(h.dataSegments)} / ${perTask(h.segments)}`)
+        .join(', ')}; total ${total((h) => h.dataSegments)} / ${total((h) => h.segments)}`,
+    );
     console.log(`client: create ${describe(creates)}; wait for the end ${describe(waits)}`);
     const stages: Record<string, LatencyRecorder> = {
       'created → claimed': createLatencyRecorder(),
