@@ -182,15 +182,15 @@ export function createTaskConsumer(options: TaskConsumerOptions): TaskConsumer {
   };
 
   /**
-   * Completes a job. A lock that lapsed meanwhile (the job was handed out again) fails the
-   * completion, harmlessly (claimLease absorbs it), and the loop fetches as usual.
+   * Completes a job, with a slot still free taking the next one too (raced as the fetch is). A
+   * lock that lapsed meanwhile (the job was handed out again) fails the completion, harmlessly
+   * (claimLease absorbs it), and the loop fetches as usual.
    */
   const complete = async (
     fetcher: Fetcher,
     job: Job<unknown>,
     token: string,
   ): Promise<Job<unknown> | undefined> => {
-    // Raced as the fetch is.
     if (!closing && fetcher === current && slots.free() > 0)
       return await takeUnlessStopped(
         fetcher,
@@ -314,10 +314,10 @@ function inOneWrite<T>(connection: RedisClient, send: () => T): T {
 /**
  * A job's latest-wake-up pointers (task-queue.ts) serve to find it while it is pending; once
  * taken it is not pending any more, so they go with its completion instead of living out their
- * 24 h TTL, in one command: a later wake-up's, each deleted only while it still names this job (a newer wake-up
- * of the task, a second resume while a batch waits, moved it on, and the sweeper must still find
- * that one). Not awaited: a failure leaves the keys to their TTL, and at worst a sweep adds a
- * wake-up that claimLease absorbs.
+ * 24 h TTL, in one command: a later wake-up's, each deleted only while it still names this job
+ * (a newer wake-up of the task, a second resume while a batch waits, moved it on, and the
+ * sweeper must still find that one). Not awaited: a failure leaves the keys to their TTL, and at
+ * worst a sweep adds a wake-up that claimLease absorbs.
  */
 function clearPointers(
   connection: RedisClient,

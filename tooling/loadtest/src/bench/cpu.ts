@@ -135,7 +135,8 @@ export function cpuNsOfRunning(pids: Iterable<number>): Map<number, number> {
  * `Tcp: OutSegs`. Every hop of the stack is loopback TCP (client → gateway → Postgres, Redis;
  * worker → both), so between two reads this counts the messages the line exchanged, each
  * process's replies included (Postgres's `send` calls are not in /proc/PID/io), plus the bare
- * ACKs: on these VMs each is a dear system call and most wake their reader.
+ * ACKs. On these VMs a segment with data costs its sender a dear system call and most wake their
+ * reader; a bare ACK is the kernel's own.
  */
 export function tcpSegmentsSent(snmp = readFileSync('/proc/net/snmp', 'utf8')): number {
   const lines = snmp.split('\n').filter((line) => line.startsWith('Tcp:'));

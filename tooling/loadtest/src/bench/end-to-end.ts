@@ -115,7 +115,8 @@ async function readCounters(
   finished: number,
 ) {
   const { stack } = options;
-  // First: the reads below talk TCP themselves, and the after-phase ones must not count.
+  // Before the reads below, which talk TCP themselves: the phase's count then takes in the
+  // first reading's few dozen segments, not the last one's.
   const tcpSegments = tcpSegmentsSent();
   await watcher.flushStats();
   const gatewayPids = stack.gateways.map((g) => g.process.child.pid!);

@@ -6,11 +6,12 @@ const execFileAsync = promisify(execFile);
 
 /**
  * Where a line's messages go, hop by hop (issue 30): the TCP segments each established socket
- * on this machine sent between two snapshots, from `ss -tinp`, summed by who sent them to whom
+ * on this machine sent in a window, from `ss -tinp`, summed by who sent them to whom
  * (client → gateway, worker → postgres, postgres → worker, …). On these VMs a message costs its
  * sender a system call and wakes its reader, so this is the budget a lifecycle spends. `ss`
  * shows only open sockets, so the window is sampled (openSegmentMeter) and a connection closed
- * between samples loses what it sent after the last one (SegmentLedger).
+ * between samples loses what it sent after the last one (SegmentLedger). Sockets are told apart
+ * by their ports alone: every hop of a stack on this machine is loopback.
  */
 
 /** One established socket as `ss -tinp` shows it. */
