@@ -115,14 +115,24 @@ function pushPgbenchTable(r: BenchResults, tables: Table.Table[]): void {
 function pushBullmqTable(r: BenchResults, tables: Table.Table[]): void {
   if (r.bullmq !== undefined) {
     const b = new Table({
-      head: ['(b) raw BullMQ no-op jobs (add → completed)', 'jobs/s'],
+      head: [
+        '(b) raw BullMQ no-op jobs (add → completed)',
+        'jobs/s',
+        'TCP segments/job (whole machine, at most)',
+      ],
       ...plain,
     });
-    b.push([`concurrency ${r.bullmq.concurrency}`, n(r.bullmq.jobsPerS)]);
+    const row = (label: string, x: BullmqResult) =>
+      b.push([
+        label,
+        n(x.jobsPerS),
+        x.tcpSegmentsPerJob === undefined ? '—' : n(x.tcpSegmentsPerJob, 1),
+      ]);
+    row(`concurrency ${r.bullmq.concurrency}`, r.bullmq);
     const beside = r.bullmqBesideEndToEnd;
     if (beside !== undefined) {
-      b.push(['right before the 1+1 end-to-end line', n(beside.before.jobsPerS)]);
-      b.push(['right after it', n(beside.after.jobsPerS)]);
+      row('right before the 1+1 end-to-end line', beside.before);
+      row('right after it', beside.after);
     }
     tables.push(b);
   }

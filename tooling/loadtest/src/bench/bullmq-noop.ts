@@ -1,9 +1,16 @@
 import { Queue, Worker } from 'bullmq';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { tcpSegmentsSent } from './cpu.js';
 
 export interface BullmqResult {
   jobsPerS: number;
   concurrency: number;
+  /**
+   * TCP segments the whole machine sent per job completed in the window (tcpSegmentsSent), in
+   * the same unit as the end-to-end lines' tcpSegmentsPerTask. The producers may add more jobs
+   * than the worker completes meanwhile, so read it as an upper bound. Absent from older results.
+   */
+  tcpSegmentsPerJob?: number;
 }
 
 /**
@@ -56,6 +63,7 @@ export async function runBullmqNoop(options: {
     }
     await sleep(options.warmupS * 1_000);
     const before = completed;
+    const segmentsBefore = tcpSegmentsSent();
     const started = performance.now();
     await sleep(options.durationS * 1_000);
     // A starved second can complete nothing (the CI smoke's 1 s window, with nine checks at once,
@@ -65,7 +73,8 @@ export async function runBullmqNoop(options: {
     while (completed === before && performance.now() < windowBy) await sleep(10);
     const jobs = completed - before;
     const seconds = (performance.now() - started) / 1_000;
-    return { jobsPerS: jobs / seconds, concurrency: options.concurrency };
+    const tcpSegmentsPerJob = (tcpSegmentsSent() - segmentsBefore) / jobs;
+    return { jobsPerS: jobs / seconds, concurrency: options.concurrency, tcpSegmentsPerJob };
   } finally {
     producing = false;
     await Promise.allSettled(producers);
