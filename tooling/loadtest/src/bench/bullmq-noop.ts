@@ -73,8 +73,12 @@ export async function runBullmqNoop(options: {
     while (completed === before && performance.now() < windowBy) await sleep(10);
     const jobs = completed - before;
     const seconds = (performance.now() - started) / 1_000;
-    const tcpSegmentsPerJob = (tcpSegmentsSent() - segmentsBefore) / jobs;
-    return { jobsPerS: jobs / seconds, concurrency: options.concurrency, tcpSegmentsPerJob };
+    const segments = tcpSegmentsSent() - segmentsBefore;
+    return {
+      jobsPerS: jobs / seconds,
+      concurrency: options.concurrency,
+      ...(jobs > 0 ? { tcpSegmentsPerJob: segments / jobs } : {}),
+    };
   } finally {
     producing = false;
     await Promise.allSettled(producers);
