@@ -18,7 +18,7 @@ import { createLatencyRecorder, type LatencyRecorder } from '../report/latency.j
 import { startCompletionWatcher } from './completion-watcher.js';
 import { createTaskRequest, sendMcp } from './mcp-requests.js';
 import { startProbeStack } from './probe-stack.js';
-import { openSegmentMeter, stackRoles } from './tcp-hops.js';
+import { describeHops, openSegmentMeter, stackRoles } from './tcp-hops.js';
 
 const clients = Number(process.env.CLIENTS ?? 32);
 const seconds = Number(process.env.SECONDS ?? 8);
@@ -85,14 +85,7 @@ async function main(): Promise<void> {
     );
     const tasks = creates.summary().count;
     console.log(`${tasks} tasks in ${seconds} s: ${(tasks / seconds).toFixed(1)}/s`);
-    const perTask = (n: number) => (n / tasks).toFixed(2);
-    const total = (pick: (h: (typeof hops)[number]) => number) =>
-      perTask(hops.reduce((sum, h) => sum + pick(h), 0));
-    console.log(
-      `TCP segments per task by hop (with data / all; the probe's are its clients' and watcher's): ${hops
-        .map((h) => `${h.hop} ${perTask(h.dataSegments)} / ${perTask(h.segments)}`)
-        .join(', ')}; total ${total((h) => h.dataSegments)} / ${total((h) => h.segments)}`,
-    );
+    console.log(describeHops(hops, tasks, 'task'));
     console.log(`client: create ${describe(creates)}; wait for the end ${describe(waits)}`);
     const stages: Record<string, LatencyRecorder> = {
       'created → claimed': createLatencyRecorder(),

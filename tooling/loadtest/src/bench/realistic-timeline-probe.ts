@@ -38,7 +38,7 @@ import {
   processIoSyscalls,
 } from './cpu.js';
 import { cpuNsBetween, openBackendCpuMeter } from './backend-cpu.js';
-import { openSegmentMeter, stackRoles } from './tcp-hops.js';
+import { describeHops, openSegmentMeter, stackRoles } from './tcp-hops.js';
 
 const clients = Number(process.env.CLIENTS ?? 32);
 const seconds = Number(process.env.SECONDS ?? 10);
@@ -268,13 +268,7 @@ async function main(): Promise<void> {
     console.log(
       `write / read syscalls per lifecycle: gateway ${perLifecycle(syscalls[0]!.writes)} / ${perLifecycle(syscalls[0]!.reads)}, worker ${perLifecycle(syscalls[1]!.writes)} / ${perLifecycle(syscalls[1]!.reads)}`,
     );
-    console.log(
-      `TCP segments per lifecycle by hop (with data / all; the probe's are its clients' and watcher's): ${hops
-        .map((h) => `${h.hop} ${perLifecycle(h.dataSegments)} / ${perLifecycle(h.segments)}`)
-        .join(
-          ', ',
-        )}; total ${perLifecycle(hops.reduce((sum, h) => sum + h.dataSegments, 0))} / ${perLifecycle(hops.reduce((sum, h) => sum + h.segments, 0))}`,
-    );
+    console.log(describeHops(hops, lifecycles, 'lifecycle'));
     const databaseName = probe.database.connectionString.split('/').pop()!;
     console.log(`deadlocks (the server log's, this database): ${deadlocksLogged(databaseName)}`);
     for (const stage of STAGES)

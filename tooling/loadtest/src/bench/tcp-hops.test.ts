@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseSs, SegmentLedger } from './tcp-hops.js';
+import { describeHops, parseSs, SegmentLedger } from './tcp-hops.js';
 
 /** Two lines per socket, as `ss -tinpH state established` prints them (no state column). */
 const ss = (
@@ -103,5 +103,18 @@ describe('SegmentLedger', () => {
       ]),
     );
     expect(ledger.byHop(roleOf)).toEqual([]);
+  });
+});
+
+describe('describeHops', () => {
+  it('prints each hop and the totals per unit, data segments first', () => {
+    const hops = [
+      { hop: 'client → gateway', segments: 9, dataSegments: 4 },
+      { hop: 'gateway → client', segments: 7, dataSegments: 6 },
+    ];
+    expect(describeHops(hops, 2, 'task')).toBe(
+      "TCP segments per task by hop (with data / all; the probe's are its clients' and watcher's): " +
+        'client → gateway 2.00 / 4.50, gateway → client 3.00 / 3.50; total 5.00 / 8.00',
+    );
   });
 });

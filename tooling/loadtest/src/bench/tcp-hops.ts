@@ -170,3 +170,15 @@ export function stackRoles(
     return roles.get(pid);
   };
 }
+
+/**
+ * One line of the probes' output: each hop's data and all segments per `unit` (a task, a
+ * lifecycle) over `count` of them, largest first, and the totals.
+ */
+export function describeHops(hops: readonly HopSegments[], count: number, unit: string): string {
+  const per = (n: number) => (n / count).toFixed(2);
+  const data = hops.reduce((sum, h) => sum + h.dataSegments, 0);
+  const all = hops.reduce((sum, h) => sum + h.segments, 0);
+  const each = hops.map((h) => `${h.hop} ${per(h.dataSegments)} / ${per(h.segments)}`).join(', ');
+  return `TCP segments per ${unit} by hop (with data / all; the probe's are its clients' and watcher's): ${each}; total ${per(data)} / ${per(all)}`;
+}
