@@ -1,7 +1,9 @@
 // patches/bullmq@*.patch: taking a job re-adds the queue's wake-up marker only while another job
 // waits. Upstream re-adds it always, so at low load every job cost its worker one more BZPOPMIN
-// and one more moveToActive. These tests drive BullMQ's own scripts on real Redis; the marker is
-// removed by hand first, as a worker's BZPOPMIN removes it before it calls moveToActive.
+// and one more moveToActive. The take's reply says the same in a 5th element (1: another job
+// waits), which the consumer reads to hold a job until the next one comes (task-consumer.ts).
+// These tests drive BullMQ's own scripts on real Redis; the marker is removed by hand first, as
+// a worker's BZPOPMIN removes it before it calls moveToActive.
 import { createTestRedis, type TestRedis } from '@mcp-tasks/testing';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -72,5 +74,21 @@ describe('the patched BullMQ marker', () => {
     const second = await takeOneAfterTheMarkerWasPopped('t5');
     expect(second.job?.id).toBe('later');
     expect(second.marker).toEqual([]);
+  });
+
+  it("says in its reply whether another job waits, for a take and for a completion's take", async () => {
+    await queue.addBulk(
+      ['one', 'two', 'three'].map((jobId) => ({ name: 'run', data: {}, opts: { jobId } })),
+    );
+    const client = await worker.client;
+    const taken = (await worker.scripts.moveToActive(client, 't6')) as unknown[];
+    expect(taken[1]).toBe('one');
+    expect(taken[4]).toBe(1);
+    const job = await worker.getNextJob('t7', { block: false });
+    expect(job?.id).toBe('two');
+    // Completing 'two' takes 'three', the last one waiting.
+    const next = (await job!.moveToCompleted(undefined, 't7', true)) as unknown[];
+    expect(next[1]).toBe('three');
+    expect(next[4]).toBe(0);
   });
 });

@@ -153,10 +153,15 @@ export function createTaskConsumer(options: TaskConsumerOptions): TaskConsumer {
         })
       : undefined;
 
+  /** A completion may take the next job: the fetcher is still the current one, with a slot free. */
+  const mayTakeNext = (fetcher: Fetcher): boolean =>
+    !closing && fetcher === current && slots.free() > 0;
+
   /**
    * Starts a job's wake-ups as slots free, then completes the job. With a slot still free the
    * completion also takes the next waiting job (returned, under the same token), in the same
-   * script: one round trip where a completion and a fetch took two.
+   * script: one round trip where a completion and a fetch took two. When the job was the last
+   * one waiting, the completion first waits for the next (waitForMarker) to take it.
    */
   const runJob = async (
     fetcher: Fetcher,
@@ -172,6 +177,12 @@ export function createTaskConsumer(options: TaskConsumerOptions): TaskConsumer {
         await slots.untilFree();
         start(wakeUp);
       }
+    }
+    // Its take left the queue empty: the completion waits for the next job's marker and takes
+    // that job, so an idle worker spends two round trips on a job where it spent three (the
+    // marker, the take, a completion that found nothing). Bounded by BullMQ's blocking wait.
+    if (!fetcher.worker.jobsLeft && mayTakeNext(fetcher)) {
+      await Promise.race([fetcher.worker.waitForMarker(), fetcher.stopped, closed]);
     }
     // The job's pointers are deleted with its completion, in one write (inOneWrite): an active
     // job is not pending, so until then a lookup through them finds nothing pending either.
@@ -191,7 +202,7 @@ export function createTaskConsumer(options: TaskConsumerOptions): TaskConsumer {
     job: Job<unknown>,
     token: string,
   ): Promise<Job<unknown> | undefined> => {
-    if (!closing && fetcher === current && slots.free() > 0)
+    if (mayTakeNext(fetcher))
       return await takeUnlessStopped(
         fetcher,
         fetcher.worker.completeAndTakeNext(job, token).catch(() => undefined),
@@ -344,23 +355,66 @@ function clearPointers(
  * one script (moveToFinished's fetchNext), as BullMQ's own processor does after each job.
  */
 class ChainingWorker extends Worker<unknown> {
+  /**
+   * Whether the last take left another job waiting (the patched scripts' 5th reply element,
+   * patches/bullmq@*.patch). True until a take says otherwise: only a known-empty queue makes
+   * a completion wait for the next job.
+   */
+  jobsLeft = true;
+
   async completeAndTakeNext(job: Job<unknown>, token: string): Promise<Job<unknown> | undefined> {
     const completed = await job.moveToCompleted(undefined, token, true);
     if (!Array.isArray(completed)) return undefined;
-    const [jobData, jobId, rateLimitDelay, delayUntil] = completed as [
-      Parameters<Worker['nextJobFromJobData']>[0],
-      string | undefined,
-      number,
-      number,
-    ];
-    // As Worker.handleCompleted: the delays bound the next blocking fetch (a delayed wake-up's
-    // due time); nextJobFromJobData marks the queue drained when no job came back.
+    return await this.nextFromReply(completed as TakeReply, token);
+  }
+
+  /** As BullMQ's own, keeping what the reply says of the jobs left. */
+  protected override async moveToActive(
+    client: Parameters<Worker['moveToActive']>[0],
+    token: string,
+    name?: string,
+  ): Promise<Job<unknown>> {
+    const reply = (await this.scripts.moveToActive(client, token, name)) as TakeReply;
+    return (await this.nextFromReply(reply, token)) as Job<unknown>;
+  }
+
+  /**
+   * Waits (BullMQ's blocking wait: up to its drain delay, 5 s) until the queue's marker says a
+   * job may be waiting. Resolves either way; the completion that follows takes what is there.
+   */
+  async waitForMarker(): Promise<void> {
+    const internals = this as unknown as BlockingInternals;
+    const client = await internals.blockingConnection.client;
+    await internals.waitForJob(client, internals.blockUntil);
+  }
+
+  private async nextFromReply(reply: TakeReply, token: string): Promise<Job<unknown> | undefined> {
+    const [jobData, jobId, rateLimitDelay, delayUntil, jobsLeft] = reply;
+    this.jobsLeft = jobsLeft === 1;
+    // As Worker.moveToActive and handleCompleted: the delays bound the next blocking fetch (a
+    // delayed wake-up's due time); nextJobFromJobData marks the queue drained when no job came.
     (this as unknown as { updateDelays(limit: number, until: number): void }).updateDelays(
       rateLimitDelay,
       delayUntil,
     );
     return (await this.nextJobFromJobData(jobData, jobId, token)) ?? undefined;
   }
+}
+
+/** A take's reply (moveToActive, or moveToFinished taking the next job), as patched. */
+type TakeReply = [
+  Parameters<Worker['nextJobFromJobData']>[0],
+  string | undefined,
+  number,
+  number,
+  (1 | 0)?,
+];
+
+/** The parts of BullMQ's Worker that its own blocking fetch uses (private in its types). */
+interface BlockingInternals {
+  blockingConnection: { client: Promise<Parameters<Worker['moveToActive']>[0]> };
+  blockUntil: number;
+  waitForJob(client: Parameters<Worker['moveToActive']>[0], blockUntil: number): Promise<number>;
 }
 
 /** A BullMQ worker without a processor (fetched by hand), on a connection of its own. */

@@ -477,6 +477,109 @@ describe('wakeBatch: one job per batch of wake-ups (ADR 0013)', () => {
     }
   });
 
+  /**
+   * What a consumer sends on `prefix`, in order, seen through MONITOR: a blocking wait for the
+   * marker; a take (moveToActive, which names the marker); a finish (moveToFinished, which names
+   * the completed set). An add names both and the id counter too; the stalled check has its own
+   * key: neither is recorded.
+   */
+  const watchConsumer = async (prefix: string) => {
+    const monitor = admin.duplicate({ monitor: true, lazyConnect: true });
+    monitor.on('error', () => undefined);
+    const sent: ('take' | 'finish' | 'wait')[] = [];
+    let watching = false;
+    const sentinel = `${prefix}:monitor-sentinel`;
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (args.includes(sentinel)) watching = true;
+      const command = args[0]?.toLowerCase() ?? '';
+      const keys = args.filter((arg) => arg.startsWith(`${prefix}:`));
+      if (command === 'bzpopmin' && keys.length > 0) sent.push('wait');
+      if (!['evalsha', 'eval'].includes(command)) return;
+      if (keys.some((key) => key.endsWith(':id') || key.endsWith(':stalled-check'))) return;
+      if (keys.some((key) => key.endsWith(':completed'))) sent.push('finish');
+      else if (keys.some((key) => key.endsWith(':marker'))) sent.push('take');
+    });
+    await monitor.connect();
+    await eventually(async () => (await admin.get(sentinel)) === null && watching);
+    return {
+      sent,
+      waits: () => sent.filter((each) => each === 'wait').length,
+      stop: () => monitor.disconnect(),
+    };
+  };
+
+  /** Wakes `id` once the consumer waits for a job (its next BZPOPMIN), and waits until it runs. */
+  const wakeWhenIdle = async (
+    queue: TaskQueue,
+    watch: Awaited<ReturnType<typeof watchConsumer>>,
+    id: string,
+    handled: string[],
+  ) => {
+    const waitsBefore = watch.waits();
+    await eventually(() => watch.waits() > 0);
+    await queue.wake(id, 'created');
+    await eventually(() => handled.includes(id) && watch.waits() > Math.max(waitsBefore, 1));
+  };
+
+  it('when idle, completes a job only once the next one comes, taking it in the same script', async () => {
+    const { prefix, queue } = setUp('idle-chain');
+    const watch = await watchConsumer(prefix);
+    const handled: string[] = [];
+    const consumer = consume(prefix, 4, (job) => {
+      handled.push(job.taskId);
+      return Promise.resolve();
+    });
+    const active = () => admin.lrange(`${prefix}:mcp-tasks-run:active`, 0, -1);
+    try {
+      const ids = Array.from({ length: 4 }, () => newTaskId());
+      for (const id of ids) {
+        await wakeWhenIdle(queue, watch, id, handled);
+        // The job just taken is held, active, while the consumer waits for the next.
+        expect(await active()).toEqual([id]);
+      }
+      // The first job was taken by a blocking fetch (its wait, then a take); each later one by the
+      // completion of the one before, which waited for it. Before: a wait, a take and a finish
+      // that found nothing, per job.
+      expect(watch.sent.slice(watch.sent.lastIndexOf('take') - 1)).toEqual([
+        'wait',
+        'take',
+        'wait',
+        ...ids.slice(1).flatMap(() => ['finish', 'wait']),
+      ]);
+      // Nothing comes: the held job is completed when BullMQ's blocking wait (5 s) ends.
+      await eventually(async () => (await active()).length === 0, 10_000);
+      expect(await admin.exists(`${prefix}:mcp-tasks-run:${ids[3]!}`)).toBe(0);
+    } finally {
+      await consumer.close();
+      await queue.close();
+      watch.stop();
+    }
+  }, 20_000);
+
+  it('completes the job it holds for the next one when it closes, without waiting the wait out', async () => {
+    const { prefix, queue } = setUp('idle-close');
+    const watch = await watchConsumer(prefix);
+    const handled: string[] = [];
+    const consumer = consume(prefix, 2, (job) => {
+      handled.push(job.taskId);
+      return Promise.resolve();
+    });
+    try {
+      const id = newTaskId();
+      await wakeWhenIdle(queue, watch, id, handled);
+      expect(await admin.lrange(`${prefix}:mcp-tasks-run:active`, 0, -1)).toEqual([id]);
+      const started = Date.now();
+      await consumer.close();
+      expect(Date.now() - started).toBeLessThan(2_000);
+      expect(await admin.lrange(`${prefix}:mcp-tasks-run:active`, 0, -1)).toEqual([]);
+      expect(await admin.exists(`${prefix}:mcp-tasks-run:${id}`)).toBe(0);
+    } finally {
+      await consumer.close();
+      await queue.close();
+      watch.stop();
+    }
+  });
+
   it('starts every wake-up of a batch at once when slots are free: a long one holds no other', async () => {
     const { prefix, queue } = setUp('long');
     const started: string[] = [];
