@@ -173,8 +173,10 @@ export function createTaskConsumer(options: TaskConsumerOptions): TaskConsumer {
     if (!parsed.ok) {
       options.onInvalidPayload?.(job.id, parsed.issues);
     } else {
+      // Started in one turn while slots are free: their claims then share one statement (the
+      // worker's claims are batched naturally; an await between two starts split them).
       for (const wakeUp of parsed.wakeUps) {
-        await slots.untilFree();
+        if (slots.free() === 0) await slots.untilFree();
         start(wakeUp);
       }
     }

@@ -580,6 +580,28 @@ describe('wakeBatch: one job per batch of wake-ups (ADR 0013)', () => {
     }
   });
 
+  it("starts a batch's wake-ups in one go while slots are free, so their claims can share a statement", async () => {
+    const { prefix, queue } = setUp('one-go');
+    const ids = [newTaskId(), newTaskId(), newTaskId()];
+    await queue.wakeBatch(ids, 'created');
+    // A microtask queued at the first start runs before a later start only if the consumer
+    // awaited something in between; the worker's claims are batched per microtask turn.
+    const startedAfterAPause: boolean[] = [];
+    let paused = false;
+    const consumer = consume(prefix, 4, () => {
+      startedAfterAPause.push(paused);
+      if (startedAfterAPause.length === 1) queueMicrotask(() => (paused = true));
+      return Promise.resolve();
+    });
+    try {
+      await eventually(() => startedAfterAPause.length === ids.length);
+      expect(startedAfterAPause).toEqual([false, false, false]);
+    } finally {
+      await consumer.close();
+      await queue.close();
+    }
+  });
+
   it('starts every wake-up of a batch at once when slots are free: a long one holds no other', async () => {
     const { prefix, queue } = setUp('long');
     const started: string[] = [];
