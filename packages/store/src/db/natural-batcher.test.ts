@@ -27,10 +27,27 @@ describe('createNaturalBatcher', () => {
     const { batches, finishers, run } = controlledRun();
     const add = createNaturalBatcher({ run, maxBatchSize: 10 });
     const result = add(1);
-    await Promise.resolve();
+    // Sent once the event loop has run the I/O callbacks of this round: here, none.
+    await new Promise(setImmediate);
     expect(batches).toEqual([[1]]);
     finishers[0]!();
     await expect(result).resolves.toBe(10);
+  });
+
+  it('sends together the items that callbacks of one round of the event loop add, each turn apart', async () => {
+    const { batches, run } = controlledRun();
+    const add = createNaturalBatcher({ run, maxBatchSize: 10 });
+    // Two callbacks of one round, as two requests read from two connections are: microtasks run
+    // between them, so a flush a microtask after the first add would have sent it alone.
+    await new Promise<void>((resolve) => {
+      setImmediate(() => void add(1));
+      setImmediate(() => {
+        void add(2);
+        resolve();
+      });
+    });
+    await new Promise(setImmediate);
+    expect(batches).toEqual([[1, 2]]);
   });
 
   it('sends the items that arrive while a batch is in flight together, in the next batch', async () => {

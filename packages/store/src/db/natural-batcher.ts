@@ -71,8 +71,9 @@ function settleBatch<I, O>(
 
 /**
  * Natural batching (graphile-worker's localQueue, Hatchet v1's buffers, without their timers): an
- * item that arrives while nothing is in flight is sent at once (a microtask later, so calls of the
- * same turn go together), and items that arrive while a batch is in flight wait for it and go
+ * item that arrives while nothing is in flight is sent at once (once the event loop has run this
+ * round's I/O callbacks, so the calls of one turn, and of the other connections read in the same
+ * round, go together), and items that arrive while a batch is in flight wait for it and go
  * together in the next one. A lone item never waits for a window; under load the batches grow by
  * themselves to what arrived during one round trip. One batch in flight at a time.
  *
@@ -155,7 +156,9 @@ export function createNaturalBatcher<I, O>(
         return;
       }
       busy = true;
-      queueMicrotask(() => void flush());
+      // After this round's I/O callbacks, not a microtask later: requests read from several
+      // connections in one round each reach here in their own callback, and go together.
+      setImmediate(() => void flush());
     });
 }
 

@@ -57,23 +57,26 @@ describe.skipIf(unavailable !== null)('retrying a create after replica lag', () 
     } finally {
       await resume();
     }
-    const retried = await service(10_000).createAndWake(input, { derivedId: true });
+    const retrying = service(10_000);
+    const retried = await retrying.createAndWake(input, { derivedId: true });
     expect(retried.id).toBe(input.id);
     expect(retried.status).toBe('working');
     expect((await getTask(primary, input.id))?.status).toBe('working');
-    // The first attempt never woke it, so the retry does.
+    // The first attempt never woke it, so the retry does (just after its reply).
+    await retrying.settleWakeUps();
     expect(enqueued.filter((id) => id === input.id)).toEqual([input.id]);
   });
 
   it('never withdraws a task another gateway hands to a retry while the first wait times out', async () => {
     const input = newTask();
+    const serviceB = service(20_000);
     await pause();
     let resumed = false;
     try {
       const gatewayA = service(300).createAndWake(input, { derivedId: true });
       // Gateway B gets the client's retry while A is still waiting.
       await new Promise((resolve) => setTimeout(resolve, 50));
-      const gatewayB = service(20_000).createAndWake(input, { derivedId: true });
+      const gatewayB = serviceB.createAndWake(input, { derivedId: true });
       await expect(gatewayA).rejects.toBeInstanceOf(ReplicaLagError);
       await resume();
       resumed = true;
@@ -84,6 +87,7 @@ describe.skipIf(unavailable !== null)('retrying a create after replica lag', () 
       if (!resumed) await resume();
     }
     expect((await getTask(primary, input.id))?.status).toBe('working');
+    await serviceB.settleWakeUps();
     expect(enqueued).toContain(input.id);
   });
 

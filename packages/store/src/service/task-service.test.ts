@@ -582,6 +582,8 @@ describe('tasks/update under concurrency (natural batching)', () => {
         .rollback()
         .execute()
         .catch(() => undefined);
+      // The wake-ups go just after the replies (Outbox.wakeAfterReply).
+      await service.settleWakeUps();
       await patient.destroy();
     }
     expect(await getTask(db, held)).toMatchObject({
