@@ -1,7 +1,8 @@
 // patches/bullmq@*.patch: taking a job re-adds the queue's wake-up marker only while another job
 // waits. Upstream re-adds it always, so at low load every job cost its worker one more BZPOPMIN
 // and one more moveToActive. The take's reply says the same in a 5th element (1: another job
-// waits), which the consumer reads to hold a job until the next one comes (task-consumer.ts).
+// waits), and a 6th (when the next delayed job is due), which the consumer reads to hold a job
+// until the next one comes or a delayed one is due (task-consumer.ts).
 // These tests drive BullMQ's own scripts on real Redis; the marker is removed by hand first, as
 // a worker's BZPOPMIN removes it before it calls moveToActive.
 import { createTestRedis, type TestRedis } from '@mcp-tasks/testing';
@@ -90,5 +91,20 @@ describe('the patched BullMQ marker', () => {
     const next = (await job!.moveToCompleted(undefined, 't7', true)) as unknown[];
     expect(next[1]).toBe('three');
     expect(next[4]).toBe(0);
+    // No delayed job: the 6th element, when the next one is due, is 0.
+    expect(next[5]).toBe(0);
+  });
+
+  it('says in its reply when the next delayed job is due', async () => {
+    const before = Date.now();
+    await queue.add('later', {}, { jobId: 'due-later', delay: 60_000 });
+    await queue.add('run', {}, { jobId: 'due-now' });
+    const client = await worker.client;
+    const taken = (await worker.scripts.moveToActive(client, 't8')) as unknown[];
+    expect(taken[1]).toBe('due-now');
+    const dueAt = taken[5] as number;
+    expect(dueAt).toBeGreaterThanOrEqual(before + 60_000);
+    expect(dueAt).toBeLessThanOrEqual(Date.now() + 60_000);
+    await (await queue.getJob('due-later'))?.remove();
   });
 });

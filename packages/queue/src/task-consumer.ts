@@ -173,8 +173,8 @@ export function createTaskConsumer(options: TaskConsumerOptions): TaskConsumer {
     if (!parsed.ok) {
       options.onInvalidPayload?.(job.id, parsed.issues);
     } else {
-      // Started in one turn while slots are free: their claims then share one statement (the
-      // worker's claims are batched naturally; an await between two starts split them).
+      // Started in one turn while slots are free: their claims then share one statement however
+      // the claim batcher flushes (flushing a microtask after the first, it split them).
       for (const wakeUp of parsed.wakeUps) {
         if (slots.free() === 0) await slots.untilFree();
         start(wakeUp);
@@ -364,6 +364,12 @@ class ChainingWorker extends Worker<unknown> {
    */
   jobsLeft = true;
 
+  /**
+   * When the next delayed wake-up is due, as the last take's reply said (its 6th element), ms
+   * since the epoch; 0 for none. A hold ends by then: BullMQ's wait would otherwise last 5 s.
+   */
+  private delayedDueAt = 0;
+
   async completeAndTakeNext(job: Job<unknown>, token: string): Promise<Job<unknown> | undefined> {
     const completed = await job.moveToCompleted(undefined, token, true);
     if (!Array.isArray(completed)) return undefined;
@@ -381,18 +387,24 @@ class ChainingWorker extends Worker<unknown> {
   }
 
   /**
-   * Waits (BullMQ's blocking wait: up to its drain delay, 5 s) until the queue's marker says a
-   * job may be waiting. Resolves either way; the completion that follows takes what is there.
+   * Waits (BullMQ's blocking wait: up to its drain delay, 5 s, or until the next delayed job is
+   * due) until the queue's marker says a job may be waiting. Resolves either way; the completion
+   * that follows takes what is there, a delayed job come due included (moveToFinished promotes
+   * it).
    */
   async waitForMarker(): Promise<void> {
     const internals = this as unknown as BlockingInternals;
     const client = await internals.blockingConnection.client;
-    await internals.waitForJob(client, internals.blockUntil);
+    // BullMQ's wait lasts its drain delay (5 s), or until a delayed wake-up is due if sooner.
+    const drainedBy = Date.now() + (this.opts.drainDelay ?? 5) * 1_000;
+    const until = this.delayedDueAt > 0 ? Math.min(this.delayedDueAt, drainedBy) : 0;
+    await internals.waitForJob(client, until);
   }
 
   private async nextFromReply(reply: TakeReply, token: string): Promise<Job<unknown> | undefined> {
-    const [jobData, jobId, rateLimitDelay, delayUntil, jobsLeft] = reply;
+    const [jobData, jobId, rateLimitDelay, delayUntil, jobsLeft, nextDelayedAt] = reply;
     this.jobsLeft = jobsLeft === 1;
+    this.delayedDueAt = nextDelayedAt ?? 0;
     // As Worker.moveToActive and handleCompleted: the delays bound the next blocking fetch (a
     // delayed wake-up's due time); nextJobFromJobData marks the queue drained when no job came.
     (this as unknown as { updateDelays(limit: number, until: number): void }).updateDelays(
@@ -409,13 +421,15 @@ type TakeReply = [
   string | undefined,
   number,
   number,
+  /** Whether another job waits (1) or not (0). */
   (1 | 0)?,
+  /** When the next delayed job is due, ms since the epoch (0: none). */
+  number?,
 ];
 
 /** The parts of BullMQ's Worker that its own blocking fetch uses (private in its types). */
 interface BlockingInternals {
   blockingConnection: { client: Promise<Parameters<Worker['moveToActive']>[0]> };
-  blockUntil: number;
   waitForJob(client: Parameters<Worker['moveToActive']>[0], blockUntil: number): Promise<number>;
 }
 

@@ -508,32 +508,43 @@ describe('wakeBatch: one job per batch of wake-ups (ADR 0013)', () => {
     };
   };
 
-  /** Wakes `id` once the consumer waits for a job (its next BZPOPMIN), and waits until it runs. */
-  const wakeWhenIdle = async (
-    queue: TaskQueue,
-    watch: Awaited<ReturnType<typeof watchConsumer>>,
-    id: string,
-    handled: string[],
-  ) => {
-    const waitsBefore = watch.waits();
-    await eventually(() => watch.waits() > 0);
-    await queue.wake(id, 'created');
-    await eventually(() => handled.includes(id) && watch.waits() > Math.max(waitsBefore, 1));
-  };
-
-  it('when idle, completes a job only once the next one comes, taking it in the same script', async () => {
-    const { prefix, queue } = setUp('idle-chain');
+  /** A consumer on a prefix of its own that records the task ids it runs, watched (watchConsumer). */
+  const watchedConsumer = async (name: string, concurrency: number) => {
+    const { prefix, queue } = setUp(name);
     const watch = await watchConsumer(prefix);
     const handled: string[] = [];
-    const consumer = consume(prefix, 4, (job) => {
+    const consumer = consume(prefix, concurrency, (job) => {
       handled.push(job.taskId);
       return Promise.resolve();
     });
-    const active = () => admin.lrange(`${prefix}:mcp-tasks-run:active`, 0, -1);
+    return {
+      prefix,
+      queue,
+      watch,
+      handled,
+      consumer,
+      active: () => admin.lrange(`${prefix}:mcp-tasks-run:active`, 0, -1),
+      /** Wakes `id` once the consumer waits for a job (its next BZPOPMIN); waits until it runs. */
+      wakeWhenIdle: async (id: string) => {
+        const waitsBefore = watch.waits();
+        await eventually(() => watch.waits() > 0);
+        await queue.wake(id, 'created');
+        await eventually(() => handled.includes(id) && watch.waits() > Math.max(waitsBefore, 1));
+      },
+      close: async () => {
+        await consumer.close();
+        await queue.close();
+        watch.stop();
+      },
+    };
+  };
+
+  it('when idle, completes a job only once the next one comes, taking it in the same script', async () => {
+    const { prefix, watch, active, wakeWhenIdle, close } = await watchedConsumer('idle-chain', 4);
     try {
       const ids = Array.from({ length: 4 }, () => newTaskId());
       for (const id of ids) {
-        await wakeWhenIdle(queue, watch, id, handled);
+        await wakeWhenIdle(id);
         // The job just taken is held, active, while the consumer waits for the next.
         expect(await active()).toEqual([id]);
       }
@@ -550,33 +561,46 @@ describe('wakeBatch: one job per batch of wake-ups (ADR 0013)', () => {
       await eventually(async () => (await active()).length === 0, 10_000);
       expect(await admin.exists(`${prefix}:mcp-tasks-run:${ids[3]!}`)).toBe(0);
     } finally {
-      await consumer.close();
-      await queue.close();
-      watch.stop();
+      await close();
     }
   }, 20_000);
 
+  it('ends a hold when a delayed wake-up comes due, not when the 5 s wait does', async () => {
+    const { queue, watch, handled, wakeWhenIdle, close } = await watchedConsumer('idle-delayed', 2);
+    try {
+      // A retry due in a second, its marker popped by the idle consumer (which then waits until
+      // it is due); then a job to take and hold, whose take reports the retry's due time.
+      const [retried, next] = [newTaskId(), newTaskId()];
+      await eventually(() => watch.waits() > 0);
+      const waitsBefore = watch.waits();
+      await queue.wake(retried, 'retry', { delayMs: 1_000 });
+      await eventually(() => watch.waits() > waitsBefore);
+      const added = Date.now();
+      await wakeWhenIdle(next);
+      await eventually(() => handled.includes(retried), 10_000);
+      // Due at 1 s; a hold bounded by the 5 s wait alone would have run it after 5 s.
+      expect(Date.now() - added).toBeLessThan(3_500);
+    } finally {
+      await close();
+    }
+  });
+
   it('completes the job it holds for the next one when it closes, without waiting the wait out', async () => {
-    const { prefix, queue } = setUp('idle-close');
-    const watch = await watchConsumer(prefix);
-    const handled: string[] = [];
-    const consumer = consume(prefix, 2, (job) => {
-      handled.push(job.taskId);
-      return Promise.resolve();
-    });
+    const { prefix, consumer, active, wakeWhenIdle, close } = await watchedConsumer(
+      'idle-close',
+      2,
+    );
     try {
       const id = newTaskId();
-      await wakeWhenIdle(queue, watch, id, handled);
-      expect(await admin.lrange(`${prefix}:mcp-tasks-run:active`, 0, -1)).toEqual([id]);
+      await wakeWhenIdle(id);
+      expect(await active()).toEqual([id]);
       const started = Date.now();
       await consumer.close();
       expect(Date.now() - started).toBeLessThan(2_000);
-      expect(await admin.lrange(`${prefix}:mcp-tasks-run:active`, 0, -1)).toEqual([]);
+      expect(await active()).toEqual([]);
       expect(await admin.exists(`${prefix}:mcp-tasks-run:${id}`)).toBe(0);
     } finally {
-      await consumer.close();
-      await queue.close();
-      watch.stop();
+      await close();
     }
   });
 
@@ -585,7 +609,8 @@ describe('wakeBatch: one job per batch of wake-ups (ADR 0013)', () => {
     const ids = [newTaskId(), newTaskId(), newTaskId()];
     await queue.wakeBatch(ids, 'created');
     // A microtask queued at the first start runs before a later start only if the consumer
-    // awaited something in between; the worker's claims are batched per microtask turn.
+    // awaited something in between: the starts then share a claim statement only if the claim
+    // batcher happens to flush late enough.
     const startedAfterAPause: boolean[] = [];
     let paused = false;
     const consumer = consume(prefix, 4, () => {
