@@ -23,7 +23,8 @@ export interface TaskConsumerOptions {
   /** Wake-ups handled at once at most (task slots); a job may carry several (ADR 0013). */
   concurrency: number;
   /**
-   * BullMQ's job lock, held from a job's take until every wake-up it carries has started. A job
+   * BullMQ's job lock, held from a job's take until every wake-up it carries has started (and,
+   * on an idle worker, until the next job comes, for at most half the lock: see runJob). A job
    * whose worker died before that is redelivered after this (stalled check); once started, a
    * task's Postgres lease and the sweeper decide who may work on it.
    */
@@ -387,17 +388,19 @@ class ChainingWorker extends Worker<unknown> {
   }
 
   /**
-   * Waits (BullMQ's blocking wait: up to its drain delay, 5 s, or until the next delayed job is
-   * due) until the queue's marker says a job may be waiting. Resolves either way; the completion
-   * that follows takes what is there, a delayed job come due included (moveToFinished promotes
-   * it).
+   * Waits (BullMQ's blocking wait: up to its drain delay, 5 s, half the lock, or until the next
+   * delayed job is due) until the queue's marker says a job may be waiting. Resolves either way;
+   * the completion that follows takes what is there, a delayed job come due included
+   * (moveToFinished promotes it).
    */
   async waitForMarker(): Promise<void> {
     const internals = this as unknown as BlockingInternals;
     const client = await internals.blockingConnection.client;
-    // BullMQ's wait lasts its drain delay (5 s), or until a delayed wake-up is due if sooner.
-    const drainedBy = Date.now() + (this.opts.drainDelay ?? 5) * 1_000;
-    const until = this.delayedDueAt > 0 ? Math.min(this.delayedDueAt, drainedBy) : 0;
+    // As long as BullMQ's own wait (its drain delay, 5 s), never past half the job's lock (a
+    // short lease makes a short lock), and no later than a delayed wake-up is due.
+    const drainDelayMs = (this.opts.drainDelay ?? 5) * 1_000;
+    const holdMs = Math.min(drainDelayMs, (this.opts.lockDuration ?? 30_000) / 2);
+    const until = Math.min(Date.now() + holdMs, this.delayedDueAt || Infinity);
     await internals.waitForJob(client, until);
   }
 

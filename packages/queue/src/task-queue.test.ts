@@ -509,13 +509,19 @@ describe('wakeBatch: one job per batch of wake-ups (ADR 0013)', () => {
   };
 
   /** A consumer on a prefix of its own that records the task ids it runs, watched (watchConsumer). */
-  const watchedConsumer = async (name: string, concurrency: number) => {
+  const watchedConsumer = async (name: string, concurrency: number, lockDurationMs?: number) => {
     const { prefix, queue } = setUp(name);
     const watch = await watchConsumer(prefix);
     const handled: string[] = [];
-    const consumer = consume(prefix, concurrency, (job) => {
-      handled.push(job.taskId);
-      return Promise.resolve();
+    const consumer = createTaskConsumer({
+      redis: { url: redis.url },
+      prefix,
+      concurrency,
+      lockDurationMs,
+      handle: (job) => {
+        handled.push(job.taskId);
+        return Promise.resolve();
+      },
     });
     return {
       prefix,
@@ -580,6 +586,21 @@ describe('wakeBatch: one job per batch of wake-ups (ADR 0013)', () => {
       await eventually(() => handled.includes(retried), 10_000);
       // Due at 1 s; a hold bounded by the 5 s wait alone would have run it after 5 s.
       expect(Date.now() - added).toBeLessThan(3_500);
+    } finally {
+      await close();
+    }
+  });
+
+  it('holds a job no longer than half its lock when the lock is short (a short lease)', async () => {
+    const { active, wakeWhenIdle, close } = await watchedConsumer('idle-short-lock', 2, 2_000);
+    try {
+      const id = newTaskId();
+      await wakeWhenIdle(id);
+      const heldAt = Date.now();
+      expect(await active()).toEqual([id]);
+      await eventually(async () => (await active()).length === 0, 10_000);
+      // Half of the 2 s lock; BullMQ's own wait would have held it 5 s, past the lock.
+      expect(Date.now() - heldAt).toBeLessThan(3_000);
     } finally {
       await close();
     }
