@@ -183,7 +183,7 @@ export function createTaskConsumer(options: TaskConsumerOptions): TaskConsumer {
     }
     // Its take left the queue empty: the completion waits for the next job's marker and takes
     // that job, so an idle worker spends two round trips on a job where it spent three (the
-    // marker, the take, a completion that found nothing). Bounded by BullMQ's blocking wait.
+    // marker, the take, a completion that found nothing). Bounded: see waitForMarker.
     if (!fetcher.worker.jobsLeft && mayTakeNext(fetcher)) {
       await Promise.race([fetcher.worker.waitForMarker(), fetcher.stopped, closed]);
     }
@@ -379,7 +379,7 @@ class ChainingWorker extends Worker<unknown> {
 
   /** As BullMQ's own, keeping what the reply says of the jobs left. */
   protected override async moveToActive(
-    client: Parameters<Worker['moveToActive']>[0],
+    client: BullClient,
     token: string,
     name?: string,
   ): Promise<Job<unknown>> {
@@ -394,7 +394,7 @@ class ChainingWorker extends Worker<unknown> {
    * (moveToFinished promotes it).
    */
   async waitForMarker(): Promise<void> {
-    const internals = this as unknown as BlockingInternals;
+    const internals = this as unknown as WorkerInternals;
     const client = await internals.blockingConnection.client;
     // As long as BullMQ's own wait (its drain delay, 5 s), never past half the job's lock (a
     // short lease makes a short lock), and no later than a delayed wake-up is due.
@@ -410,10 +410,7 @@ class ChainingWorker extends Worker<unknown> {
     this.delayedDueAt = nextDelayedAt ?? 0;
     // As Worker.moveToActive and handleCompleted: the delays bound the next blocking fetch (a
     // delayed wake-up's due time); nextJobFromJobData marks the queue drained when no job came.
-    (this as unknown as { updateDelays(limit: number, until: number): void }).updateDelays(
-      rateLimitDelay,
-      delayUntil,
-    );
+    (this as unknown as WorkerInternals).updateDelays(rateLimitDelay, delayUntil);
     return (await this.nextJobFromJobData(jobData, jobId, token)) ?? undefined;
   }
 }
@@ -430,10 +427,14 @@ type TakeReply = [
   number?,
 ];
 
-/** The parts of BullMQ's Worker that its own blocking fetch uses (private in its types). */
-interface BlockingInternals {
-  blockingConnection: { client: Promise<Parameters<Worker['moveToActive']>[0]> };
-  waitForJob(client: Parameters<Worker['moveToActive']>[0], blockUntil: number): Promise<number>;
+/** A connection as BullMQ's Worker takes it. */
+type BullClient = Parameters<Worker['moveToActive']>[0];
+
+/** The parts of BullMQ's Worker used here that its types keep private. */
+interface WorkerInternals {
+  blockingConnection: { client: Promise<BullClient> };
+  waitForJob(client: BullClient, blockUntil: number): Promise<number>;
+  updateDelays(limit: number, until: number): void;
 }
 
 /** A BullMQ worker without a processor (fetched by hand), on a connection of its own. */

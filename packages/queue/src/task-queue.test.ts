@@ -429,51 +429,27 @@ describe('wakeBatch: one job per batch of wake-ups (ADR 0013)', () => {
     const { prefix, queue } = setUp('chain');
     const ids = Array.from({ length: 12 }, () => newTaskId());
     await queue.wakeMany(ids, 'created'); // twelve jobs of one wake-up each
-    // BullMQ's scripts on this prefix, in order: a finish names the completed set; a take
-    // (moveToActive) names the marker, which a finish does not; the stalled check (named by its
-    // own key) is neither.
-    // Listeners before it connects: ioredis reports a MONITOR line that arrives outside its
-    // 'monitoring' state (in the same chunk as MONITOR's own OK, or after disconnect) as a
-    // "Command queue state error", and other clients' traffic (CI runs the bench beside this
-    // file) makes one likely. Such lines come before the sentinel or after the test.
-    const monitor = admin.duplicate({ monitor: true, lazyConnect: true });
-    const monitorErrors: Error[] = [];
-    monitor.on('error', (error: Error) => {
-      if (!error.message.startsWith('Command queue state error')) monitorErrors.push(error);
-    });
-    const scripts: ('take' | 'finish')[] = [];
-    let watching = false;
-    const sentinel = `${prefix}:monitor-sentinel`;
-    monitor.on('monitor', (_time: string, args: string[]) => {
-      if (args.includes(sentinel)) watching = true;
-      if (!['evalsha', 'eval'].includes(args[0]?.toLowerCase() ?? '')) return;
-      const keys = args.filter((arg) => arg.startsWith(`${prefix}:`));
-      if (keys.some((key) => key.endsWith(':completed'))) scripts.push('finish');
-      else if (keys.some((key) => key.endsWith(':stalled-check'))) return;
-      else if (keys.some((key) => key.endsWith(':marker'))) scripts.push('take');
-    });
-    await monitor.connect();
-    // MONITOR is on once it shows a command sent after it.
-    await eventually(async () => (await admin.get(sentinel)) === null && watching);
+    const watch = await watchConsumer(prefix);
     const handled: string[] = [];
     const consumer = consume(prefix, 4, (job) => {
       handled.push(job.taskId);
       return Promise.resolve();
     });
     try {
-      const finishes = () => scripts.filter((script) => script === 'finish').length;
+      const scripts = () => watch.sent.filter((sent) => sent !== 'wait');
+      const finishes = () => scripts().filter((script) => script === 'finish').length;
       await eventually(() => handled.length === ids.length && finishes() === ids.length);
       expect([...handled].sort()).toEqual([...ids].sort());
       // One take for the first job; each completion took the next (before: a take per job). An
       // empty take may follow the last finish (a marker left from the adds), not before it.
-      const upToLastFinish = scripts.slice(0, scripts.lastIndexOf('finish') + 1);
+      const upToLastFinish = scripts().slice(0, scripts().lastIndexOf('finish') + 1);
       expect(upToLastFinish).toEqual(['take', ...ids.map(() => 'finish')]);
       expect(await admin.llen(`${prefix}:mcp-tasks-run:wait`)).toBe(0);
-      expect(monitorErrors).toEqual([]);
+      expect(watch.errors).toEqual([]);
     } finally {
       await consumer.close();
       await queue.close();
-      monitor.disconnect();
+      watch.stop();
     }
   });
 
@@ -484,8 +460,15 @@ describe('wakeBatch: one job per batch of wake-ups (ADR 0013)', () => {
    * key: neither is recorded.
    */
   const watchConsumer = async (prefix: string) => {
+    // Listeners before it connects: ioredis reports a MONITOR line that arrives outside its
+    // 'monitoring' state (in the same chunk as MONITOR's own OK, or after disconnect) as a
+    // "Command queue state error", and other clients' traffic (CI runs the bench beside this
+    // file) makes one likely. Such lines come before the sentinel or after the test.
     const monitor = admin.duplicate({ monitor: true, lazyConnect: true });
-    monitor.on('error', () => undefined);
+    const errors: Error[] = [];
+    monitor.on('error', (error: Error) => {
+      if (!error.message.startsWith('Command queue state error')) errors.push(error);
+    });
     const sent: ('take' | 'finish' | 'wait')[] = [];
     let watching = false;
     const sentinel = `${prefix}:monitor-sentinel`;
@@ -500,9 +483,11 @@ describe('wakeBatch: one job per batch of wake-ups (ADR 0013)', () => {
       else if (keys.some((key) => key.endsWith(':marker'))) sent.push('take');
     });
     await monitor.connect();
+    // MONITOR is on once it shows a command sent after it.
     await eventually(async () => (await admin.get(sentinel)) === null && watching);
     return {
       sent,
+      errors,
       waits: () => sent.filter((each) => each === 'wait').length,
       stop: () => monitor.disconnect(),
     };
