@@ -66,6 +66,22 @@ describe('parseEnv', () => {
     });
   });
 
+  it('lets a wake-up wait 2 ms for others to share its job unless told otherwise, 0 for none', () => {
+    const unset = parseEnv(base);
+    const none = parseEnv({ ...base, MCP_WAKE_UP_LINGER_MS: '0' });
+    if (!unset.ok || !none.ok) throw new Error('expected a valid configuration');
+    expect(unset.config.wakeUpLingerMs).toBe(2);
+    expect(none.config.wakeUpLingerMs).toBe(0);
+    expect(parseEnv({ ...base, MCP_WAKE_UP_LINGER_MS: '1.5' })).toEqual({
+      ok: false,
+      problems: ['MCP_WAKE_UP_LINGER_MS: Invalid input: expected int, received number'],
+    });
+    expect(parseEnv({ ...base, MCP_WAKE_UP_LINGER_MS: '5000' })).toEqual({
+      ok: false,
+      problems: ['MCP_WAKE_UP_LINGER_MS: Too big: expected number to be <=1000'],
+    });
+  });
+
   it("refuses the workers' ENQUEUE_GRACE_MS when it is shorter than this gateway's create window", () => {
     expect(parseEnv({ ...base, ENQUEUE_GRACE_MS: '11000' }).ok).toBe(true);
     expect(

@@ -54,6 +54,8 @@ export interface GatewayConfig {
   createQueueMax: number;
   /** MCP_CREATE_QUEUE_MAX_AGE_MS: how long a create may wait for its INSERT before it is refused. */
   createQueueMaxAgeMs: number;
+  /** MCP_WAKE_UP_LINGER_MS: how long a wake-up waits for others to share its job (0: none). */
+  wakeUpLingerMs: number;
   sseKeepAliveMs: number;
   listenLimits: ListenLimits;
   /** TENANT_MAX_IN_FLIGHT, TENANT_CREATE_RATE, TENANT_CREATE_BURST (0 turns one off). */
@@ -249,6 +251,7 @@ function buildConfig(
       visibilityTimeoutMs: env.MCP_VISIBILITY_TIMEOUT_MS,
       createQueueMax: env.MCP_CREATE_QUEUE_MAX,
       createQueueMaxAgeMs: env.MCP_CREATE_QUEUE_MAX_AGE_MS,
+      wakeUpLingerMs: env.MCP_WAKE_UP_LINGER_MS,
       sseKeepAliveMs: env.MCP_SSE_KEEPALIVE_MS,
       listenLimits: {
         maxStreams: env.MCP_LISTEN_MAX_STREAMS,

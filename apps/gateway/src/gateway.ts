@@ -248,6 +248,7 @@ function openTaskService(
     visibilityTimeoutMs: config.visibilityTimeoutMs,
     maxWaitingCreates: config.createQueueMax,
     maxCreateWaitMs: config.createQueueMaxAgeMs,
+    wakeUpLingerMs: config.wakeUpLingerMs,
     wakeUpQueue: queue,
     onWakeUpError: (taskId, error) =>
       logger.warn(

@@ -128,6 +128,7 @@ export {
 export {
   DEFAULT_MAX_CREATE_WAIT_MS,
   DEFAULT_MAX_WAITING_CREATES,
+  DEFAULT_WAKE_UP_LINGER_MS,
   createTaskService,
   type DatabaseCheck,
   type TaskService,

@@ -2,6 +2,7 @@ import {
   DEFAULT_IDLE_TIMEOUT_MS,
   DEFAULT_MAX_CREATE_WAIT_MS,
   DEFAULT_MAX_WAITING_CREATES,
+  DEFAULT_WAKE_UP_LINGER_MS,
 } from '@mcp-tasks/store';
 import { z } from 'zod';
 import { DEFAULT_LISTEN_LIMITS } from '../mcp/listen-limits.js';
@@ -73,6 +74,12 @@ export const EnvSchema = z.object({
   MCP_VISIBILITY_TIMEOUT_MS: positiveInt(5000),
   MCP_CREATE_QUEUE_MAX: positiveInt(DEFAULT_MAX_WAITING_CREATES),
   MCP_CREATE_QUEUE_MAX_AGE_MS: positiveInt(DEFAULT_MAX_CREATE_WAIT_MS),
+  MCP_WAKE_UP_LINGER_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(1000)
+    .default(DEFAULT_WAKE_UP_LINGER_MS),
   /** The workers' sweeper grace: read only to refuse a value too short for this gateway. */
   ENQUEUE_GRACE_MS: z.coerce.number().int().min(0).optional(),
   MCP_SSE_KEEPALIVE_MS: positiveInt(15_000),

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createNaturalBatcher, type BatchOutcome } from './natural-batcher.js';
 
 /** A batch handler whose batches finish when the test says so. */
@@ -140,10 +140,68 @@ describe('createNaturalBatcher', () => {
     expect(await Promise.all([first, kept])).toEqual([10, 30]);
   });
 
-  it('refuses a batch size that is not a positive integer', () => {
+  it('refuses a batch size that is not a positive integer, and a linger that is negative', () => {
     const run = () => Promise.resolve([]);
     expect(() => createNaturalBatcher({ run, maxBatchSize: 0 })).toThrow(
       'maxBatchSize must be a positive integer, got 0',
     );
+    expect(() => createNaturalBatcher({ run, maxBatchSize: 1, lingerMs: -1 })).toThrow(
+      'lingerMs must be a whole number of ms, 0 or more, got -1',
+    );
+  });
+});
+
+describe('createNaturalBatcher with lingerMs', () => {
+  afterEach(() => void vi.useRealTimers());
+  /** The batcher's timers on a clock the test moves; `after(ms)` runs what falls due. */
+  const fakeClock = () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setImmediate'] });
+    return { after: (ms: number) => vi.advanceTimersByTimeAsync(ms) };
+  };
+
+  it('holds the first item of an idle batcher that long for others, then sends them together', async () => {
+    const clock = fakeClock();
+    const { batches, finishers, run } = controlledRun();
+    const add = createNaturalBatcher({ run, maxBatchSize: 10, lingerMs: 5 });
+    const first = add(1);
+    await clock.after(3);
+    const second = add(2);
+    await clock.after(1);
+    expect(batches).toEqual([]);
+    await clock.after(1);
+    expect(batches).toEqual([[1, 2]]);
+    finishers[0]!();
+    expect(await Promise.all([first, second])).toEqual([10, 20]);
+  });
+
+  it('sends a batch that fills up at once, without waiting out the linger', async () => {
+    const clock = fakeClock();
+    const { batches, run } = controlledRun();
+    const add = createNaturalBatcher({ run, maxBatchSize: 2, lingerMs: 5 });
+    void add(1);
+    void add(2);
+    await clock.after(0);
+    expect(batches).toEqual([[1, 2]]);
+  });
+
+  it('sends the items that waited for a batch in flight as soon as it ends, without a second linger', async () => {
+    const clock = fakeClock();
+    const { batches, finishers, run } = controlledRun();
+    const add = createNaturalBatcher({ run, maxBatchSize: 10, lingerMs: 5 });
+    void add(1);
+    await clock.after(5);
+    void add(2);
+    void add(3);
+    finishers[0]!();
+    await clock.after(0);
+    expect(batches).toEqual([[1], [2, 3]]);
+    finishers[1]!();
+    await clock.after(0);
+    // Idle again: the next first item lingers once more.
+    void add(4);
+    await clock.after(4);
+    expect(batches).toEqual([[1], [2, 3]]);
+    await clock.after(1);
+    expect(batches).toEqual([[1], [2, 3], [4]]);
   });
 });

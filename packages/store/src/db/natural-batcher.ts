@@ -18,6 +18,11 @@ export interface NaturalBatcherOptions<I, O> {
   maxWaitMs?: number;
   /** The error an item refused by a bound rejects with; default a plain Error. */
   overloaded?: (bound: WaitBound, limit: number) => Error;
+  /**
+   * How long the first item to arrive while nothing is in flight waits for others before its
+   * batch goes (a full batch goes at once); default 0: only until the event loop's round ends.
+   */
+  lingerMs?: number;
 }
 
 export interface AddOptions {
@@ -88,11 +93,16 @@ export function createNaturalBatcher<I, O>(
   const maxWaiting = options.maxWaiting ?? Infinity;
   const maxWaitMs = options.maxWaitMs;
   const overloaded = options.overloaded ?? defaultOverloaded;
+  const lingerMs = options.lingerMs ?? 0;
   checkBounds({ maxBatchSize, maxWaiting, maxWaitMs });
+  if (!Number.isInteger(lingerMs) || lingerMs < 0) {
+    throw new RangeError(`lingerMs must be a whole number of ms, 0 or more, got ${lingerMs}`);
+  }
   type Waiting = WaitingItem<I, O>;
   let waiting: Waiting[] = [];
   let busy = false;
   let ageTimer: NodeJS.Timeout | undefined;
+  let lingerTimer: NodeJS.Timeout | undefined;
 
   /** Refuses the items that waited past maxWaitMs (the oldest are first), then re-arms. */
   const expireOld = (): void => {
@@ -151,11 +161,25 @@ export function createNaturalBatcher<I, O>(
         return;
       }
       waiting.push({ item, since: Date.now(), onTaken: addOptions?.onTaken, resolve, reject });
+      if (lingerTimer !== undefined) {
+        if (waiting.length < maxBatchSize) return;
+        clearTimeout(lingerTimer);
+        lingerTimer = undefined;
+        void flush();
+        return;
+      }
       if (busy) {
         armAgeTimer();
         return;
       }
       busy = true;
+      if (lingerMs > 0) {
+        lingerTimer = setTimeout(() => {
+          lingerTimer = undefined;
+          void flush();
+        }, lingerMs);
+        return;
+      }
       // After this round's I/O callbacks, not a microtask later: requests read from several
       // connections in one round each reach here in their own callback, and go together.
       setImmediate(() => void flush());

@@ -15,7 +15,7 @@ import { createOrphanWaker } from '../sweeper/orphan-waker.js';
 import { findOrphans } from '../sweeper/sweeper-repository.js';
 import { getTask } from '../rows/task-repository.js';
 import type { WakeUpQueue } from '../wake-up/outbox.js';
-import { createTaskService } from './task-service.js';
+import { createTaskService, DEFAULT_WAKE_UP_LINGER_MS } from './task-service.js';
 
 let fixture: StoreFixture;
 let db: Db;
@@ -92,7 +92,7 @@ describe('createAndWake', () => {
     );
   });
 
-  it('answers before the wake-up is sent, sends it right after, and settles once Redis answers', async () => {
+  it('answers before the wake-up is sent, sends it once its linger is over, and settles once Redis answers', async () => {
     // Redis that has not answered yet: the create must not wait for it.
     const { sent, wakeUpQueue, answer } = unansweredWakeUpQueue();
     const service = createTaskService({ db, wakeUpQueue });
@@ -101,7 +101,7 @@ describe('createAndWake', () => {
     expect((await rawRow(db, task.id))!.status).toBe('working');
     let settled = false;
     const settling = service.settleWakeUps().then(() => (settled = true));
-    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setTimeout(resolve, DEFAULT_WAKE_UP_LINGER_MS + 50));
     expect(sent).toEqual([task.id]);
     expect(settled).toBe(false);
     answer();

@@ -126,6 +126,11 @@ export interface TaskServiceOptions {
   /** Created tasks' wake-ups not yet sent beyond which a create waits for its own; default 1024. */
   maxPendingWakeUps?: number;
   /**
+   * How long a create's or an answer's wake-up, finding no add in flight, waits for others to
+   * share its job (after the reply, which never waits for it); default DEFAULT_WAKE_UP_LINGER_MS.
+   */
+  wakeUpLingerMs?: number;
+  /**
    * Creates waiting for the next INSERT at most (the one in flight not counted); one more is
    * refused with CreateOverloadedError. Default 2048.
    */
@@ -140,6 +145,12 @@ const DEFAULT_VISIBILITY_TIMEOUT_MS = 2_000;
 const DEFAULT_CREATE_BATCH = 256;
 export const DEFAULT_MAX_WAITING_CREATES = 2048;
 export const DEFAULT_MAX_CREATE_WAIT_MS = 5_000;
+/**
+ * A wake-up waits this long for others to share its job: the job, not the wake-up, is what a
+ * worker pays a Redis round trip for, and with the load split over several gateways each one's
+ * natural batches shrink (issue 30; docs/adr/0016-wake-ups-linger.md).
+ */
+export const DEFAULT_WAKE_UP_LINGER_MS = 2;
 
 const tracer = trace.getTracer('@mcp-tasks/store');
 
@@ -227,6 +238,7 @@ export function createTaskService(options: TaskServiceOptions): TaskService {
     onWakeUpError: options.onWakeUpError,
     maxBatchSize,
     maxPendingWakeUps: options.maxPendingWakeUps,
+    wakeUpLingerMs: options.wakeUpLingerMs ?? DEFAULT_WAKE_UP_LINGER_MS,
   });
   const { getTaskView, readOnPrimary } = createViewReader(db, readDb, maxBatchSize);
   const recordAnswers = createInputAnswers(db, maxBatchSize);

@@ -151,6 +151,30 @@ describe('wakeAfterReply (the task service after a create or an answer)', () => 
     expect(told).toEqual(resumed.map((taskId) => [taskId, true]));
   });
 
+  it('sends wake-ups deferred a few ms apart in one job when they linger, each in its own without', async () => {
+    const spaced = async (outbox: ReturnType<typeof createOutbox>, ids: string[]) => {
+      for (const taskId of ids) {
+        await outbox.wakeAfterReply(taskId, 'created');
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      await outbox.settle();
+    };
+    const lingering = batchRecordingWakeUpQueue();
+    const together = [newTaskId(), newTaskId(), newTaskId()];
+    await spaced(
+      createOutbox({ db, wakeUpQueue: lingering.wakeUpQueue, wakeUpLingerMs: 500 }),
+      together,
+    );
+    expect(lingering.batches).toEqual([{ taskIds: together, reason: 'created' }]);
+
+    const eager = batchRecordingWakeUpQueue();
+    const apart = [newTaskId(), newTaskId()];
+    await spaced(createOutbox({ db, wakeUpQueue: eager.wakeUpQueue }), apart);
+    expect(eager.batches).toEqual(
+      apart.map((taskId) => ({ taskIds: [taskId], reason: 'created' })),
+    );
+  });
+
   it('reports a deferred resume lost to onWakeUpError, and its reply never saw the failure', async () => {
     const { wakeUpQueue } = batchRecordingWakeUpQueue(true);
     const lost: string[] = [];

@@ -101,15 +101,27 @@ export interface OutboxOptions extends OrphanWakeUpOptions {
   maxBatchSize?: number;
   /** Deferred wake-ups (wakeAfterReply) not yet sent beyond which a reply waits; default 1024. */
   maxPendingWakeUps?: number;
+  /**
+   * How long the first deferred wake-up to find no add in flight waits for others to share its
+   * job (natural-batcher.ts, lingerMs); default 0. The reply never waits for it.
+   */
+  wakeUpLingerMs?: number;
 }
 
 export function createOutbox(options: OutboxOptions): Outbox {
-  const { db, wakeUpQueue, maxBatchSize = 256, maxPendingWakeUps = 1024 } = options;
+  const {
+    db,
+    wakeUpQueue,
+    maxBatchSize = 256,
+    maxPendingWakeUps = 1024,
+    wakeUpLingerMs = 0,
+  } = options;
   // One batcher per reason, since a job carries one reason: creates of a turn share a batch, and
   // so do the answers (tasks/update, the console's resume) that arrive while one is in flight.
   const batcherFor = (reason: 'created' | 'resumed') =>
     createNaturalBatcher<string, void>({
       maxBatchSize,
+      lingerMs: wakeUpLingerMs,
       run: async (taskIds): Promise<BatchOutcome<void>[]> => {
         if (wakeUpQueue.wakeBatch === undefined)
           return await wakeEach(wakeUpQueue, taskIds, reason);
