@@ -35,7 +35,8 @@ describe('creating a task (R10, R11)', () => {
     const taskId = result.taskId as string;
     const get = await getTaskResult(gw.app, taskId);
     expect(get.result).toEqual({ ...result, resultType: 'complete' });
-    await expect(infra.queue.hasPendingJob(taskId)).resolves.toBe(true);
+    // The wake-up goes after the reply, once its linger is over.
+    await expect.poll(() => infra.queue.hasPendingJob(taskId)).toBe(true);
     const stored = await getTask(infra.db, taskId);
     expect(stored?.owner).toEqual({ tenant: 'acme', principal: 'alice' });
     expect(stored?.operation).toEqual({

@@ -158,6 +158,8 @@ describe('a lost wake-up, and the sweeper wake-up after it lost too', () => {
       choose_format: accept({ format: 'markdown' }),
     });
     expect((await h.task(task.id)).status).toBe('working');
+    // The answer's wake-up goes after its reply (and its linger): sent before it is lost.
+    await h.service.settleWakeUps();
     await loseTwice(task.id);
 
     await h.startWorker(NO_SWEEPS);
