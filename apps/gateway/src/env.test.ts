@@ -66,11 +66,11 @@ describe('parseEnv', () => {
     });
   });
 
-  it('lets a wake-up wait 2 ms for others to share its job unless told otherwise, 0 for none', () => {
+  it('lets a wake-up wait 1 ms for others to share its job unless told otherwise, 0 for none', () => {
     const unset = parseEnv(base);
     const none = parseEnv({ ...base, MCP_WAKE_UP_LINGER_MS: '0' });
     if (!unset.ok || !none.ok) throw new Error('expected a valid configuration');
-    expect(unset.config.wakeUpLingerMs).toBe(2);
+    expect(unset.config.wakeUpLingerMs).toBe(1);
     expect(none.config.wakeUpLingerMs).toBe(0);
     expect(parseEnv({ ...base, MCP_WAKE_UP_LINGER_MS: '1.5' })).toEqual({
       ok: false,

@@ -150,7 +150,7 @@ export const DEFAULT_MAX_CREATE_WAIT_MS = 5_000;
  * worker pays a Redis round trip for, and with the load split over several gateways each one's
  * natural batches shrink (issue 30; docs/adr/0016-wake-ups-linger.md).
  */
-export const DEFAULT_WAKE_UP_LINGER_MS = 2;
+export const DEFAULT_WAKE_UP_LINGER_MS = 1;
 
 const tracer = trace.getTracer('@mcp-tasks/store');
 
