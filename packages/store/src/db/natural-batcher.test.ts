@@ -140,7 +140,7 @@ describe('createNaturalBatcher', () => {
     expect(await Promise.all([first, kept])).toEqual([10, 30]);
   });
 
-  it('refuses a batch size that is not a positive integer, and a linger that is negative', () => {
+  it('refuses a batch size that is not a positive integer, and a linger that is negative or outlasts the age bound', () => {
     const run = () => Promise.resolve([]);
     expect(() => createNaturalBatcher({ run, maxBatchSize: 0 })).toThrow(
       'maxBatchSize must be a positive integer, got 0',
@@ -148,6 +148,9 @@ describe('createNaturalBatcher', () => {
     expect(() => createNaturalBatcher({ run, maxBatchSize: 1, lingerMs: -1 })).toThrow(
       'lingerMs must be a whole number of ms, 0 or more, got -1',
     );
+    expect(() =>
+      createNaturalBatcher({ run, maxBatchSize: 1, lingerMs: 50, maxWaitMs: 50 }),
+    ).toThrow('lingerMs (50) must be shorter than maxWaitMs (50)');
   });
 });
 

@@ -98,6 +98,10 @@ export function createNaturalBatcher<I, O>(
   if (!Number.isInteger(lingerMs) || lingerMs < 0) {
     throw new RangeError(`lingerMs must be a whole number of ms, 0 or more, got ${lingerMs}`);
   }
+  // A lingering item is not yet under the age bound's timer: the linger must end first.
+  if (maxWaitMs !== undefined && lingerMs >= maxWaitMs) {
+    throw new RangeError(`lingerMs (${lingerMs}) must be shorter than maxWaitMs (${maxWaitMs})`);
+  }
   type Waiting = WaitingItem<I, O>;
   let waiting: Waiting[] = [];
   let busy = false;
