@@ -1,11 +1,18 @@
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { postgresBaseUrl, redisBaseUrl } from '@mcp-tasks/testing';
+import { Redis } from 'ioredis';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { ChaosPlan } from '../chaos/plan.js';
 import { readHistory } from '../history/read-history.js';
 import { ChaosFailedError, runLoad } from './run-load.js';
+
+/** A running process's environment variable, read from /proc (the harness runs on Linux). */
+async function envOf(pid: number, name: string): Promise<string | undefined> {
+  const entries = (await readFile(`/proc/${pid}/environ`, 'utf8')).split('\0');
+  return entries.find((entry) => entry.startsWith(`${name}=`))?.slice(name.length + 1);
+}
 
 const isAlive = (pid: number): boolean => {
   try {
@@ -26,17 +33,17 @@ describe('a run whose chaos round throws', () => {
     const dir = await mkdtemp(join(tmpdir(), 'loadtest-chaos-fails-'));
     const pids: number[] = [];
     let rounds = 0;
+    let redisPrefix: string | undefined;
     const breaks: ChaosPlan = {
       name: 'breaks-in-round-2',
       everyMs: 1_000,
-      round(ctx, record) {
+      async round(ctx, record) {
         rounds += 1;
         for (const p of [...ctx.gateways, ...ctx.workers])
           if (p.pid !== undefined) pids.push(p.pid);
+        redisPrefix ??= await envOf(ctx.workers[0]!.pid!, 'REDIS_PREFIX');
         record(rounds === 1 ? 'poke' : 'about-to-fail', 'nothing');
-        return rounds === 2
-          ? Promise.reject(new Error('the node did not come back'))
-          : Promise.resolve();
+        if (rounds === 2) throw new Error('the node did not come back');
       },
     };
     const failure = await runLoad({
@@ -67,6 +74,14 @@ describe('a run whose chaos round throws', () => {
     // Torn down: the gateway and worker processes the plan saw are gone.
     expect(pids.length).toBeGreaterThanOrEqual(2);
     expect(pids.filter(isAlive)).toEqual([]);
+    // And the queue's keys on the shared Redis went with it.
+    expect(redisPrefix).toMatch(/^mcpt-loadtest-/);
+    const redis = new Redis(process.env.REDIS_URL!);
+    try {
+      expect(await redis.keys(`${redisPrefix}:*`)).toEqual([]);
+    } finally {
+      redis.disconnect();
+    }
 
     // The history is written, up to the failure and the rounds record after it.
     const records = await readHistory(historyPath);

@@ -19,6 +19,7 @@ import {
   type ReplicaSet,
   type RedisCluster,
   type TestDatabase,
+  type TestRedis,
 } from '@mcp-tasks/testing';
 import {
   ChaosRoundError,
@@ -154,6 +155,8 @@ interface StartedParts {
   replicas?: ReplicaSet;
   redisCluster?: RedisCluster;
   stack?: StackHandle;
+  /** The shared Redis's prefix the stack's queue used: its keys go with the run. */
+  redis?: TestRedis;
 }
 
 async function stopParts(parts: StartedParts): Promise<void> {
@@ -162,6 +165,7 @@ async function stopParts(parts: StartedParts): Promise<void> {
     await link.postgres.close();
     await link.redis.close();
   }
+  await parts.redis?.deleteKeys().catch(() => undefined);
   await parts.pooler?.destroy();
   await parts.database?.drop().catch(() => undefined);
   for (const server of parts.owned) await server.stop();
@@ -364,6 +368,8 @@ export async function startTopology(
     }
     const redis = await createTestRedis('loadtest');
     const redisUrl = privateRedis?.url ?? redis.url;
+    // A private Redis goes with its server; on the shared one the run's keys are deleted.
+    if (privateRedis === undefined && !onRedisCluster) parts.redis = redis;
     if (onRedisCluster) {
       parts.redisCluster = await startRedisCluster();
       options.log(`Redis Cluster: ${parts.redisCluster.nodesSetting}`);
