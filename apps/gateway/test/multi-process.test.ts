@@ -1,4 +1,5 @@
 import { createTestDatabase, freePort, launchProcess } from '@mcp-tasks/testing';
+import { createTaskQueue } from '@mcp-tasks/queue';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createGatewayInfra,
@@ -89,6 +90,23 @@ describe('two gateway replicas', () => {
       id: 'x-replica',
       result: { resultType: 'complete' },
     });
+  });
+
+  it("hold a created task's wake-up after the reply for MCP_WAKE_UP_LINGER_MS, then send it", async () => {
+    const lingering = await infra.startGateway({ MCP_WAKE_UP_LINGER_MS: '1000' });
+    const queue = createTaskQueue({ redis: { url: infra.redis.url }, prefix: infra.redis.prefix });
+    try {
+      const created = await createReport(lingering.url);
+      expect(created.status).toBe(200);
+      const taskId = created.result.taskId as string;
+      // Replied, and the wake-up still waits for others to share its job (1 ms by default).
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(await queue.hasPendingJob(taskId)).toBe(false);
+      await expect.poll(() => queue.hasPendingJob(taskId), { timeout: 5_000 }).toBe(true);
+    } finally {
+      await queue.close();
+      await lingering.process.stop();
+    }
   });
 
   it('end listen streams gracefully and exit 0 on SIGTERM', async () => {
